@@ -1,0 +1,42 @@
+# Thin front door. The real build is CMake; see README.md.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+CMAKE      ?= cmake
+EXAMPLE    ?= examples/nginx
+
+.PHONY: all deps build build-asan run test bench e2e fuzz format check-source clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh build
+
+build: deps
+	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@$(CMAKE) --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	@$(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKP_SANITIZE=ON >/dev/null
+	@$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
+
+# The main job on its embedded default: plan the example cluster offline.
+run: build
+	$(BUILD)/karpenter-controller simulate -f $(EXAMPLE) -o table
+
+# Every test, under AddressSanitizer and UndefinedBehaviorSanitizer.
+test: build-asan check-source
+	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@scripts/install-deps.sh bench
+	@scripts/bench.sh $(BUILD)
+
+check-source:
+	@scripts/check-source.sh
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

@@ -1,0 +1,24 @@
+/*
+ * karpenter-controller: `run` (the controllers against a cluster) and
+ * `simulate` (the same planning, offline, from manifests).
+ */
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fputs("usage: karpenter-controller simulate -f FILE_OR_DIR [-f ...] [-o json|yaml|table]\n"
+          "       karpenter-controller run [flags]\n",
+          out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    fprintf(stderr, "karpenter-controller: unknown command %s\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

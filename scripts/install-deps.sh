@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Install the Debian packages a make target needs, and only those that are missing.
+#
+#   scripts/install-deps.sh [GROUP...]     GROUP: build (default), bench, e2e, fuzz
+#
+# Idempotent: a second run installs nothing and says so. Needs root only when
+# something is actually missing.
+set -euo pipefail
+
+declare -A GROUP_PACKAGES=(
+  [build]="gcc make cmake pkg-config libc6-dev libmicrohttpd-dev libssl-dev libcjson-dev
+           libcurl4-openssl-dev libyaml-dev libcriterion-dev libxml2-dev openssl curl"
+  [bench]="wrk valgrind"
+  [e2e]="golang-go rsync jq etcd-server openssl curl"
+  [fuzz]="clang libclang-rt-14-dev"
+)
+
+groups=("$@")
+[ ${#groups[@]} -eq 0 ] && groups=(build)
+
+missing=()
+for group in "${groups[@]}"; do
+  if [ -z "${GROUP_PACKAGES[$group]+set}" ]; then
+    echo "install-deps: unknown group '$group' (known: ${!GROUP_PACKAGES[*]})" >&2
+    exit 2
+  fi
+  for pkg in ${GROUP_PACKAGES[$group]}; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages for '${groups[*]}' are installed"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: ${missing[*]}" >&2
+  echo "install-deps: run as root (or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine may have never fetched package lists.
+if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# The packaged etcd service would hold the ports the e2e tier wants; tests run their own.
+if printf '%s\n' "${missing[@]}" | grep -qx etcd-server; then
+  systemctl disable --now etcd 2>/dev/null || service etcd stop 2>/dev/null || true
+fi
+echo "install-deps: done"

@@ -1,0 +1,59 @@
+/*
+ * Kubernetes resource.Quantity: parsing with its exact grammar, exact integer
+ * arithmetic on milli-units, comparison, and the canonical string Kubernetes
+ * prints. Values are held as signed 64-bit milli-units, which covers ±9.2e15
+ * whole units (8 PiB of memory, 9.2 billion cores); anything larger is
+ * KP_EOVERFLOW rather than silently rounded. Precision finer than a milli-unit
+ * rounds up to the next milli-unit, as Kubernetes does ("0.0001" is 1m).
+ */
+#ifndef KP_API_QUANTITY_H
+#define KP_API_QUANTITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The suffix family a quantity was written in; it decides how it is printed. */
+enum kp_quantity_format {
+    KP_QUANTITY_DECIMAL_SI = 0, /* m, "", k, M, G, T, P, E */
+    KP_QUANTITY_BINARY_SI,      /* Ki, Mi, Gi, Ti, Pi, Ei */
+    KP_QUANTITY_DECIMAL_EXP,    /* e3, E-3 */
+};
+
+typedef struct kp_quantity {
+    int64_t milli;
+    enum kp_quantity_format format;
+} kp_quantity;
+
+/* Longest canonical string plus NUL. */
+enum { KP_QUANTITY_STRLEN = 32 };
+
+/* Parse `text` (whole string, no surrounding spaces). On error returns
+ * KP_EINVALID with a message naming the offending character's 0-based position
+ * ("quantity \"12x\": unexpected character 'x' at position 2"), or KP_EOVERFLOW. */
+int kp_quantity_parse(const char *text, kp_quantity *out);
+
+/* Constructors. */
+kp_quantity kp_quantity_from_milli(int64_t milli, enum kp_quantity_format format);
+kp_quantity kp_quantity_from_int(int64_t units, enum kp_quantity_format format);
+
+/* Arithmetic; KP_EOVERFLOW on overflow with *out untouched. The result keeps
+ * `a`'s format (Kubernetes keeps the receiver's format on Add/Sub). */
+int kp_quantity_add(kp_quantity a, kp_quantity b, kp_quantity *out);
+int kp_quantity_sub(kp_quantity a, kp_quantity b, kp_quantity *out);
+/* Multiply by an integer factor (e.g. per-node overhead x nodes). */
+int kp_quantity_mul(kp_quantity a, int64_t factor, kp_quantity *out);
+
+/* -1, 0, 1 */
+int kp_quantity_cmp(kp_quantity a, kp_quantity b);
+bool kp_quantity_is_zero(kp_quantity q);
+
+/* Whole units, rounded up (Kubernetes' Value()), and milli-units (MilliValue()). */
+int64_t kp_quantity_value(kp_quantity q);
+int64_t kp_quantity_milli_value(kp_quantity q);
+
+/* The canonical string Kubernetes' Quantity.String() prints, into buf of size
+ * >= KP_QUANTITY_STRLEN. Returns buf. */
+char *kp_quantity_format(kp_quantity q, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * Taints and tolerations with Kubernetes' matching rules (core/v1
+ * Toleration.ToleratesTaint): Equal and Exists, an empty key with Exists
+ * tolerating everything, an empty effect matching every effect, and
+ * NoExecute's tolerationSeconds. Karpenter requires every taint on a node to
+ * be tolerated, PreferNoSchedule included; kp_taints_tolerated does that.
+ */
+#ifndef KP_API_TAINTS_H
+#define KP_API_TAINTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum kp_taint_effect {
+    KP_EFFECT_ANY = 0, /* toleration with no effect: matches all */
+    KP_EFFECT_NO_SCHEDULE,
+    KP_EFFECT_PREFER_NO_SCHEDULE,
+    KP_EFFECT_NO_EXECUTE,
+};
+
+enum kp_toleration_op {
+    KP_TOLERATION_EQUAL = 0, /* the default when operator is empty */
+    KP_TOLERATION_EXISTS,
+};
+
+typedef struct kp_taint {
+    const char *key;
+    const char *value; /* "" when absent */
+    enum kp_taint_effect effect;
+} kp_taint;
+
+typedef struct kp_toleration {
+    const char *key;   /* "" = any key (only with Exists) */
+    const char *value; /* "" when absent */
+    enum kp_toleration_op op;
+    enum kp_taint_effect effect;
+    bool has_seconds;
+    int64_t seconds; /* NoExecute: how long the pod stays after the taint appears */
+} kp_toleration;
+
+/* "NoSchedule" etc. Returns -1 for an unknown name; "" -> KP_EFFECT_ANY. */
+int kp_taint_effect_parse(const char *name);
+const char *kp_taint_effect_name(enum kp_taint_effect effect);
+/* "Equal", "Exists", "" (= Equal). Returns -1 for an unknown name. */
+int kp_toleration_op_parse(const char *name);
+
+bool kp_toleration_tolerates(const kp_toleration *toleration, const kp_taint *taint);
+
+/* Index of the first taint no toleration tolerates, or -1 when all are. */
+long kp_taints_first_untolerated(const kp_taint *taints, size_t n_taints,
+                                 const kp_toleration *tolerations, size_t n_tolerations);
+static inline bool kp_taints_tolerated(const kp_taint *taints, size_t n_taints,
+                                       const kp_toleration *tolerations, size_t n_tolerations)
+{
+    return kp_taints_first_untolerated(taints, n_taints, tolerations, n_tolerations) < 0;
+}
+
+/* Same key and effect (Kubernetes' Taint.MatchTaint; the value is not compared). */
+bool kp_taint_matches(const kp_taint *a, const kp_taint *b);
+
+/* Taints expected while a node initialises (not-ready, unreachable, the cloud
+ * provider's uninitialized taint, karpenter.sh/unregistered, readiness.k8s.io/ *),
+ * which Karpenter ignores on nodes it manages until they are initialised. */
+bool kp_taint_is_known_ephemeral(const kp_taint *taint);
+
+/* "key=value:Effect" or "key:Effect", for messages. Returns buf. */
+char *kp_taint_format(const kp_taint *taint, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * JSON-lines logging in Karpenter's shape ({"level","time","logger","message",
+ * fields...}) so existing log queries keep working. Library code logs at debug
+ * at most; programs log once, with context. The level is the one piece of
+ * process-wide mutable state the conventions allow.
+ */
+#ifndef KP_BASE_LOG_H
+#define KP_BASE_LOG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum kp_log_level { KP_LOG_DEBUG = 0, KP_LOG_INFO, KP_LOG_WARN, KP_LOG_ERROR, KP_LOG_OFF };
+
+void kp_log_set_level(enum kp_log_level level);
+/* "debug", "info", "warn", "error", "off"; returns -1 for anything else. */
+int kp_log_level_parse(const char *name);
+void kp_log_set_output(FILE *out);
+bool kp_log_enabled(enum kp_log_level level);
+
+/* Write one line. The variadic part is key/value string pairs ending with NULL. */
+void kp_log_write(enum kp_log_level level, const char *logger, const char *message, ...);
+
+/* Check the level before evaluating the arguments (redis serverLog). */
+#define KP_LOG(level, logger, message, ...)                                                        \
+    do {                                                                                           \
+        if (kp_log_enabled(level))                                                                 \
+            kp_log_write((level), (logger), (message), ##__VA_ARGS__, (const char *)0);             \
+    } while (0)
+
+#endif
