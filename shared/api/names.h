@@ -4,7 +4,13 @@
  * annotation keys), label values, DNS-1123 labels and subdomains.
  *
  * Each check appends the same messages Kubernetes would produce to `msgs` and
- * returns how many it added (0 = valid). Messages are arena strings.
+ * returns how many it added (0 = valid). Messages live at least as long as the
+ * msgs' arena (fixed ones are static strings). `msgs` may be NULL to only
+ * count, which allocates nothing.
+ *
+ * Kubernetes words its length limits two ways and users see both: the label
+ * key and value checks (and a label key's prefix) say "must be no more than N
+ * bytes", the DNS-1123 label and subdomain checks "N characters".
  */
 #ifndef KP_API_NAMES_H
 #define KP_API_NAMES_H
@@ -33,7 +39,9 @@ typedef struct kp_msgs {
 
 void kp_msgs_init(kp_msgs *msgs, kp_arena *arena);
 
-size_t kp_is_qualified_name(const char *value, kp_msgs *msgs);   /* label / annotation keys */
+/* Label / annotation keys: an optional DNS-1123 subdomain prefix and '/', and
+ * a name part (IsQualifiedName, which is IsLabelKey). */
+size_t kp_is_qualified_name(const char *value, kp_msgs *msgs);
 size_t kp_is_valid_label_value(const char *value, kp_msgs *msgs);
 size_t kp_is_dns1123_label(const char *value, kp_msgs *msgs);
 size_t kp_is_dns1123_subdomain(const char *value, kp_msgs *msgs);
@@ -42,7 +50,17 @@ size_t kp_is_dns1123_subdomain(const char *value, kp_msgs *msgs);
  * on `path` with the value quoted. Returns true when valid. */
 bool kp_validate_label_key(kp_field_errors *errs, const char *path, const char *key);
 bool kp_validate_label_value(kp_field_errors *errs, const char *path, const char *value);
-/* metadata.labels: every key and value (path "metadata.labels"). */
+/* Annotation keys are qualified names checked case-insensitively (lowered
+ * first, as Kubernetes' ValidateAnnotations does); the error shows the key as given. */
 bool kp_validate_annotation_key(kp_field_errors *errs, const char *path, const char *key);
+
+/* A whole label map, e.g. metadata.labels: every key and every value, errors
+ * on `path` itself as Kubernetes' ValidateLabels reports them. */
+bool kp_validate_labels(kp_field_errors *errs, const char *path, const char *const *keys,
+                        const char *const *values, size_t n);
+/* A whole annotation map: every key, and the total size of keys plus values
+ * at most KP_ANNOTATIONS_TOTAL_MAX bytes (a "Too long" error on `path`). */
+bool kp_validate_annotations(kp_field_errors *errs, const char *path, const char *const *keys,
+                             const char *const *values, size_t n);
 
 #endif
