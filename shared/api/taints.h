@@ -22,6 +22,12 @@ enum kp_taint_effect {
 enum kp_toleration_op {
     KP_TOLERATION_EQUAL = 0, /* the default when operator is empty */
     KP_TOLERATION_EXISTS,
+    /* Numeric comparisons (Kubernetes 1.35+, feature TaintTolerationComparisonOperators;
+     * Karpenter always enables them): the taint's value must be less than (Lt) or
+     * greater than (Gt) the toleration's, both canonical decimal int64s ("0",
+     * "-12", no leading zeros or '+'); anything else does not tolerate. */
+    KP_TOLERATION_LT,
+    KP_TOLERATION_GT,
 };
 
 typedef struct kp_taint {
@@ -42,9 +48,13 @@ typedef struct kp_toleration {
 /* "NoSchedule" etc. Returns -1 for an unknown name; "" -> KP_EFFECT_ANY. */
 int kp_taint_effect_parse(const char *name);
 const char *kp_taint_effect_name(enum kp_taint_effect effect);
-/* "Equal", "Exists", "" (= Equal). Returns -1 for an unknown name. */
+/* "Equal", "Exists", "Lt", "Gt", "" (= Equal). Returns -1 for an unknown name. */
 int kp_toleration_op_parse(const char *name);
+const char *kp_toleration_op_name(enum kp_toleration_op op);
 
+/* Kubernetes' ToleratesTaint, comparison operators enabled. An empty key
+ * matches every key whatever the operator (validation, not matching, is what
+ * pairs it with Exists); an operator outside the enum tolerates nothing. */
 bool kp_toleration_tolerates(const kp_toleration *toleration, const kp_taint *taint);
 
 /* Index of the first taint no toleration tolerates, or -1 when all are. */
@@ -61,10 +71,12 @@ bool kp_taint_matches(const kp_taint *a, const kp_taint *b);
 
 /* Taints expected while a node initialises (not-ready, unreachable, the cloud
  * provider's uninitialized taint, karpenter.sh/unregistered, readiness.k8s.io/ *),
- * which Karpenter ignores on nodes it manages until they are initialised. */
+ * which Karpenter ignores on nodes it manages until they are initialised.
+ * Matched on key and effect like Karpenter (the value is not compared). */
 bool kp_taint_is_known_ephemeral(const kp_taint *taint);
 
-/* "key=value:Effect" or "key:Effect", for messages. Returns buf. */
+/* "key=value:Effect" or "key:Effect" (Karpenter's form in "did not tolerate
+ * taint" messages), truncated to fit `size`. Returns buf. */
 char *kp_taint_format(const kp_taint *taint, char *buf, size_t size);
 
 #endif
