@@ -32,7 +32,7 @@ from decimal import Decimal
 OUTPUT_DEFAULT = "shared/cloud/aws_catalog_data.c"
 REGION = "us-east-1"
 
-# Families in the table. The brief's core set (current x86 and Graviton
+# Families in the table: the core set (current x86 and Graviton
 # general purpose, compute and memory families, burstable, GPU) plus the
 # common variants around them (a/d/n/flex/gd/gn), the newest Graviton
 # generation and the accelerated families people schedule onto.
