@@ -15,7 +15,8 @@
  * symbol arrays. Checks (has, intersects, compatible) never allocate: the
  * solver calls them millions of times. Operations that build a result
  * allocate it from the caller's arena, and never modify their inputs, so value
- * arrays may be shared between requirements.
+ * arrays may be shared between requirements: a result (an intersection, a
+ * copy) may point at an input's values, so inputs must outlive their results.
  */
 #ifndef KP_API_REQUIREMENTS_H
 #define KP_API_REQUIREMENTS_H
@@ -63,13 +64,16 @@ typedef struct kp_requirements {
 
 /* Build from a selector term. Keys are normalised (kp_label_normalize) first.
  * Gt/Lt/Gte/Lte need exactly one integer value; In needs at least one value;
- * Exists/DoesNotExist take none: otherwise KP_EINVALID with a message. */
+ * Exists/DoesNotExist take none; min_values is 0 (unset) or positive:
+ * otherwise KP_EINVALID with a message. NotIn with no values is Exists, as in
+ * Karpenter. Gt INT64_MAX and Lt INT64_MIN admit nothing (DoesNotExist). */
 int kp_requirement_new(kp_requirement *out, kp_symtab *symtab, kp_arena *arena, const char *key,
                        enum kp_selector_op op, const char *const *values, size_t n_values,
                        int32_t min_values);
 
-/* The operator this requirement prints as (In, NotIn, Exists, DoesNotExist;
- * bounds are Exists with bounds, shown as Gte/Lte). */
+/* The operator this requirement prints as: only In, NotIn, Exists or
+ * DoesNotExist (Karpenter's Operator(); bounds are Exists, or NotIn, with
+ * bounds). */
 enum kp_selector_op kp_requirement_operator(const kp_requirement *req);
 
 /* Does the requirement allow `value`? */
@@ -113,7 +117,9 @@ void kp_requirements_add_label(kp_requirements *reqs, kp_symtab *symtab, kp_aren
 /* Why two sets failed to match, filled only on failure. */
 typedef struct kp_requirements_conflict {
     kp_sym key;
-    bool undefined; /* the key is not defined by the node side and is not well known */
+    /* The key is not defined by the node side (and was not allowed as an
+     * undefined well-known key). */
+    bool undefined;
     const kp_requirement *node; /* NULL when undefined */
     const kp_requirement *pod;
 } kp_requirements_conflict;
@@ -139,6 +145,13 @@ bool kp_requirements_compatible(const kp_symtab *symtab, const kp_requirements *
 char *kp_requirements_conflict_string(const kp_symtab *symtab, kp_arena *arena,
                                       const kp_requirements *node,
                                       const kp_requirements_conflict *conflict);
+/* The same, given the flags the failed check ran with: the "typo of" hint
+ * looks at the well-known keys only when undefined ones were allowed. (The
+ * variant above infers the flag: set unless the undefined key is well known.) */
+char *kp_requirements_conflict_string_flags(const kp_symtab *symtab, kp_arena *arena,
+                                            const kp_requirements *node,
+                                            const kp_requirements_conflict *conflict,
+                                            unsigned flags);
 
 /* The value when the requirement is In with exactly one value, else KP_SYM_NONE. */
 kp_sym kp_requirement_single_value(const kp_requirement *req);

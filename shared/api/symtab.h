@@ -40,12 +40,18 @@ kp_sym kp_sym_intern(kp_symtab *symtab, const char *s);
 kp_sym kp_sym_intern_n(kp_symtab *symtab, const char *s, size_t len);
 /* KP_SYM_NONE when `s` was never interned. */
 kp_sym kp_sym_lookup(const kp_symtab *symtab, const char *s);
+/* The interned string (owned by the table); NULL for KP_SYM_NONE or an id the
+ * table never handed out. */
 const char *kp_sym_str(const kp_symtab *symtab, kp_sym sym);
+/* Symbols interned so far, the fixed ones included. */
 size_t kp_symtab_count(const kp_symtab *symtab);
 
 /* The value as Go's strconv.Atoi would read it (optional sign, decimal digits,
  * int64 range); false when it is not an integer. Parsed once, at interning. */
 bool kp_sym_int(const kp_symtab *symtab, kp_sym sym, int64_t *out);
+
+/* The same rules on `len` bytes of `s`, without interning. */
+bool kp_sym_parse_int(const char *s, size_t len, int64_t *out);
 
 /* Karpenter's WellKnownLabels (see wellknown.h), flagged at interning. */
 bool kp_sym_is_well_known(const kp_symtab *symtab, kp_sym sym);
