@@ -223,14 +223,14 @@ int kp_dec_taints(kp_decoder *d, const cJSON *obj, const char *name, kp_taint **
 
 static int decode_toleration_op(kp_decoder *d, const cJSON *json, enum kp_toleration_op *out)
 {
-    static const char *const names[] = {"Equal", "Exists"};
+    static const char *const names[] = {"Equal", "Exists", "Gt", "Lt"};
     const char *text;
     int err = kp_dec_string(d, json, "operator", &text);
     if (err < 0) return err;
     int op = kp_toleration_op_parse(text);
     if (op < 0) {
         kp_path_push_field(&d->path, "operator");
-        err = kp_dec_unsupported(d, text, names, 2);
+        err = kp_dec_unsupported(d, text, names, sizeof(names) / sizeof(names[0]));
         kp_path_pop(&d->path);
         return err;
     }

@@ -516,7 +516,7 @@ Test(decode_pod, affinity_errors)
 static const decode_error_case toleration_and_spread_errors[] = {
     {"{'spec':{'tolerations':[{'operator':'Foo'}]}}",
      "spec.tolerations[0].operator: Unsupported value: \"Foo\": supported values: \"Equal\", "
-     "\"Exists\""},
+     "\"Exists\", \"Gt\", \"Lt\""},
     {"{'spec':{'tolerations':[{'effect':'Bar'}]}}",
      "spec.tolerations[0].effect: Unsupported value: \"Bar\": supported values: \"NoExecute\", "
      "\"NoSchedule\", \"PreferNoSchedule\""},
@@ -570,5 +570,24 @@ Test(decode_pod, output_untouched_on_error)
     cr_expect_eq(kp_decode_pod(arena, json, &pod), KP_EINVALID);
     cr_expect_str_eq(pod.meta.name, "before");
     cJSON_Delete(json);
+    kp_arena_free(arena);
+}
+
+Test(decode_pod, numeric_toleration_operators)
+{
+    kp_arena *arena = kp_arena_new();
+    kp_object obj;
+    decode_sq(arena,
+              "{'apiVersion':'v1','kind':'Pod','spec':{'tolerations':[{'key':'gen',"
+              "'operator':'Gt','value':'3','effect':'NoSchedule'},{'key':'gen','operator':'Lt',"
+              "'value':'9'},{'key':'x','operator':''}]}}",
+              &obj);
+    const kp_pod *p = &obj.u.pod;
+    cr_assert_eq(p->n_tolerations, 3);
+    cr_expect_eq(p->tolerations[0].op, KP_TOLERATION_GT);
+    cr_expect_str_eq(p->tolerations[0].value, "3");
+    cr_expect_eq(p->tolerations[1].op, KP_TOLERATION_LT);
+    cr_expect_eq(p->tolerations[1].effect, KP_EFFECT_ANY);
+    cr_expect_eq(p->tolerations[2].op, KP_TOLERATION_EQUAL, "an empty operator is Equal");
     kp_arena_free(arena);
 }
