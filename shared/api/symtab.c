@@ -204,3 +204,9 @@ bool kp_sym_is_well_known(const kp_symtab *symtab, kp_sym sym)
     if (!symtab || sym >= symtab->n_entries) return false;
     return (symtab->entries[sym].flags & SYM_FLAG_WELL_KNOWN) != 0;
 }
+
+void kp_symtab_mark_well_known(kp_symtab *symtab, kp_sym sym)
+{
+    if (sym != KP_SYM_NONE && sym < symtab->n_entries)
+        symtab->entries[sym].flags |= SYM_FLAG_WELL_KNOWN;
+}

@@ -56,4 +56,9 @@ bool kp_sym_parse_int(const char *s, size_t len, int64_t *out);
 /* Karpenter's WellKnownLabels (see wellknown.h), flagged at interning. */
 bool kp_sym_is_well_known(const kp_symtab *symtab, kp_sym sym);
 
+/* Add a key to the well-known set of this table only: catalogs whose provider
+ * defines more well-known labels (the synthetic catalog's "size", "special",
+ * "integer") mark them in the snapshot's table. */
+void kp_symtab_mark_well_known(kp_symtab *symtab, kp_sym sym);
+
 #endif
