@@ -28,6 +28,11 @@ run: build
 test: build-asan check-source
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# End-to-end tests on a real control plane (built once, cached under ~/.cache).
+e2e: build
+	@scripts/install-deps.sh e2e
+	@tests/e2e/run.sh
+
 bench: build
 	@scripts/install-deps.sh bench
 	@scripts/bench.sh $(BUILD)

@@ -1,0 +1,192 @@
+# shellcheck shell=bash
+# Helpers for tests/e2e/test_*.sh. A test sources this file, calls e2e_setup, then
+# asserts. Whatever happens (assertion failure, unexpected error, SIGTERM from the
+# runner's timeout), the EXIT trap runs the test's registered clean-ups, stops the
+# cluster it started and prints one summary line:
+#     <test name>: N passed, M failed
+# The exit status is 0 only if nothing failed.
+#
+# Assertions:  pass MSG · fail MSG (fatal) · check MSG CMD... (goes on after a failure)
+#              · assert MSG CMD... (fatal) · wait_for CMD TIMEOUT [INTERVAL]
+# Cluster:     k ARGS (kubectl) · api METHOD PATH [BODY] (curl, admin token)
+#              · e2e_namespace NAME · e2e_cleanup CMD... · e2e_sa_kubeconfig NS SA OUT
+#
+# Under pipefail, `kubectl ... | grep -q X` fails at random: grep exits at the first
+# match and kubectl dies of SIGPIPE on its next write. Capture first:
+#     grep -q X <<<"$(k get ...)"
+#
+# KP_E2E_ENV=path/to/env runs the test against a cluster someone already started with
+# `cluster.sh up` (quick iteration); the cluster is then left running.
+# KP_E2E_WORK_DIR is where per-test cluster directories go (run.sh sets it).
+
+E2E_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+E2E_TEST_NAME=$(basename "$0" .sh)
+E2E_PASSED=0
+E2E_FAILED=0
+E2E_CLUSTER_DIR=""
+E2E_OWN_CLUSTER=0
+E2E_SUPERVISOR_PID=""
+E2E_CLEANUPS=()
+
+# ERR and the traps must reach into functions and subshells.
+set -Eeuo pipefail
+
+e2e_say() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+# ---------------------------------------------------------------- assertions
+
+pass() {
+  E2E_PASSED=$((E2E_PASSED + 1))
+  e2e_say "ok    $*"
+}
+
+# Fatal: later steps of a test build on earlier ones, so the test stops here.
+fail() {
+  E2E_FAILED=$((E2E_FAILED + 1))
+  e2e_say "FAIL  $*"
+  exit 1
+}
+
+# check MSG CMD...: records the outcome and goes on.
+check() {
+  local msg="$1"
+  shift
+  if "$@"; then
+    pass "$msg"
+  else
+    E2E_FAILED=$((E2E_FAILED + 1))
+    e2e_say "FAIL  $msg"
+  fi
+}
+
+# assert MSG CMD...: like check, but stops the test on failure.
+assert() {
+  local msg="$1"
+  shift
+  if "$@"; then pass "$msg"; else fail "$msg"; fi
+}
+
+# wait_for CMD TIMEOUT [INTERVAL]: CMD (a shell string, so pipelines and negation
+# work) until it succeeds; returns 1 after TIMEOUT seconds. The caller decides whether
+# that is a failure: `wait_for "..." 30 || fail "..."`.
+wait_for() {
+  local cmd="$1" timeout="${2:-60}" interval="${3:-1}" deadline
+  deadline=$((SECONDS + timeout))
+  until eval "$cmd" >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep "$interval"
+  done
+}
+
+# ---------------------------------------------------------------- cluster access
+
+# kubectl with a bound on every request, so a wedged server fails a test instead of
+# hanging it until the runner's timeout.
+k() { kubectl --request-timeout=30s "$@"; }
+
+# api METHOD PATH [BODY [CONTENT-TYPE]]: raw API call as admin; prints the body,
+# fails on HTTP errors. For what kubectl cannot express against a 1.20 server.
+api() {
+  local method="$1" path="$2" body="${3:-}" type="${4:-application/json}"
+  local args=(-fsS --max-time 30 --cacert "$KP_E2E_CA_FILE"
+    -H "Authorization: Bearer $KP_E2E_ADMIN_TOKEN" -X "$method")
+  [ -z "$body" ] || args+=(-H "Content-Type: $type" --data-binary "$body")
+  curl "${args[@]}" "$KP_E2E_API_URL$path"
+}
+
+# e2e_cleanup CMD...: run CMD at exit (last registered runs first).
+e2e_cleanup() {
+  local quoted
+  printf -v quoted '%q ' "$@"
+  E2E_CLEANUPS+=("$quoted")
+}
+
+# A namespace removed at exit. Returns once its default service account has a token
+# Secret: before that, ServiceAccount admission refuses pods in it.
+e2e_namespace() {
+  local ns="$1"
+  k create namespace "$ns" >/dev/null
+  e2e_cleanup k delete namespace "$ns" --wait=false --ignore-not-found
+  wait_for "[ -n \"\$(k -n '$ns' get serviceaccount default -o jsonpath='{.secrets[0].name}')\" ]" 60 ||
+    fail "namespace $ns: default service account has no token after 60s"
+}
+
+# A kubeconfig that authenticates as service account NS/SA (least-privilege runs).
+e2e_sa_kubeconfig() {
+  "$E2E_LIB_DIR/cluster.sh" sa-kubeconfig "$KP_E2E_DIR" "$@"
+}
+
+# ---------------------------------------------------------------- life cycle
+
+e2e_on_error() {
+  e2e_say "error: ${BASH_SOURCE[1]:-?}:$1: '$2' exited with status $3"
+}
+
+# What a failed test's reader needs first: where the pods went and why.
+e2e_dump_state() {
+  e2e_say "cluster state at failure:"
+  k get nodes,pods -A -o wide 2>&1 | sed 's/^/    /' || true
+  k get events -A --sort-by=.lastTimestamp 2>&1 | tail -n 30 | sed 's/^/    /' || true
+}
+
+e2e_run_cleanups() {
+  local i
+  for ((i = ${#E2E_CLEANUPS[@]} - 1; i >= 0; i--)); do
+    eval "${E2E_CLEANUPS[i]}" >/dev/null 2>&1 || e2e_say "warning: clean-up failed: ${E2E_CLEANUPS[i]}"
+  done
+}
+
+# Logs stay when something failed, so the reason can be read afterwards. The
+# supervisor is this shell's child: waiting for it reaps it.
+e2e_stop_cluster() {
+  [ "$E2E_OWN_CLUSTER" = 1 ] || return 0
+  if [ "$E2E_FAILED" -eq 0 ]; then
+    "$E2E_LIB_DIR/cluster.sh" down "$E2E_CLUSTER_DIR" --clean 2>/dev/null
+  else
+    "$E2E_LIB_DIR/cluster.sh" down "$E2E_CLUSTER_DIR" 2>/dev/null
+    e2e_say "component logs kept in $E2E_CLUSTER_DIR/logs"
+  fi
+  [ -z "$E2E_SUPERVISOR_PID" ] || wait "$E2E_SUPERVISOR_PID" 2>/dev/null
+}
+
+e2e_finish() {
+  local rc=$?
+  trap - ERR
+  set +e
+  if [ "$rc" -ne 0 ] && [ "$E2E_FAILED" -eq 0 ]; then
+    E2E_FAILED=1
+    e2e_say "FAIL  test exited with status $rc"
+  fi
+  [ "$E2E_FAILED" -eq 0 ] || [ -z "${KUBECONFIG:-}" ] || e2e_dump_state
+  e2e_run_cleanups
+  e2e_stop_cluster
+  echo "$E2E_TEST_NAME: $E2E_PASSED passed, $E2E_FAILED failed"
+  [ "$E2E_FAILED" -eq 0 ] || exit 1
+  exit 0
+}
+
+# Starts a fresh cluster for this test (or joins KP_E2E_ENV's) and arms the teardown.
+e2e_setup() {
+  trap e2e_finish EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  trap 'e2e_on_error "$LINENO" "$BASH_COMMAND" "$?"' ERR
+  if [ -n "${KP_E2E_ENV:-}" ]; then
+    # shellcheck source=/dev/null
+    . "$KP_E2E_ENV"
+    return 0
+  fi
+  local work="${KP_E2E_WORK_DIR:-${TMPDIR:-/tmp}}" env
+  E2E_CLUSTER_DIR=$(mktemp -d "$work/$E2E_TEST_NAME.XXXXXX")
+  E2E_OWN_CLUSTER=1
+  env="$E2E_CLUSTER_DIR/env"
+  # `run`, not `up`: the cluster's supervisor stays this shell's child, so it is
+  # reaped here and shares the test's process group (a runner's timeout or Ctrl-C
+  # reaches it too). Its own steps time out; 900 s only guards against a hang.
+  "$E2E_LIB_DIR/cluster.sh" run "$E2E_CLUSTER_DIR" &
+  E2E_SUPERVISOR_PID=$!
+  wait_for "[ -f '$env' ] || ! kill -0 $E2E_SUPERVISOR_PID" 900 0.2 || true
+  [ -f "$env" ] || fail "the cluster did not start"
+  # shellcheck source=/dev/null
+  . "$env"
+}

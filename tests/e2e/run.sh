@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The end-to-end tier: every tests/e2e/test_*.sh (or the ones named on the command
+# line), each against a real Kubernetes 1.20 control plane.
+#
+#   tests/e2e/run.sh [test_name|path ...]
+#
+# Prints PASS/FAIL per test and "e2e: N passed, M failed"; exits 1 on any failure.
+# A failed test's output is shown, and its cluster directory (component logs) kept.
+#
+# One fresh cluster per test, not one shared per run: an autoscaler's tests create
+# cluster-scoped objects (Nodes, NodePools, CRDs, webhook configurations) that a
+# namespace cannot hold, and our controllers watch all of them, so a leftover from one
+# test would change what the next one sees. A cluster starts in about 10-15 s, which
+# is cheap next to what each test does, and it makes tests independent of order.
+#
+# Environment: KP_E2E_TEST_TIMEOUT (seconds per test, default 600).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+readonly HERE
+readonly TEST_TIMEOUT="${KP_E2E_TEST_TIMEOUT:-600}"
+
+say() { printf 'e2e: %s\n' "$*"; }
+
+# Test paths from the arguments (names with or without test_ / .sh), or all of them.
+select_tests() {
+  local a
+  if [ $# -eq 0 ]; then
+    ls "$HERE"/test_*.sh
+    return
+  fi
+  for a in "$@"; do
+    a=$(basename "$a" .sh)
+    a="$HERE/test_${a#test_}.sh"
+    [ -f "$a" ] || { say "no such test: $a" >&2; exit 2; }
+    printf '%s\n' "$a"
+  done
+}
+
+# Processes whose command line names the run's work directory are cluster components
+# a test failed to stop (e.g. it was SIGKILLed at the timeout). They count as a failure
+# and are stopped here, by PID.
+reap_strays() {
+  local work="$1" pids
+  pids=$(pgrep -f -- "$work/" || true)
+  [ -n "$pids" ] || return 0
+  say "stray processes left by tests:" >&2
+  # shellcheck disable=SC2086 # one PID per word
+  ps -o pid=,args= -p $pids | cut -c1-160 | sed 's/^/  /' >&2
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null || true
+  return 1
+}
+
+# run_one TEST LOG: PASS/FAIL line with the test's own summary and its time.
+run_one() {
+  local t="$1" log="$2" start rc=0 summary
+  start=$SECONDS
+  timeout -k 30 "$TEST_TIMEOUT" bash "$t" >"$log" 2>&1 || rc=$?
+  summary=$(tail -n 1 "$log")
+  if [ "$rc" -eq 0 ]; then
+    printf 'PASS  %-32s %4ds  (%s)\n' "$(basename "$t" .sh)" $((SECONDS - start)) "$summary"
+    return 0
+  fi
+  [ "$rc" -ne 124 ] || summary="timed out after ${TEST_TIMEOUT}s"
+  printf 'FAIL  %-32s %4ds  (%s)\n' "$(basename "$t" .sh)" $((SECONDS - start)) "$summary"
+  sed 's/^/      | /' "$log"
+  return 1
+}
+
+main() {
+  local tests work passed=0 failed=0 t start
+  # kubectl is not among the Debian packages (Debian 12's is 1.20, without
+  # `patch --subresource`); the machine or CI image provides it.
+  command -v kubectl >/dev/null 2>&1 || { say "kubectl (1.24 or newer) is needed on PATH" >&2; exit 2; }
+  mapfile -t tests < <(select_tests "$@")
+  [ ${#tests[@]} -gt 0 ] || { say "no tests found in $HERE" >&2; exit 2; }
+
+  # Instant when cached; the first run on a machine builds (10-20 minutes).
+  start=$SECONDS
+  "$HERE/build-control-plane.sh" >/dev/null
+  [ $((SECONDS - start)) -lt 5 ] || say "control plane built in $((SECONDS - start))s"
+
+  work=$(mktemp -d "${TMPDIR:-/tmp}/kp-e2e-run.XXXXXX")
+  export KP_E2E_WORK_DIR="$work"
+  start=$SECONDS
+  for t in "${tests[@]}"; do
+    if run_one "$t" "$work/$(basename "$t" .sh).log"; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+    fi
+  done
+  reap_strays "$work" || failed=$((failed + 1))
+
+  if [ "$failed" -eq 0 ]; then
+    rm -rf "$work"
+  else
+    say "logs kept in $work"
+  fi
+  say "tests took $((SECONDS - start))s"
+  say "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
+
+main "$@"
