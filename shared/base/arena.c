@@ -15,8 +15,12 @@ struct chunk {
     _Alignas(ARENA_ALIGN) unsigned char data[];
 };
 
+/* Chunks are a list, newest first. `current` is the chunk being bump-allocated
+ * from; blocks too big for it get chunks of their own, pushed at the head too,
+ * so "everything newer than a mark" is always a prefix of the list. */
 struct kp_arena {
     struct chunk *head;
+    struct chunk *current;
     size_t handed_out;
 };
 
@@ -48,14 +52,19 @@ static struct chunk *chunk_new(size_t size)
     return c;
 }
 
+static void push_chunk(kp_arena *arena, struct chunk *c)
+{
+    c->next = arena->head;
+    arena->head = c;
+}
+
 #ifdef KP_ARENA_DEBUG
 /* One exact-size chunk per allocation: an overflow hits ASan's redzone. */
 void *kp_arena_alloc(kp_arena *arena, size_t size)
 {
     struct chunk *c = chunk_new(size);
     c->used = size;
-    c->next = arena->head;
-    arena->head = c;
+    push_chunk(arena, c);
     arena->handed_out += size;
     return c->data;
 }
@@ -63,32 +72,51 @@ void *kp_arena_alloc(kp_arena *arena, size_t size)
 void *kp_arena_alloc(kp_arena *arena, size_t size)
 {
     size_t rounded = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-    struct chunk *c = arena->head;
+    struct chunk *c = arena->current;
     if (rounded < size) {
         fprintf(stderr, "fatal: arena allocation of %zu bytes overflows\n", size);
         abort();
     }
-    if (!c || c->size - c->used < rounded) {
-        /* Large blocks get their own chunk behind the current one, so the
-         * current chunk's free tail is not wasted. */
-        if (rounded > ARENA_CHUNK / 4 && c) {
-            struct chunk *big = chunk_new(rounded);
-            big->used = rounded;
-            big->next = c->next;
-            c->next = big;
-            arena->handed_out += size;
-            return big->data;
-        }
-        c = chunk_new(rounded > ARENA_CHUNK ? rounded : ARENA_CHUNK);
-        c->next = arena->head;
-        arena->head = c;
-    }
-    void *p = c->data + c->used;
-    c->used += rounded;
     arena->handed_out += size;
-    return p;
+    if (c && c->size - c->used >= rounded) {
+        void *p = c->data + c->used;
+        c->used += rounded;
+        return p;
+    }
+    if (rounded > ARENA_CHUNK / 4) {
+        /* A block of its own; the current chunk's free tail stays usable. */
+        struct chunk *big = chunk_new(rounded);
+        big->used = rounded;
+        push_chunk(arena, big);
+        return big->data;
+    }
+    c = chunk_new(ARENA_CHUNK);
+    c->used = rounded;
+    push_chunk(arena, c);
+    arena->current = c;
+    return c->data;
 }
 #endif
+
+kp_arena_mark kp_arena_mark_get(const kp_arena *arena)
+{
+    kp_arena_mark m = {arena->head, arena->current, arena->current ? arena->current->used : 0,
+                       arena->handed_out};
+    return m;
+}
+
+void kp_arena_rewind(kp_arena *arena, kp_arena_mark mark)
+{
+    while (arena->head && arena->head != mark.head) {
+        struct chunk *next = arena->head->next;
+        free(arena->head);
+        arena->head = next;
+    }
+    arena->current = mark.current;
+    if (arena->current)
+        arena->current->used = mark.current_used;
+    arena->handed_out = mark.handed_out;
+}
 
 void *kp_arena_calloc(kp_arena *arena, size_t count, size_t size)
 {

@@ -32,6 +32,18 @@ char *kp_arena_printf(kp_arena *arena, const char *fmt, ...) __attribute__((form
 char *kp_arena_vprintf(kp_arena *arena, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 
+/* A point to return to: everything allocated after kp_arena_mark() is freed by
+ * kp_arena_rewind(). The solver uses this for attempts that fail. */
+typedef struct kp_arena_mark {
+    void *head;
+    void *current;
+    size_t current_used;
+    size_t handed_out;
+} kp_arena_mark;
+
+kp_arena_mark kp_arena_mark_get(const kp_arena *arena);
+void kp_arena_rewind(kp_arena *arena, kp_arena_mark mark);
+
 /* Bytes handed out so far (for memory figures in benchmarks). */
 size_t kp_arena_used(const kp_arena *arena);
 

@@ -145,3 +145,20 @@ Test(clock, fake_clock_stands_still)
     c.ns += 10;
     cr_assert_eq(c.base.monotonic(&c.base), 52);
 }
+
+Test(arena, rewind_frees_what_came_after_the_mark)
+{
+    kp_arena *a = kp_arena_new();
+    char *keep = kp_arena_strdup(a, "keep");
+    kp_arena_mark m = kp_arena_mark_get(a);
+    size_t used = kp_arena_used(a);
+    for (int i = 0; i < 1000; i++)
+        kp_arena_alloc(a, (size_t)(i % 7 == 0 ? 40000 : 100));
+    cr_assert_gt(kp_arena_used(a), used);
+    kp_arena_rewind(a, m);
+    cr_assert_eq(kp_arena_used(a), used);
+    cr_assert_str_eq(keep, "keep");
+    char *again = kp_arena_strdup(a, "again");
+    cr_assert_str_eq(again, "again");
+    kp_arena_free(a);
+}

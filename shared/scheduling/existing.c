@@ -1,0 +1,172 @@
+/*
+ * Existing nodes (and NodeClaims in flight) as places for pending pods
+ * (Karpenter's ExistingNode): what is left after the pods already bound and
+ * the DaemonSet pods that will still arrive, and whether a pod fits, tolerates
+ * the taints, matches the labels and keeps its topology constraints.
+ */
+#include "scheduling/solver_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Would DaemonSet `d` run on node `n`? (taints and required node constraints) */
+static bool daemon_targets(solver *s, const kp_spod *d, const kp_snode *n, const kp_requirements *labels)
+{
+    if (!kp_taints_tolerated(n->taints, n->n_taints, d->tolerations, d->n_tolerations))
+        return false;
+    return daemon_term_matches(s, d, labels, 0, NULL);
+}
+
+/* Requests of DaemonSets that target the node but have no pod there yet. */
+static kp_resvec missing_daemons(solver *s, const kp_snode *n, const kp_requirements *labels,
+                                 const kp_resvec *daemon_pods_there)
+{
+    kp_resvec want;
+    kp_resvec_zero(&want);
+    for (uint32_t d = 0; d < s->snap->n_daemons; d++)
+        if (daemon_targets(s, &s->snap->daemons[d], n, labels))
+            kp_resvec_add(&want, &s->snap->daemons[d].requests, s->n_res);
+    kp_resvec_sub(&want, daemon_pods_there, s->n_res);
+    for (uint32_t r = 0; r < s->n_res; r++)
+        if (want.v[r] < 0)
+            want.v[r] = 0;
+    return want;
+}
+
+static void label_requirements(solver *s, const kp_snode *n, kp_requirements *out)
+{
+    kp_requirements_init(out);
+    for (uint32_t i = 0; i < n->labels.count; i++) {
+        kp_requirement r = req_single(s->arena, n->labels.items[i].key, n->labels.items[i].value);
+        kp_requirements_add(out, s->symtab, s->arena, &r);
+    }
+    kp_requirement h = req_single(s->arena, KP_SYM_HOSTNAME, n->hostname);
+    kp_requirements_add(out, s->symtab, s->arena, &h);
+}
+
+static void init_enode(solver *s, enode *e, uint32_t node, uint32_t *bound_count)
+{
+    const kp_snode *n = &s->snap->nodes[node];
+    kp_resvec used, daemons_there;
+    kp_resvec_zero(&used);
+    kp_resvec_zero(&daemons_there);
+    e->node = node;
+    e->sn = n;
+    label_requirements(s, n, &e->reqs);
+    e->bound = KP_ARENA_NEW(s->arena, uint32_t, bound_count[node] ? bound_count[node] : 1);
+    for (uint32_t i = 0; i < s->snap->n_pods; i++) {
+        const kp_spod *p = &s->snap->pods[i];
+        if (p->node != (int32_t)node || p->terminal)
+            continue;
+        e->bound[e->n_bound++] = i;
+        if (s->ps_of_pod[i] >= 0)
+            continue; /* being moved elsewhere: its room is free */
+        kp_resvec_add(&used, &p->requests, s->n_res);
+        if (p->daemon)
+            kp_resvec_add(&daemons_there, &p->requests, s->n_res);
+    }
+    e->remaining = n->allocatable;
+    kp_resvec_sub(&e->remaining, &used, s->n_res);
+    kp_resvec missing = missing_daemons(s, n, &e->reqs, &daemons_there);
+    kp_resvec_sub(&e->remaining, &missing, s->n_res);
+}
+
+/* Initialized nodes first (consolidation prefers them), then by name. */
+static int cmp_enode(const void *a, const void *b)
+{
+    const kp_snode *x = ((const enode *)a)->sn;
+    const kp_snode *y = ((const enode *)b)->sn;
+    if (x->initialized != y->initialized)
+        return x->initialized ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+int enodes_init(solver *s)
+{
+    kp_snapshot *snap = s->snap;
+    uint32_t *bound_count = KP_ARENA_NEW(s->scratch, uint32_t, snap->n_nodes ? snap->n_nodes : 1);
+    for (uint32_t i = 0; i < snap->n_pods; i++)
+        if (snap->pods[i].node >= 0 && (uint32_t)snap->pods[i].node < snap->n_nodes)
+            bound_count[snap->pods[i].node]++;
+    s->enodes = KP_ARENA_NEW(s->arena, enode, snap->n_nodes ? snap->n_nodes : 1);
+    s->n_enodes = 0;
+    for (uint32_t i = 0; i < snap->n_nodes; i++) {
+        if (snap->nodes[i].deleting || (s->opts->exclude_nodes && s->opts->exclude_nodes[i]))
+            continue;
+        init_enode(s, &s->enodes[s->n_enodes++], i, bound_count);
+    }
+    qsort(s->enodes, s->n_enodes, sizeof(enode), cmp_enode);
+    return 0;
+}
+
+static bool ports_free(const solver *s, const enode *e, const kp_spod *p)
+{
+    if (p->n_ports == 0)
+        return true;
+    for (uint32_t i = 0; i < e->n_bound; i++) {
+        const kp_spod *q = &s->snap->pods[e->bound[i]];
+        if (s->ps_of_pod[e->bound[i]] < 0 && ports_conflict(p->ports, p->n_ports, q->ports, q->n_ports))
+            return false;
+    }
+    for (uint32_t i = 0; i < e->n_pods; i++) {
+        const kp_spod *q = &s->snap->pods[e->pods[i]];
+        if (ports_conflict(p->ports, p->n_ports, q->ports, q->n_ports))
+            return false;
+    }
+    return true;
+}
+
+static void commit(solver *s, enode *e, podstate *st, const kp_requirements *reqs)
+{
+    const kp_snode *n = &s->snap->nodes[e->node];
+    if (e->n_pods == e->cap_pods) {
+        uint32_t cap = e->cap_pods ? e->cap_pods * 2 : 8;
+        e->pods = kp_arena_grow(s->arena, e->pods, e->n_pods, cap, sizeof(uint32_t));
+        e->cap_pods = cap;
+    }
+    e->pods[e->n_pods++] = st->pod;
+    kp_resvec_sub(&e->remaining, &s->snap->pods[st->pod].requests, s->n_res);
+    reqs_persist(&e->reqs, s->arena, reqs);
+    topo_record(s, st, n->taints, n->n_taints, &e->reqs, 0);
+}
+
+static bool try_alternative(solver *s, enode *e, podstate *st, kp_requirements *node,
+                            const kp_requirements *vol)
+{
+    kp_requirements domains;
+    if (vol) {
+        if (!kp_requirements_compatible(s->symtab, node, vol, 0, NULL))
+            return false;
+        kp_requirements_add_all(node, s->symtab, s->scratch, vol);
+    }
+    if (!topo_add_requirements(s, st, node, &domains, NULL))
+        return false;
+    if (!kp_requirements_compatible(s->symtab, node, &domains, 0, NULL))
+        return false;
+    kp_requirements_add_all(node, s->symtab, s->scratch, &domains);
+    commit(s, e, st, node);
+    return true;
+}
+
+bool enode_try(solver *s, enode *e, podstate *st)
+{
+    const kp_snode *n = &s->snap->nodes[e->node];
+    const kp_spod *p = &s->snap->pods[st->pod];
+    if (!kp_resvec_fits(&p->requests, &e->remaining, s->n_res))
+        return false;
+    if (topo_quick_rejects(s, st, &e->reqs) || !ps_tolerates(s, st, n->taints, n->n_taints, NULL) ||
+        !ports_free(s, e, p))
+        return false;
+    if (!kp_requirements_compatible(s->symtab, &e->reqs, &st->reqs, 0, NULL))
+        return false;
+    kp_arena_mark m = kp_arena_mark_get(s->scratch);
+    kp_requirements node;
+    bool ok = false;
+    for (uint32_t i = 0; !ok && (i < p->n_volume_alts || (i == 0 && p->n_volume_alts == 0)); i++) {
+        kp_requirements_copy(&node, s->scratch, &e->reqs);
+        kp_requirements_add_all(&node, s->symtab, s->scratch, &st->reqs);
+        ok = try_alternative(s, e, st, &node, p->n_volume_alts ? &p->volume_alts[i] : NULL);
+    }
+    kp_arena_rewind(s->scratch, m);
+    return ok;
+}

@@ -1,0 +1,281 @@
+/*
+ * The solve loop (Karpenter's Scheduler.Solve). Pods are taken biggest first
+ * (CPU, then memory, then age); each goes to the first existing node that
+ * takes it, else the least-loaded planned NodeClaim that takes it, else a new
+ * NodeClaim from the heaviest NodePool that can make one. A pod that fits
+ * nowhere has its preferences relaxed one at a time; if it still fits nowhere
+ * it goes to the back of the queue, and the loop ends when a whole pass over
+ * the queue places nothing.
+ */
+#include "scheduling/solver_internal.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---------- queue ---------- */
+
+typedef struct queue {
+    uint32_t *items;
+    uint32_t cap, head, len;
+} queue;
+
+static void queue_push(queue *q, uint32_t v)
+{
+    q->items[(q->head + q->len) % q->cap] = v;
+    q->len++;
+}
+
+static uint32_t queue_pop(queue *q)
+{
+    uint32_t v = q->items[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+    return v;
+}
+
+typedef struct order_ctx {
+    const kp_snapshot *snap;
+    const podstate *ps;
+} order_ctx;
+
+static int cmp_i64_desc(int64_t a, int64_t b)
+{
+    return a > b ? -1 : a < b;
+}
+
+static int cmp_queue_order(const order_ctx *ctx, uint32_t a, uint32_t b)
+{
+    const kp_spod *x = &ctx->snap->pods[ctx->ps[a].pod];
+    const kp_spod *y = &ctx->snap->pods[ctx->ps[b].pod];
+    int c = cmp_i64_desc(x->requests.v[KP_RES_CPU], y->requests.v[KP_RES_CPU]);
+    if (!c)
+        c = cmp_i64_desc(x->requests.v[KP_RES_MEMORY], y->requests.v[KP_RES_MEMORY]);
+    if (!c)
+        c = x->created_ns < y->created_ns ? -1 : x->created_ns > y->created_ns;
+    if (!c)
+        c = strcmp(x->uid ? x->uid : x->ns_name, y->uid ? y->uid : y->ns_name);
+    return c ? c : (a < b ? -1 : a > b);
+}
+
+/* Merge sort: C11's qsort takes no context, and the order must not depend on globals. */
+static void sort_queue(const order_ctx *ctx, uint32_t *v, uint32_t *tmp, uint32_t n)
+{
+    if (n < 2)
+        return;
+    uint32_t mid = n / 2;
+    sort_queue(ctx, v, tmp, mid);
+    sort_queue(ctx, v + mid, tmp, n - mid);
+    uint32_t i = 0, j = mid, k = 0;
+    while (i < mid && j < n)
+        tmp[k++] = cmp_queue_order(ctx, v[i], v[j]) <= 0 ? v[i++] : v[j++];
+    while (i < mid)
+        tmp[k++] = v[i++];
+    while (j < n)
+        tmp[k++] = v[j++];
+    memcpy(v, tmp, n * sizeof(uint32_t));
+}
+
+/* ---------- planned NodeClaims, least loaded first ---------- */
+
+typedef struct claim_order {
+    uint32_t *v;
+    uint32_t n, cap;
+} claim_order;
+
+static bool claim_before(const solver *s, uint32_t a, uint32_t b)
+{
+    uint32_t na = s->claims[a].n_pods, nb = s->claims[b].n_pods;
+    return na < nb || (na == nb && a < b);
+}
+
+/* Claim at position `pos` gained a pod: move it right to keep the order. */
+static void order_bump(const solver *s, claim_order *o, uint32_t pos)
+{
+    while (pos + 1 < o->n && claim_before(s, o->v[pos + 1], o->v[pos])) {
+        uint32_t t = o->v[pos];
+        o->v[pos] = o->v[pos + 1];
+        o->v[pos + 1] = t;
+        pos++;
+    }
+}
+
+static void order_append(solver *s, claim_order *o, uint32_t idx)
+{
+    if (o->n == o->cap) {
+        uint32_t cap = o->cap ? o->cap * 2 : 64;
+        o->v = kp_arena_grow(s->arena, o->v, o->n, cap, sizeof(uint32_t));
+        o->cap = cap;
+    }
+    uint32_t pos = o->n++;
+    o->v[pos] = idx;
+    while (pos > 0 && claim_before(s, o->v[pos], o->v[pos - 1])) {
+        uint32_t t = o->v[pos];
+        o->v[pos] = o->v[pos - 1];
+        o->v[pos - 1] = t;
+        pos--;
+    }
+}
+
+/* ---------- placing one pod ---------- */
+
+static bool add_pod(solver *s, claim_order *order, podstate *st, kp_buf *why)
+{
+    const kp_spod *p = &s->snap->pods[st->pod];
+    if (p->volume_error) {
+        if (why)
+            kp_buf_puts(why, p->volume_error);
+        return false;
+    }
+    bool blocked = topo_blocks_every_node(s, st);
+    for (uint32_t i = 0; i < s->n_enodes && !blocked; i++)
+        if (enode_try(s, &s->enodes[i], st))
+            return true;
+    for (uint32_t k = 0; k < order->n && !blocked; k++) {
+        if (claim_try(s, &s->claims[order->v[k]], st, false, NULL)) {
+            order_bump(s, order, k);
+            return true;
+        }
+    }
+    if (s->snap->n_templates == 0 && why)
+        kp_buf_puts(why, "no nodepool can launch nodes (none exist, or their requirements match no instance type)");
+    for (uint32_t t = 0; t < s->snap->n_templates; t++) {
+        const char *reason = NULL;
+        if (claim_new(s, t, st, why ? &reason : NULL)) {
+            order_append(s, order, s->n_claims - 1);
+            return true;
+        }
+        if (why && reason) {
+            const char *name = s->snap->templates[t].name;
+            if (strncmp(reason, "incompatible requirements: ", 27) == 0)
+                kp_buf_printf(why, "%sincompatible with nodepool \"%s\": %s", why->len ? "; " : "",
+                              name, reason + 27);
+            else if (strncmp(reason, "all compatible", 14) == 0 || strncmp(reason, "nodepool ", 9) == 0)
+                kp_buf_printf(why, "%s%s", why->len ? "; " : "", reason);
+            else
+                kp_buf_printf(why, "%snodepool \"%s\": %s", why->len ? "; " : "", name, reason);
+        }
+    }
+    return false;
+}
+
+/* Karpenter's trySchedule: relax until the pod fits or nothing is left to relax. */
+static bool try_schedule(solver *s, claim_order *order, podstate *st)
+{
+    for (;;) {
+        if (add_pod(s, order, st, NULL))
+            return true;
+        if (!ps_relax(s, st))
+            break;
+        topo_update(s, st);
+    }
+    kp_buf why = KP_BUF_INIT(64 * 1024);
+    bool placed = add_pod(s, order, st, &why); /* same verdict, now with the reasons */
+    if (!placed)
+        st->error = kp_arena_strdup(s->arena, why.len ? kp_buf_cstr(&why) : "no place for the pod");
+    kp_buf_free(&why);
+    return placed;
+}
+
+static void run_queue(solver *s, queue *q)
+{
+    claim_order order = {0};
+    while (q->len > 0) {
+        uint32_t idx = q->items[q->head];
+        podstate *st = &s->ps[idx];
+        if (st->requeued && st->queue_mark == q->len)
+            break; /* a full pass placed nothing */
+        queue_pop(q);
+        if (try_schedule(s, &order, st)) {
+            st->error = NULL;
+            continue;
+        }
+        /* Retry later with the pod as written. */
+        ps_reset(s, st);
+        topo_update(s, st);
+        queue_push(q, idx);
+        st->requeued = true;
+        st->queue_mark = q->len;
+    }
+}
+
+/* ---------- setup ---------- */
+
+static int init_pods(solver *s, const uint32_t *pending, uint32_t n)
+{
+    kp_snapshot *snap = s->snap;
+    s->ps = KP_ARENA_NEW(s->arena, podstate, n ? n : 1);
+    s->ps_of_pod = KP_ARENA_NEW(s->arena, int32_t, snap->n_pods ? snap->n_pods : 1);
+    for (uint32_t i = 0; i < snap->n_pods; i++)
+        s->ps_of_pod[i] = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (pending[i] >= snap->n_pods)
+            return kp_error_set(KP_EINVALID, "pending pod index %u out of range", pending[i]);
+        if (s->ps_of_pod[pending[i]] >= 0)
+            continue;
+        podstate *st = &s->ps[s->n_ps];
+        st->pod = pending[i];
+        st->in_batch = true;
+        s->ps_of_pod[pending[i]] = (int32_t)s->n_ps++;
+        ps_build_requirements(s, st);
+    }
+    return 0;
+}
+
+static int64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * KP_NS_PER_SEC + ts.tv_nsec;
+}
+
+int kp_solve(kp_snapshot *snap, const kp_solve_opts *opts, const uint32_t *pending,
+             uint32_t n_pending, kp_plan **out)
+{
+    int64_t start = monotonic_ns();
+    solver s;
+    memset(&s, 0, sizeof(s));
+    s.snap = snap;
+    s.opts = opts;
+    s.symtab = snap->symtab;
+    s.n_res = snap->restab.count;
+    s.arena = kp_arena_new();
+    s.scratch = kp_arena_new();
+    int err = init_pods(&s, pending, n_pending);
+    if (!err)
+        err = enodes_init(&s);
+    if (!err)
+        err = claims_init(&s);
+    if (!err)
+        err = topo_build(&s);
+    if (err < 0) {
+        kp_arena_free(s.scratch);
+        kp_arena_free(s.arena);
+        return err;
+    }
+    for (uint32_t i = 0; i < s.n_enodes; i++)
+        topo_register(&s, KP_SYM_HOSTNAME, snap->nodes[s.enodes[i].node].hostname);
+
+    queue q = {KP_ARENA_NEW(s.scratch, uint32_t, s.n_ps + 1), s.n_ps + 1, 0, 0};
+    uint32_t *tmp = KP_ARENA_NEW(s.scratch, uint32_t, s.n_ps + 1);
+    for (uint32_t i = 0; i < s.n_ps; i++)
+        q.items[i] = i;
+    order_ctx ctx = {snap, s.ps};
+    sort_queue(&ctx, q.items, tmp, s.n_ps);
+    q.len = s.n_ps;
+    run_queue(&s, &q);
+
+    kp_plan *plan = plan_new(&s);
+    err = plan_finalize(&s, plan);
+    kp_arena_free(s.scratch);
+    if (err < 0) {
+        kp_plan_free(plan);
+        return err;
+    }
+    plan->solve_ns = monotonic_ns() - start;
+    *out = plan;
+    return 0;
+}

@@ -1,0 +1,76 @@
+/*
+ * The scheduling solver: where pending pods go — existing nodes, NodeClaims
+ * in flight, or new NodeClaims — with Karpenter's rules (requirements,
+ * taints, topology spread, pod (anti-)affinity, volume topology, host ports,
+ * NodePool weights and limits, DaemonSet overhead) and its order (pods by CPU
+ * then memory, descending; relaxation of preferences one at a time).
+ *
+ * Pure: a snapshot in, a plan out, no I/O, deterministic. The plan owns its
+ * memory; free it with kp_plan_free.
+ */
+#ifndef KP_SCHEDULING_SOLVER_H
+#define KP_SCHEDULING_SOLVER_H
+
+#include "scheduling/snapshot.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct kp_solve_opts {
+    bool ignore_preferences;  /* Karpenter's PreferencePolicy=Ignore */
+    bool min_values_best_effort;
+    uint32_t max_instance_types; /* per NodeClaim; Karpenter launches with 60 */
+    const bool *exclude_nodes;   /* n_nodes flags: nodes treated as gone (disruption) */
+    bool improve;                /* post-pass that repacks NodeClaims more cheaply */
+} kp_solve_opts;
+
+#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true}
+
+typedef struct kp_plan_claim {
+    uint32_t template_index;
+    kp_requirements reqs;  /* final: no hostname; instance-type and capacity-type pinned */
+    const uint32_t *its;   /* instance types, cheapest first */
+    uint32_t n_its;
+    kp_resvec requests;    /* pods plus the smallest DaemonSet overhead */
+    const uint32_t *pods;  /* snapshot pod indices */
+    uint32_t n_pods;
+    double price;          /* the launch offering's hourly price */
+    kp_sym zone;           /* the launch offering's zone and capacity type */
+    kp_sym capacity_type;
+} kp_plan_claim;
+
+typedef struct kp_plan_node {
+    uint32_t node; /* snapshot node index */
+    const uint32_t *pods;
+    uint32_t n_pods;
+} kp_plan_node;
+
+typedef struct kp_plan_error {
+    uint32_t pod;
+    const char *reason;
+} kp_plan_error;
+
+typedef struct kp_plan {
+    kp_arena *arena;
+    kp_plan_claim *claims;
+    uint32_t n_claims;
+    kp_plan_node *nodes; /* only nodes that received pods */
+    uint32_t n_nodes;
+    kp_plan_error *errors;
+    uint32_t n_errors;
+    uint32_t n_scheduled;
+    double hourly_cost;
+    double lower_bound_cost;
+    int64_t solve_ns;
+} kp_plan;
+
+/* Place `pending` (snapshot pod indices). */
+int kp_solve(kp_snapshot *snapshot, const kp_solve_opts *opts, const uint32_t *pending,
+             uint32_t n_pending, kp_plan **out);
+
+kp_plan *kp_plan_free(kp_plan *plan);
+
+/* Indices of pods with no node that are neither terminal nor daemon pods. */
+uint32_t kp_snapshot_pending_pods(const kp_snapshot *snapshot, uint32_t **out, kp_arena *arena);
+
+#endif

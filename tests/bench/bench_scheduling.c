@@ -1,0 +1,224 @@
+/*
+ * Karpenter's scheduling benchmark, rebuilt: the diverse pod mix of
+ * scheduling_benchmark_test.go (generic, zonal spread, hostname spread, zonal
+ * self-affinity, hostname anti-affinity; CPU from {100,250,500,1000,1500}m,
+ * memory from {100,256,512,1024,2048,4096}Mi, label values from a..g) against
+ * the synthetic 400-type catalog, one NodePool with huge limits, empty cluster.
+ * Prints pods, NodeClaims, ms per solve, pods/s and peak RSS. Figures only:
+ * nothing is asserted.
+ *
+ *   bench_scheduling [COUNT...]        default: 1 50 100 500 1000 2000 5000 10000 20000
+ */
+#include "cloud/instance_types.h"
+#include "scheduling/solver.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#define MIB (INT64_C(1024) * 1024)
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint32_t rng_intn(rng *r, uint32_t n)
+{
+    /* splitmix64: any decent uniform source reproduces the distributions. */
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (uint32_t)(z % n);
+}
+
+static const char *const label_values[] = {"a", "b", "c", "d", "e", "f", "g"};
+static const int64_t cpus[] = {100, 250, 500, 1000, 1500};
+static const int64_t mems[] = {100, 256, 512, 1024, 2048, 4096};
+
+typedef struct bench {
+    kp_snapshot *snap;
+    rng r;
+    uint32_t seq;
+    kp_sym ns;
+} bench;
+
+static kp_symlabels one_label(bench *b, const char *key, const char *value)
+{
+    return kp_snapshot_labels(b->snap, &key, &value, 1);
+}
+
+static kp_selector match_one(bench *b, const char *key, const char *value)
+{
+    kp_selector sel;
+    memset(&sel, 0, sizeof(sel));
+    kp_symlabels l = one_label(b, key, value);
+    sel.match = l.items;
+    sel.n_match = 1;
+    return sel;
+}
+
+static kp_spod *new_pod(bench *b, const char *key, const char *value)
+{
+    kp_spod *p = kp_snapshot_add_pod(b->snap);
+    char name[64];
+    snprintf(name, sizeof(name), "default/pod-%06u", b->seq++);
+    p->ns_name = kp_arena_strdup(b->snap->arena, name);
+    p->uid = p->ns_name;
+    p->ns = b->ns;
+    p->labels = one_label(b, key, value);
+    return p;
+}
+
+static void set_requests(bench *b, kp_spod *p)
+{
+    p->requests.v[KP_RES_CPU] = cpus[rng_intn(&b->r, 5)];
+    p->requests.v[KP_RES_MEMORY] = mems[rng_intn(&b->r, 6)] * MIB * 1000;
+    p->requests.v[KP_RES_PODS] = 1000;
+}
+
+static void generic(bench *b)
+{
+    kp_spod *p = new_pod(b, "my-label", label_values[rng_intn(&b->r, 7)]);
+    set_requests(b, p);
+}
+
+static void spread(bench *b, kp_sym key)
+{
+    kp_spod *p = new_pod(b, "my-label", label_values[rng_intn(&b->r, 7)]);
+    kp_spread *sp = KP_ARENA_NEW(b->snap->arena, kp_spread, 1);
+    sp->key = key;
+    sp->max_skew = 1;
+    sp->do_not_schedule = true;
+    sp->honor_affinity = true;
+    sp->selector = match_one(b, "my-label", label_values[rng_intn(&b->r, 7)]);
+    p->spreads = sp;
+    p->n_spreads = 1;
+    set_requests(b, p);
+}
+
+static kp_pod_term *self_term(bench *b, kp_spod *p, kp_sym key)
+{
+    kp_pod_term *t = KP_ARENA_NEW(b->snap->arena, kp_pod_term, 1);
+    t->key = key;
+    t->selector.match = p->labels.items;
+    t->selector.n_match = p->labels.count;
+    t->namespaces = &b->ns;
+    t->n_namespaces = 1;
+    return t;
+}
+
+static void affinity(bench *b)
+{
+    kp_spod *p = new_pod(b, "my-affininity", label_values[rng_intn(&b->r, 7)]);
+    p->affinity = self_term(b, p, KP_SYM_ZONE);
+    p->n_affinity = 1;
+    set_requests(b, p);
+}
+
+static void anti_affinity(bench *b)
+{
+    kp_spod *p = new_pod(b, "app", "nginx");
+    p->anti = self_term(b, p, KP_SYM_HOSTNAME);
+    p->n_anti = 1;
+    set_requests(b, p);
+}
+
+static void add_nodepool(bench *b)
+{
+    kp_snapshot *snap = b->snap;
+    kp_template *t = kp_snapshot_add_template(snap);
+    const char *keys[] = {"karpenter.sh/nodepool", "karpenter.test.sh/testnodeclass"};
+    const char *values[] = {"default", "default"};
+    t->name = "default";
+    t->name_sym = kp_sym_intern(snap->symtab, "default");
+    t->labels = kp_snapshot_labels(snap, keys, values, 2);
+    kp_requirements_init(&t->reqs);
+    kp_requirements_init(&t->spec_reqs);
+    for (uint32_t i = 0; i < 2; i++)
+        kp_requirements_add_label(&t->reqs, snap->symtab, snap->arena, keys[i], values[i]);
+    kp_requirements_add_label(&t->reqs, snap->symtab, snap->arena, "karpenter.sh/registered", "true");
+    kp_requirements_add_label(&t->reqs, snap->symtab, snap->arena, "karpenter.sh/initialized", "true");
+    t->has_limits = true;
+    t->limited[KP_RES_CPU] = t->limited[KP_RES_MEMORY] = true;
+    t->limits.v[KP_RES_CPU] = INT64_C(10000000) * 1000;
+    t->limits.v[KP_RES_MEMORY] = INT64_C(9000000000000000000); /* 10M Gi does not fit milli-units */
+}
+
+static kp_snapshot *build(const kp_catalog *catalog, uint32_t count)
+{
+    bench b = {kp_snapshot_new(), {42}, 0, 0};
+    b.ns = kp_sym_intern(b.snap->symtab, "default");
+    add_nodepool(&b);
+    int first = kp_snapshot_add_catalog(b.snap, catalog);
+    kp_snapshot_template_use_its(b.snap, 0, (uint32_t)first, (uint32_t)catalog->count);
+    uint32_t k = count / 5;
+    for (uint32_t i = 0; i < k; i++)
+        generic(&b);
+    for (uint32_t i = 0; i < k; i++)
+        spread(&b, KP_SYM_ZONE);
+    for (uint32_t i = 0; i < k; i++)
+        spread(&b, KP_SYM_HOSTNAME);
+    for (uint32_t i = 0; i < k; i++)
+        affinity(&b);
+    for (uint32_t i = 0; i < k; i++)
+        anti_affinity(&b);
+    for (uint32_t i = 5 * k; i < count; i++)
+        generic(&b);
+    return b.snap;
+}
+
+static long peak_rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static int run(const kp_catalog *catalog, uint32_t count)
+{
+    kp_snapshot *snap = build(catalog, count);
+    kp_arena *arena = kp_arena_new();
+    uint32_t *pending;
+    uint32_t n = kp_snapshot_pending_pods(snap, &pending, arena);
+    kp_solve_opts opts = KP_SOLVE_OPTS_INIT;
+    kp_plan *plan = NULL;
+    int err = kp_solve(snap, &opts, pending, n, &plan);
+    if (err < 0) {
+        fprintf(stderr, "solve failed: %d\n", err);
+        return 1;
+    }
+    double ms = (double)plan->solve_ns / 1e6;
+    printf("%8u %8u %10u %12.2f %12.0f %10.2f %10.2f %10ld\n", count, plan->n_scheduled, plan->n_claims,
+           ms, ms > 0 ? count / (ms / 1000.0) : 0.0, plan->hourly_cost, plan->lower_bound_cost,
+           peak_rss_kib() / 1024);
+    if (plan->n_errors)
+        printf("  unschedulable: %u (first: %s)\n", plan->n_errors, plan->errors[0].reason);
+    kp_plan_free(plan);
+    kp_arena_free(arena);
+    kp_snapshot_free(snap);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const uint32_t defaults[] = {1, 50, 100, 500, 1000, 2000, 5000, 10000, 20000};
+    kp_catalog *catalog;
+    if (kp_catalog_synthetic(400, &catalog) < 0)
+        return 1;
+    printf("scheduling benchmark: diverse pods vs synthetic:400 (Karpenter's scheduling_benchmark_test.go)\n");
+    printf("%8s %8s %10s %12s %12s %10s %10s %10s\n", "pods", "placed", "nodeclaims", "ms/solve",
+           "pods/s", "cost/h", "bound/h", "peakMiB");
+    int rc = 0;
+    if (argc > 1)
+        for (int i = 1; i < argc; i++)
+            rc |= run(catalog, (uint32_t)strtoul(argv[i], NULL, 10));
+    else
+        for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+            rc |= run(catalog, defaults[i]);
+    kp_catalog_free(catalog);
+    return rc;
+}
