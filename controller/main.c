@@ -2,6 +2,8 @@
  * karpenter-controller: `run` (the controllers against a cluster) and
  * `simulate` (the same planning, offline, from manifests).
  */
+#include "controller/simulate.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +20,8 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (strcmp(argv[1], "simulate") == 0)
+        return kp_simulate_main(argc - 1, argv + 1);
     fprintf(stderr, "karpenter-controller: unknown command %s\n", argv[1]);
     usage(stderr);
     return 2;

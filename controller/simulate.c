@@ -1,0 +1,153 @@
+/*
+ * `karpenter-controller simulate`: plan offline what the controller would do
+ * for the manifests given, and print the plan.
+ */
+#include "controller/simulate.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "cloud/instance_types.h"
+#include "format/json_out.h"
+#include "format/load.h"
+#include "scheduling/manifests.h"
+#include "scheduling/plan_output.h"
+#include "scheduling/solver.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_INPUTS = 64 };
+
+typedef struct sim_opts {
+    const char *inputs[MAX_INPUTS];
+    int n_inputs;
+    const char *instance_types;
+    const char *output;
+    bool ignore_preferences;
+} sim_opts;
+
+static void usage(FILE *out)
+{
+    fputs("usage: karpenter-controller simulate -f FILE_OR_DIR [-f ...] [--instance-types builtin|synthetic:N|FILE]\n"
+          "                                     [-o json|yaml|table] [--ignore-preferences]\n"
+          "Plans, without a cluster, where pending pods would go: existing nodes, new NodeClaims\n"
+          "(with their instance types and hourly cost), or nowhere (with the reason).\n",
+          out);
+}
+
+static int parse_args(int argc, char **argv, sim_opts *o)
+{
+    static const struct option longopts[] = {
+        {"filename", required_argument, NULL, 'f'},   {"instance-types", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'},     {"ignore-preferences", no_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof(*o));
+    o->instance_types = "builtin";
+    o->output = "json";
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (o->n_inputs == MAX_INPUTS)
+                return kp_error_set(KP_EINVALID, "more than %d -f arguments", MAX_INPUTS);
+            o->inputs[o->n_inputs++] = optarg;
+            break;
+        case 'i': o->instance_types = optarg; break;
+        case 'o': o->output = optarg; break;
+        case 'p': o->ignore_preferences = true; break;
+        case 'h': usage(stdout); exit(0);
+        default: return kp_error_set(KP_EINVALID, "unknown option (see --help)");
+        }
+    }
+    if (optind < argc)
+        return kp_error_set(KP_EINVALID, "unexpected argument %s (inputs are given with -f)", argv[optind]);
+    if (o->n_inputs == 0)
+        return kp_error_set(KP_EINVALID, "no input: give manifests with -f FILE_OR_DIR");
+    if (strcmp(o->output, "json") && strcmp(o->output, "yaml") && strcmp(o->output, "table"))
+        return kp_error_set(KP_EINVALID, "-o %s: want json, yaml or table", o->output);
+    return 0;
+}
+
+static int load(const sim_opts *o, kp_manifests *m)
+{
+    kp_doc_list *docs = kp_doc_list_new();
+    int err = 0;
+    for (int i = 0; i < o->n_inputs && !err; i++)
+        err = kp_load_path(docs, o->inputs[i], NULL);
+    if (!err)
+        err = kp_manifests_add_docs(m, docs);
+    kp_doc_list_free(docs);
+    for (size_t i = 0; i < kp_manifests_note_count(m); i++)
+        fprintf(stderr, "note: %s\n", kp_manifests_note(m, i));
+    return err;
+}
+
+static int print_plan(const sim_opts *o, const kp_plan *plan, const kp_snapshot *snap, uint32_t n_pending)
+{
+    kp_buf out = KP_BUF_INIT(256u << 20);
+    int err;
+    if (strcmp(o->output, "table") == 0) {
+        err = kp_plan_write_table(plan, snap, n_pending, &out);
+    } else {
+        cJSON *json = kp_plan_to_json(plan, snap, n_pending);
+        err = strcmp(o->output, "yaml") == 0 ? kp_json_out_yaml(&out, json, 0) : kp_json_out_json(&out, json, 1);
+        if (!err && strcmp(o->output, "json") == 0)
+            err = kp_buf_putc(&out, '\n');
+        cJSON_Delete(json);
+    }
+    if (!err)
+        fwrite(kp_buf_cstr(&out), 1, out.len, stdout);
+    kp_buf_free(&out);
+    return err;
+}
+
+static int run(const sim_opts *o)
+{
+    kp_manifests *m = kp_manifests_new();
+    kp_catalog *catalog = NULL;
+    kp_snapshot *snap = NULL;
+    kp_plan *plan = NULL;
+    kp_arena *arena = kp_arena_new();
+    kp_cluster cluster;
+    uint32_t *pending = NULL, n_pending = 0;
+    int err = load(o, m);
+    if (!err)
+        err = kp_catalog_open(o->instance_types, &catalog);
+    if (!err) {
+        kp_manifests_cluster(m, catalog, &cluster);
+        err = kp_snapshot_build(&cluster, &snap);
+    }
+    if (!err) {
+        kp_solve_opts so = KP_SOLVE_OPTS_INIT;
+        so.ignore_preferences = o->ignore_preferences;
+        n_pending = kp_snapshot_pending_pods(snap, &pending, arena);
+        err = kp_solve(snap, &so, pending, n_pending, &plan);
+    }
+    if (!err)
+        err = print_plan(o, plan, snap, n_pending);
+    kp_plan_free(plan);
+    kp_snapshot_free(snap);
+    kp_catalog_free(catalog);
+    kp_manifests_free(m);
+    kp_arena_free(arena);
+    return err;
+}
+
+int kp_simulate_main(int argc, char **argv)
+{
+    sim_opts o;
+    int err = parse_args(argc, argv, &o);
+    if (err < 0) {
+        fprintf(stderr, "karpenter-controller simulate: %s\n", kp_error_last());
+        usage(stderr);
+        return 2;
+    }
+    if ((err = run(&o)) < 0) {
+        fprintf(stderr, "karpenter-controller simulate: %s\n", kp_error_last());
+        return 1;
+    }
+    return 0;
+}

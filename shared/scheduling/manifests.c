@@ -1,0 +1,258 @@
+/*
+ * Gathering decoded manifests and expanding workloads. The expansion does
+ * what the workload controllers would: replicas (Deployment, ReplicaSet,
+ * StatefulSet) or parallelism (Job, capped by completions) pods named
+ * NAME-0 .. NAME-(n-1) in the workload's namespace, owned by it, carrying
+ * the template's labels; StatefulSet pods also get the claims of their
+ * volumeClaimTemplates ("<template>-<set>-<ordinal>").
+ */
+#include "scheduling/manifests.h"
+#include "api/decode.h"
+#include "base/error.h"
+#include "base/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PTR_LIST(type, name)                                                                       \
+    type **name;                                                                                   \
+    size_t n_##name, cap_##name
+
+struct kp_manifests {
+    kp_arena *arena;
+    PTR_LIST(kp_nodepool, nodepools);
+    PTR_LIST(kp_ec2nodeclass, ec2nodeclasses);
+    PTR_LIST(kp_node, nodes);
+    PTR_LIST(kp_nodeclaim, nodeclaims);
+    PTR_LIST(kp_pod, pods);
+    PTR_LIST(kp_workload, daemonsets);
+    PTR_LIST(kp_object, workloads); /* Deployments, StatefulSets, ReplicaSets, Jobs */
+    PTR_LIST(kp_pdb, pdbs);
+    PTR_LIST(kp_pvc, pvcs);
+    PTR_LIST(kp_pv, pvs);
+    PTR_LIST(kp_storage_class, storage_classes);
+    PTR_LIST(const char, notes);
+    bool expanded;
+};
+
+#define PUSH(m, name, value)                                                                       \
+    do {                                                                                           \
+        (m)->name = kp_xgrow((m)->name, &(m)->cap_##name, (m)->n_##name + 1, sizeof(*(m)->name));   \
+        (m)->name[(m)->n_##name++] = (value);                                                      \
+    } while (0)
+
+kp_manifests *kp_manifests_new(void)
+{
+    kp_manifests *m = kp_xcalloc(1, sizeof(*m));
+    m->arena = kp_arena_new();
+    return m;
+}
+
+kp_manifests *kp_manifests_free(kp_manifests *m)
+{
+    if (!m)
+        return NULL;
+    free(m->nodepools), free(m->ec2nodeclasses), free(m->nodes), free(m->nodeclaims), free(m->pods);
+    free(m->daemonsets), free(m->workloads), free(m->pdbs), free(m->pvcs), free(m->pvs);
+    free(m->storage_classes), free(m->notes);
+    kp_arena_free(m->arena);
+    free(m);
+    return NULL;
+}
+
+static void default_namespace(kp_object_meta *meta)
+{
+    if (!*meta->namespace)
+        meta->namespace = "default";
+}
+
+static void keep(kp_manifests *m, kp_object *o)
+{
+    kp_object *copy = kp_arena_memdup(m->arena, o, sizeof(*o));
+    switch (o->kind) {
+    case KP_KIND_NODEPOOL: PUSH(m, nodepools, &copy->u.nodepool); break;
+    case KP_KIND_EC2NODECLASS: PUSH(m, ec2nodeclasses, &copy->u.ec2nodeclass); break;
+    case KP_KIND_NODE: PUSH(m, nodes, &copy->u.node); break;
+    case KP_KIND_NODECLAIM: PUSH(m, nodeclaims, &copy->u.nodeclaim); break;
+    case KP_KIND_POD:
+        default_namespace(&copy->u.pod.meta);
+        PUSH(m, pods, &copy->u.pod);
+        break;
+    case KP_KIND_DAEMONSET:
+        default_namespace(&copy->u.workload.meta);
+        PUSH(m, daemonsets, &copy->u.workload);
+        break;
+    case KP_KIND_DEPLOYMENT:
+    case KP_KIND_STATEFULSET:
+    case KP_KIND_REPLICASET:
+    case KP_KIND_JOB:
+        default_namespace(&copy->u.workload.meta);
+        copy->u.workload.template.meta.namespace = copy->u.workload.meta.namespace;
+        PUSH(m, workloads, copy);
+        break;
+    case KP_KIND_PDB:
+        default_namespace(&copy->u.pdb.meta);
+        PUSH(m, pdbs, &copy->u.pdb);
+        break;
+    case KP_KIND_PVC:
+        default_namespace(&copy->u.pvc.meta);
+        PUSH(m, pvcs, &copy->u.pvc);
+        break;
+    case KP_KIND_PV: PUSH(m, pvs, &copy->u.pv); break;
+    case KP_KIND_STORAGE_CLASS: PUSH(m, storage_classes, &copy->u.storage_class); break;
+    case KP_KIND_UNKNOWN: break;
+    }
+}
+
+int kp_manifests_add_docs(kp_manifests *m, const kp_doc_list *docs)
+{
+    for (size_t i = 0; i < kp_doc_list_count(docs); i++) {
+        const kp_doc *d = kp_doc_list_at(docs, i);
+        char origin[512];
+        kp_doc_origin(d, origin, sizeof(origin));
+        kp_object o;
+        int err = kp_decode_object(m->arena, d->obj, &o);
+        if (err == KP_ENOTFOUND) {
+            const cJSON *kind = cJSON_GetObjectItemCaseSensitive(d->obj, "kind");
+            PUSH(m, notes, kp_arena_printf(m->arena, "%s: skipping %s (not used for planning)", origin,
+                                           cJSON_IsString(kind) ? kind->valuestring : "object"));
+            continue;
+        }
+        if (err < 0)
+            return kp_error_wrap(err, "%s", origin);
+        keep(m, &o);
+    }
+    return 0;
+}
+
+size_t kp_manifests_note_count(const kp_manifests *m)
+{
+    return m->n_notes;
+}
+
+const char *kp_manifests_note(const kp_manifests *m, size_t i)
+{
+    return i < m->n_notes ? m->notes[i] : NULL;
+}
+
+static int32_t replica_count(const kp_workload *w, enum kp_kind kind)
+{
+    if (kind == KP_KIND_JOB)
+        return w->has_completions && w->completions < w->parallelism ? w->completions : w->parallelism;
+    return w->replicas;
+}
+
+static kp_owner_ref *owner_of(kp_manifests *m, const kp_workload *w, const char *kind)
+{
+    kp_owner_ref *ref = KP_ARENA_NEW(m->arena, kp_owner_ref, 1);
+    ref->api_version = strcmp(kind, "Job") == 0 ? "batch/v1" : "apps/v1";
+    ref->kind = kind;
+    ref->name = w->meta.name;
+    ref->uid = w->meta.uid;
+    ref->controller = true;
+    return ref;
+}
+
+/* StatefulSet pods use claims named <template>-<set>-<ordinal>; create them
+ * as the StatefulSet controller would, unless the manifests already have them. */
+static void stateful_volumes(kp_manifests *m, const kp_workload *w, kp_pod *pod, int32_t ordinal)
+{
+    size_t n = pod->n_volumes + w->n_volume_claim_templates;
+    kp_volume *v = KP_ARENA_NEW(m->arena, kp_volume, n ? n : 1);
+    memcpy(v, pod->volumes, pod->n_volumes * sizeof(kp_volume));
+    for (size_t i = 0; i < w->n_volume_claim_templates; i++) {
+        const kp_pvc *t = &w->volume_claim_templates[i];
+        const char *claim = kp_arena_printf(m->arena, "%s-%s-%d", t->meta.name, w->meta.name, (int)ordinal);
+        kp_volume *vol = &v[pod->n_volumes + i];
+        memset(vol, 0, sizeof(*vol));
+        vol->name = t->meta.name;
+        vol->kind = KP_VOLUME_PVC;
+        vol->claim_name = claim;
+        bool exists = false;
+        for (size_t j = 0; j < m->n_pvcs && !exists; j++)
+            exists = strcmp(m->pvcs[j]->meta.name, claim) == 0 &&
+                     strcmp(m->pvcs[j]->meta.namespace, w->meta.namespace) == 0;
+        if (!exists) {
+            kp_pvc *pvc = kp_arena_memdup(m->arena, t, sizeof(*t));
+            pvc->meta.name = claim;
+            pvc->meta.namespace = w->meta.namespace;
+            PUSH(m, pvcs, pvc);
+        }
+    }
+    pod->volumes = v;
+    pod->n_volumes = n;
+}
+
+static void expand(kp_manifests *m, const kp_workload *w, enum kp_kind kind, const char *kind_name)
+{
+    int32_t n = replica_count(w, kind);
+    for (int32_t i = 0; i < n; i++) {
+        kp_pod *pod = kp_arena_memdup(m->arena, &w->template, sizeof(kp_pod));
+        pod->meta.name = kp_arena_printf(m->arena, "%s-%d", w->meta.name, (int)i);
+        pod->meta.namespace = w->meta.namespace;
+        pod->meta.uid = kp_arena_printf(m->arena, "%s/%s", w->meta.namespace, pod->meta.name);
+        pod->meta.creation_timestamp = w->meta.creation_timestamp;
+        pod->meta.owner_refs = owner_of(m, w, kind_name);
+        pod->meta.n_owner_refs = 1;
+        pod->controller_kind = kind_name;
+        pod->controller_name = w->meta.name;
+        pod->owned_by_statefulset = kind == KP_KIND_STATEFULSET;
+        pod->node_name = "";
+        if (kind == KP_KIND_STATEFULSET)
+            stateful_volumes(m, w, pod, i);
+        PUSH(m, pods, pod);
+    }
+}
+
+static void expand_all(kp_manifests *m)
+{
+    if (m->expanded)
+        return;
+    for (size_t i = 0; i < m->n_workloads; i++)
+        expand(m, &m->workloads[i]->u.workload, m->workloads[i]->kind, kp_kind_name(m->workloads[i]->kind));
+    m->expanded = true;
+}
+
+void kp_manifests_cluster(kp_manifests *m, const kp_catalog *catalog, kp_cluster *out)
+{
+    expand_all(m);
+    memset(out, 0, sizeof(*out));
+    out->nodepools = (const kp_nodepool *const *)m->nodepools;
+    out->n_nodepools = m->n_nodepools;
+    out->nodes = (const kp_node *const *)m->nodes;
+    out->n_nodes = m->n_nodes;
+    out->nodeclaims = (const kp_nodeclaim *const *)m->nodeclaims;
+    out->n_nodeclaims = m->n_nodeclaims;
+    out->pods = (const kp_pod *const *)m->pods;
+    out->n_pods = m->n_pods;
+    out->daemonsets = (const kp_workload *const *)m->daemonsets;
+    out->n_daemonsets = m->n_daemonsets;
+    out->pvcs = (const kp_pvc *const *)m->pvcs;
+    out->n_pvcs = m->n_pvcs;
+    out->pvs = (const kp_pv *const *)m->pvs;
+    out->n_pvs = m->n_pvs;
+    out->storage_classes = (const kp_storage_class *const *)m->storage_classes;
+    out->n_storage_classes = m->n_storage_classes;
+    out->catalog = catalog;
+}
+
+kp_manifest_counts kp_manifests_counts(const kp_manifests *m)
+{
+    kp_manifest_counts c;
+    memset(&c, 0, sizeof(c));
+    c.nodepools = m->n_nodepools;
+    c.ec2nodeclasses = m->n_ec2nodeclasses;
+    c.nodes = m->n_nodes;
+    c.nodeclaims = m->n_nodeclaims;
+    c.pods = m->n_pods;
+    for (size_t i = 0; i < m->n_pods; i++)
+        c.pending_pods += !*m->pods[i]->node_name;
+    c.daemonsets = m->n_daemonsets;
+    c.pdbs = m->n_pdbs;
+    c.pvcs = m->n_pvcs;
+    c.pvs = m->n_pvs;
+    c.storage_classes = m->n_storage_classes;
+    c.workloads = m->n_workloads;
+    return c;
+}

@@ -1,0 +1,46 @@
+/*
+ * Building a snapshot from decoded objects (api/objects.h): what simulate
+ * does with manifests and the controller does with its informer cache. The
+ * objects are borrowed: they must outlive the snapshot.
+ */
+#ifndef KP_SCHEDULING_SNAPSHOT_BUILD_H
+#define KP_SCHEDULING_SNAPSHOT_BUILD_H
+
+#include "api/objects.h"
+#include "cloud/instance_types.h"
+#include "scheduling/snapshot.h"
+
+typedef struct kp_namespace_info {
+    const char *name;
+    kp_labels labels;
+} kp_namespace_info;
+
+typedef struct kp_cluster {
+    const kp_nodepool *const *nodepools;
+    size_t n_nodepools;
+    const kp_node *const *nodes;
+    size_t n_nodes;
+    const kp_nodeclaim *const *nodeclaims;
+    size_t n_nodeclaims;
+    const kp_pod *const *pods; /* pending and bound */
+    size_t n_pods;
+    const kp_workload *const *daemonsets;
+    size_t n_daemonsets;
+    const kp_pvc *const *pvcs;
+    size_t n_pvcs;
+    const kp_pv *const *pvs;
+    size_t n_pvs;
+    const kp_storage_class *const *storage_classes;
+    size_t n_storage_classes;
+    const kp_namespace_info *namespaces; /* for namespaceSelector; may be empty */
+    size_t n_namespaces;
+    const kp_catalog *catalog; /* the instance types every NodePool can use */
+} kp_cluster;
+
+int kp_snapshot_build(const kp_cluster *cluster, kp_snapshot **out);
+
+/* Index of the snapshot pod built from cluster->pods[i] is i; of the
+ * snapshot node built from cluster->nodes[i] is i; in-flight NodeClaims
+ * follow the nodes. */
+
+#endif
