@@ -25,14 +25,17 @@ typedef struct sim_opts {
     const char *instance_types;
     const char *output;
     bool ignore_preferences;
+    bool no_improve;
 } sim_opts;
 
 static void usage(FILE *out)
 {
     fputs("usage: karpenter-controller simulate -f FILE_OR_DIR [-f ...] [--instance-types builtin|synthetic:N|FILE]\n"
-          "                                     [-o json|yaml|table] [--ignore-preferences]\n"
+          "                                     [-o json|yaml|table] [--ignore-preferences] [--no-improve]\n"
           "Plans, without a cluster, where pending pods would go: existing nodes, new NodeClaims\n"
-          "(with their instance types and hourly cost), or nowhere (with the reason).\n",
+          "(with their instance types and hourly cost), or nowhere (with the reason).\n"
+          "--no-improve keeps Karpenter's plan exactly, without the pass that repacks\n"
+          "unconstrained pods onto cheaper NodeClaims.\n",
           out);
 }
 
@@ -41,6 +44,7 @@ static int parse_args(int argc, char **argv, sim_opts *o)
     static const struct option longopts[] = {
         {"filename", required_argument, NULL, 'f'},   {"instance-types", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},     {"ignore-preferences", no_argument, NULL, 'p'},
+        {"no-improve", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -58,6 +62,7 @@ static int parse_args(int argc, char **argv, sim_opts *o)
         case 'i': o->instance_types = optarg; break;
         case 'o': o->output = optarg; break;
         case 'p': o->ignore_preferences = true; break;
+        case 'n': o->no_improve = true; break;
         case 'h': usage(stdout); exit(0);
         default: return kp_error_set(KP_EINVALID, "unknown option (see --help)");
         }
@@ -123,6 +128,7 @@ static int run(const sim_opts *o)
     if (!err) {
         kp_solve_opts so = KP_SOLVE_OPTS_INIT;
         so.ignore_preferences = o->ignore_preferences;
+        so.improve = !o->no_improve;
         n_pending = kp_snapshot_pending_pods(snap, &pending, arena);
         err = kp_solve(snap, &so, pending, n_pending, &plan);
     }

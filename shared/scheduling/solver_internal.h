@@ -178,6 +178,9 @@ bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why);
 int enodes_init(solver *s);
 bool enode_try(solver *s, enode *e, podstate *st);
 
+/* improve.c */
+void improve_plan(solver *s);
+
 /* finalize.c */
 kp_plan *plan_new(solver *s);
 int plan_finalize(solver *s, kp_plan *plan);

@@ -24,7 +24,8 @@ typedef struct kp_scenario {
 
 /* Decode `yaml` (any number of documents), open `catalog` — "builtin",
  * "synthetic:N", or "json:" followed by an inline instance-type array in the
- * --instance-types FILE format — and solve. `opts` may be NULL. Returns 0 or a
+ * --instance-types FILE format — and solve. `opts` may be NULL: Karpenter's
+ * behaviour, without the repacking pass (opts.improve) that goes beyond it. Returns 0 or a
  * negative KP_E* (kp_error_last() says why); the scenario must be freed either way. */
 int kp_scenario_run(kp_scenario *s, const char *yaml, const char *catalog, const kp_solve_opts *opts);
 void kp_scenario_free(kp_scenario *s);
