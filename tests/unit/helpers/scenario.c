@@ -19,17 +19,12 @@ static int open_catalog(const char *spec, kp_catalog **out)
     return err;
 }
 
-int kp_scenario_run(kp_scenario *s, const char *yaml, const char *catalog, const kp_solve_opts *opts)
+static int run_docs(kp_scenario *s, kp_doc_list *docs, int err, const char *catalog, const kp_solve_opts *opts)
 {
     kp_solve_opts defaults = KP_SOLVE_OPTS_INIT;
     defaults.improve = false; /* Karpenter's plan, unless a test asks for more */
-    kp_doc_list *docs = kp_doc_list_new();
     kp_cluster cluster;
     uint32_t *pending;
-    memset(s, 0, sizeof(*s));
-    s->arena = kp_arena_new();
-    s->manifests = kp_manifests_new();
-    int err = kp_load_buffer(docs, yaml, strlen(yaml), "scenario", KP_LOAD_YAML, NULL);
     if (!err)
         err = kp_manifests_add_docs(s->manifests, docs);
     kp_doc_list_free(docs);
@@ -46,6 +41,28 @@ int kp_scenario_run(kp_scenario *s, const char *yaml, const char *catalog, const
     if (!err)
         s->json = kp_plan_to_json(s->plan, s->snap, s->n_pending);
     return err;
+}
+
+static kp_doc_list *start(kp_scenario *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->arena = kp_arena_new();
+    s->manifests = kp_manifests_new();
+    return kp_doc_list_new();
+}
+
+int kp_scenario_run(kp_scenario *s, const char *yaml, const char *catalog, const kp_solve_opts *opts)
+{
+    kp_doc_list *docs = start(s);
+    int err = kp_load_buffer(docs, yaml, strlen(yaml), "scenario", KP_LOAD_YAML, NULL);
+    return run_docs(s, docs, err, catalog, opts);
+}
+
+int kp_scenario_run_path(kp_scenario *s, const char *path, const char *catalog, const kp_solve_opts *opts)
+{
+    kp_doc_list *docs = start(s);
+    int err = kp_load_path(docs, path, NULL);
+    return run_docs(s, docs, err, catalog, opts);
 }
 
 void kp_scenario_free(kp_scenario *s)

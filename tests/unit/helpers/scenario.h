@@ -28,6 +28,8 @@ typedef struct kp_scenario {
  * behaviour, without the repacking pass (opts.improve) that goes beyond it. Returns 0 or a
  * negative KP_E* (kp_error_last() says why); the scenario must be freed either way. */
 int kp_scenario_run(kp_scenario *s, const char *yaml, const char *catalog, const kp_solve_opts *opts);
+/* As kp_scenario_run, with manifests from a file or directory. */
+int kp_scenario_run_path(kp_scenario *s, const char *path, const char *catalog, const kp_solve_opts *opts);
 void kp_scenario_free(kp_scenario *s);
 
 /* "ns/name", or "name" for the default namespace. */
