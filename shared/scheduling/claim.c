@@ -30,7 +30,7 @@ static bool pod_ports_conflict(const solver *s, const claim *c, const kp_spod *p
 }
 
 /* minValues: the surviving types must still offer enough distinct values. */
-static bool min_values_ok(solver *s, const kp_requirements *reqs, const uint32_t *its, uint32_t n)
+bool min_values_ok(solver *s, const kp_requirements *reqs, const uint32_t *its, uint32_t n)
 {
     for (uint32_t k = 0; k < reqs->count; k++) {
         const kp_requirement *r = &reqs->items[k];

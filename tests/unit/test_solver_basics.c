@@ -51,3 +51,37 @@ Test(solver_basics, pod_without_nodepool_reports_why)
     cr_assert(strstr(kp_scenario_error_of(&s, "lonely"), "no nodepool"), "%s", kp_scenario_error_of(&s, "lonely"));
     kp_scenario_free(&s);
 }
+
+/* Karpenter's TruncateInstanceTypes: minValues must survive keeping only the
+ * cheapest types a launch can take. */
+Test(solver_basics, min_values_broken_by_truncation_leaves_pods_pending)
+{
+    static const char *const pool = "apiVersion: karpenter.sh/v1\n"
+                                    "kind: NodePool\n"
+                                    "metadata: {name: wide}\n"
+                                    "spec:\n"
+                                    "  template:\n"
+                                    "    spec:\n"
+                                    "      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
+                                    "      requirements:\n"
+                                    "      - {key: node.kubernetes.io/instance-type, operator: Exists, minValues: %d}\n"
+                                    "---\n"
+                                    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                                    "spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\n";
+    char yaml[1024];
+    kp_scenario s;
+    snprintf(yaml, sizeof(yaml), pool, 80);
+    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:400", NULL), 0, "%s", kp_error_last());
+    const char *why = kp_scenario_error_of(&s, "p");
+    cr_assert_not_null(why, "80 distinct types cannot survive truncation to 60");
+    cr_assert(strstr(why, "minValues"), "%s", why);
+    cr_assert_eq(s.plan->n_claims, 0);
+    kp_scenario_free(&s);
+
+    snprintf(yaml, sizeof(yaml), pool, 50);
+    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:400", NULL), 0, "%s", kp_error_last());
+    cr_assert_null(kp_scenario_error_of(&s, "p"));
+    cr_assert_eq(s.plan->claims[0].n_its, 60);
+    cr_assert_str_eq(kp_scenario_claim_type(&s, 0), "fake-it-0");
+    kp_scenario_free(&s);
+}
