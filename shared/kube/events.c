@@ -26,7 +26,8 @@ struct kp_kube_recorder {
     char *component;
     const kp_clock *clock;
     pthread_mutex_t lock;
-    kp_strmap seen; /* dedup key -> seen */
+    kp_strmap seen;  /* dedup key -> seen */
+    int64_t last_ns; /* Event names are <object>.<hex ns>: unique per recorder */
 };
 
 static void seen_free(void *value)
@@ -81,6 +82,11 @@ static cJSON *new_event(kp_kube_recorder *r, const kp_kube_resource *res, const 
                         const char *ns, const char *const text[3], const char *now)
 {
     int64_t ns_now = r->clock->now(r->clock);
+    pthread_mutex_lock(&r->lock);
+    if (ns_now <= r->last_ns)
+        ns_now = r->last_ns + 1;
+    r->last_ns = ns_now;
+    pthread_mutex_unlock(&r->lock);
     char name[300];
     snprintf(name, sizeof(name), "%s.%llx", kp_kube_meta(obj, "name"), (unsigned long long)ns_now);
     cJSON *ev = cJSON_CreateObject();

@@ -125,7 +125,7 @@ static int fetch_pages(kp_kube_client *c, enum kp_kube_res res, const kp_kube_li
 {
     bool paged = true;
     p->items = cJSON_CreateArray();
-    do {
+    for (;;) {
         kp_buf path = KP_BUF_INIT(8192);
         int err = page_path(c, &path, res, o, paged, p->next);
         kp_kube_request req = {"GET", kp_buf_cstr(&path), NULL, NULL, o->cancel};
@@ -144,8 +144,9 @@ static int fetch_pages(kp_kube_client *c, enum kp_kube_res res, const kp_kube_li
             return err;
         take_page(p, page);
         cJSON_Delete(page);
-    } while (p->next);
-    return 0;
+        if (!p->next)
+            return 0;
+    }
 }
 
 int kp_kube_list(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opts *opts,
