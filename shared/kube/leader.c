@@ -283,7 +283,7 @@ static int64_t jittered(kp_leader_elector *le)
 /* Until we hold the lease (true) or are stopped (false). */
 static bool acquire(kp_leader_elector *le)
 {
-    for (;;) {
+    while (!kp_kube_cancel_fired(le->cancel)) {
         bool held;
         if (try_acquire_or_renew(le, &held) < 0)
             KP_LOG(KP_LOG_DEBUG, "leader", "lease round failed", "error", kp_error_last());
@@ -292,6 +292,7 @@ static bool acquire(kp_leader_elector *le)
         if (kp_kube_cancel_sleep(le->cancel, jittered(le)))
             return false;
     }
+    return false;
 }
 
 /* Renew until stopped or until renewals have failed for renew_deadline. */
