@@ -64,8 +64,7 @@ static void note(journal *j, const char *what, const cJSON *obj)
     char key[64];
     kp_kube_object_key(obj, key, sizeof(key));
     pthread_mutex_lock(&j->lock);
-    if (j->n < 64)
-        snprintf(j->lines[j->n++], 80, "%s %s", what, key);
+    if (j->n < 64) snprintf(j->lines[j->n++], 80, "%s %s", what, key);
     pthread_mutex_unlock(&j->lock);
 }
 
@@ -218,8 +217,7 @@ static atomic_bool refuse_watches;
 static void watch_gate(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx;
-    if (atomic_load(&refuse_watches) && strstr(req->query, "watch=1"))
-        resp->status = 503;
+    if (atomic_load(&refuse_watches) && strstr(req->query, "watch=1")) resp->status = 503;
 }
 
 static char *current_rv(void)
@@ -242,7 +240,7 @@ Test(informer, reconnects_from_the_last_resource_version)
     atomic_store(&refuse_watches, true);
     fake_api_close_watches(fa);
     while (fake_api_count(fa, "GET", "/api/v1/pods?watch=1") < 3)
-        usleep(5000); /* refused and retried with back-off */
+        usleep(5000);         /* refused and retried with back-off */
     put_pod("a", "p2", "n1"); /* happens while the informer is cut off */
     atomic_store(&refuse_watches, false);
     cr_assert(wait_journal(&f.j, 2), "the missed change is replayed");
@@ -311,8 +309,7 @@ Test(informer, bookmarks_advance_the_resource_version)
     for (int i = 0; i < 1000; i++) {
         free(rv);
         rv = kp_informer_resource_version(f.inf);
-        if (rv && strcmp(rv, want) == 0)
-            break;
+        if (rv && strcmp(rv, want) == 0) break;
         usleep(5000);
     }
     cr_assert_str_eq(rv, want);

@@ -214,9 +214,8 @@ Test(leader, simultaneous_candidates_elect_one)
     pthread_create(&mon, NULL, watch_both, &m);
     cr_assert_eq(kp_leader_elector_start(a.le), 0);
     cr_assert_eq(kp_leader_elector_start(b.le), 0);
-    for (int i = 0; i < 1000 && !kp_leader_elector_is_leader(a.le) &&
-                    !kp_leader_elector_is_leader(b.le);
-         i++)
+    for (int i = 0;
+         i < 1000 && !kp_leader_elector_is_leader(a.le) && !kp_leader_elector_is_leader(b.le); i++)
         usleep(10 * 1000);
     usleep(1000 * 1000);
     atomic_store(&m.stop, true);
@@ -232,8 +231,7 @@ static atomic_bool outage;
 static void api_down(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx, (void)req;
-    if (atomic_load(&outage))
-        resp->status = 503;
+    if (atomic_load(&outage)) resp->status = 503;
 }
 
 Test(leader, leader_steps_down_when_it_cannot_renew)

@@ -1,4 +1,5 @@
-/* Watch streams (shared/kube/watch.h): the line decoder on its own, then against the fake API server. */
+/* Watch streams (shared/kube/watch.h): the line decoder on its own, then against the fake API
+ * server. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -37,7 +38,8 @@ static int record(void *ctx, enum kp_watch_type type, cJSON **object)
 
 static const char three[] =
     "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"5\"}}}\n"
-    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"6\"}}}\r\n"
+    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"6\"}}}"
+    "\r\n"
     "\n"
     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"7\"}}}\n";
 
@@ -119,8 +121,8 @@ Test(watch_stream, error_events_map_their_status)
     static const char gone[] =
         "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
         "\"message\":\"too old resource version: 5 (9)\",\"reason\":\"Expired\",\"code\":410}}\n";
-    static const char internal[] =
-        "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"message\":\"etcd is sad\",\"code\":500}}\n";
+    static const char internal[] = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\","
+                                   "\"message\":\"etcd is sad\",\"code\":500}}\n";
     seen s = {0};
     kp_watch_stream ws;
     kp_watch_stream_init(&ws, 4096, record, &s);
@@ -282,8 +284,7 @@ Test(kube_watch, bookmarks_carry_the_resource_version)
 static void chopped_stream(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx;
-    if (!strstr(req->query, "watch=1"))
-        return;
+    if (!strstr(req->query, "watch=1")) return;
     /* Three events cut in the middle of lines, across network writes. */
     const char *cuts[] = {"{\"type\":\"ADDED\",\"obj", "ect\":{\"metadata\":{\"name\":\"a\"}}}\n{",
                           "\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}",
@@ -308,8 +309,9 @@ static void forbidden(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx, (void)req;
     resp->status = 403;
-    resp->body = kp_xstrdup("{\"kind\":\"Status\",\"message\":\"pods is forbidden: User "
-                            "\\\"system:serviceaccount:x:y\\\" cannot watch resource\",\"code\":403}");
+    resp->body =
+        kp_xstrdup("{\"kind\":\"Status\",\"message\":\"pods is forbidden: User "
+                   "\\\"system:serviceaccount:x:y\\\" cannot watch resource\",\"code\":403}");
 }
 
 Test(kube_watch, refused_watch_maps_the_status)

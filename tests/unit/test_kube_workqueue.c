@@ -157,8 +157,7 @@ static void *worker(void *arg)
     char *k;
     while (kp_workqueue_get(s->q, -1, &k) == 0) {
         int i = key_index(k);
-        if (atomic_fetch_add(&s->active[i], 1) != 0)
-            atomic_fetch_add(&s->overlaps, 1);
+        if (atomic_fetch_add(&s->active[i], 1) != 0) atomic_fetch_add(&s->overlaps, 1);
         usleep(100);
         atomic_fetch_sub(&s->active[i], 1);
         atomic_fetch_add(&s->processed, 1);
