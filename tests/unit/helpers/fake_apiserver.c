@@ -428,10 +428,10 @@ static answer remove_object(fake_api *fa, const route *r, const cJSON *body)
 static answer evict(fake_api *fa, route *r, const cJSON *body)
 {
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(body, "apiVersion"));
-    if (!v || (strcmp(v, "policy/v1") == 0 && !fa->policy_v1))
-        return (answer){404, status_body(404, "NotFound",
-                                         "the server could not find the "
-                                         "requested resource")};
+    if (!v || (strcmp(v, "policy/v1") == 0 && !fa->policy_v1)) /* what 1.20 answers */
+        return (answer){400, status_body(400, "BadRequest",
+                                         "no kind \"Eviction\" is registered "
+                                         "for version \"policy/v1\"")};
     r->sub[0] = '\0';
     answer a = remove_object(fa, r, cJSON_GetObjectItem(body, "deleteOptions"));
     if (a.status != 200) return a;
