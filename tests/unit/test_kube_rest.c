@@ -285,6 +285,8 @@ Test(kube_rest, threads_each_use_their_own_handle)
     pthread_join(t[0], NULL);
     cr_assert_eq(w[0].ok, 50);
     cr_assert_eq(fake_api_count(fa, "GET", "/api/v1/nodes/n1"), 125);
+    /* Keep-alive: one connection per handle, not per request. */
+    cr_assert_leq(fake_api_connections(fa), 4, "%zu connections", fake_api_connections(fa));
     kp_kube_client_free(c);
 }
 

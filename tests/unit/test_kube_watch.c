@@ -356,3 +356,23 @@ Test(kube_watch, server_closing_the_stream_ends_the_watch)
     cr_assert_eq(w.err, 0, "%s", kp_error_last());
     cr_assert_eq(w.s.n, 1);
 }
+
+/* A callback that calls the client on the watch's own thread gets a handle of its own. */
+static int reenter(void *ctx, enum kp_watch_type type, cJSON **object)
+{
+    (void)type;
+    cJSON *node = NULL;
+    int err = kp_kube_get(client, KP_RES_NODE, NULL, kp_kube_meta(*object, "name"), &node);
+    *(int *)ctx = err == 0 && strcmp(kp_kube_meta(node, "name"), "n1") == 0 ? 1 : -1;
+    cJSON_Delete(node);
+    return 1;
+}
+
+Test(kube_watch, callbacks_may_call_the_client)
+{
+    fake_api_put(fa, "/api/v1/nodes", POD("n1"));
+    kp_kube_watch_opts wo = KP_KUBE_WATCH_OPTS_INIT;
+    int result = 0;
+    cr_assert_eq(kp_kube_watch(client, KP_RES_NODE, &wo, reenter, &result), 1);
+    cr_assert_eq(result, 1, "%s", kp_error_last());
+}

@@ -958,6 +958,13 @@ bool fake_api_wait_watches(fake_api *fa, int n, int timeout_ms)
     return ok;
 }
 
+size_t fake_api_connections(fake_api *fa)
+{
+    size_t n;
+    LOCKED(fa, n = fa->nconns);
+    return n;
+}
+
 static bool matches(const fake_logged *l, const char *method, const char *prefix)
 {
     return (!method || strcmp(l->method, method) == 0) &&

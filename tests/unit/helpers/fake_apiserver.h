@@ -80,6 +80,9 @@ void fake_api_close_watches(fake_api *fa);
 /* Wait until at least `n` watch streams are open; false after `timeout_ms`. */
 bool fake_api_wait_watches(fake_api *fa, int n, int timeout_ms);
 
+/* TCP connections accepted so far (keep-alive makes this small). */
+size_t fake_api_connections(fake_api *fa);
+
 typedef struct fake_logged {
     const char *method;
     const char *target; /* path?query */
