@@ -276,6 +276,8 @@ int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
         kp_snapshot_free(snap);
         return err;
     }
+    snap->pdbs = c->pdbs;
+    snap->n_pdbs = (uint32_t)c->n_pdbs;
     kp_snapshot_sort_templates(snap);
     for (uint32_t t = 0; t < snap->n_templates && c->catalog; t++)
         kp_snapshot_template_use_its(snap, t, (uint32_t)first, (uint32_t)c->catalog->count);
