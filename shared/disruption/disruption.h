@@ -36,9 +36,13 @@ typedef struct kp_disrupt_opts {
     bool spot_to_spot;      /* Karpenter's SpotToSpotConsolidation feature gate; off by default */
     bool ignore_preferences;
     uint32_t multi_node_max; /* candidates a multi-node consolidation may take; Karpenter: 100 */
+    /* One loop in which every method is evaluated over every candidate (each
+     * method's command recorded, none applied): the whole decision a loop
+     * considers, rather than the first command it would act on. */
+    bool all_methods_once;
 } kp_disrupt_opts;
 
-#define KP_DISRUPT_OPTS_INIT {0, 0, false, false, 100}
+#define KP_DISRUPT_OPTS_INIT {0, 0, false, false, 100, false}
 
 typedef struct kp_disrupt_command {
     enum kp_disrupt_method method;

@@ -38,6 +38,8 @@ typedef struct planner {
     int32_t *it_of_node;
     uint32_t loop;
     const char **why;   /* per node: the latest reason it was not disrupted */
+    uint32_t *pods_first; /* pods by node for this loop: node i's are pods_list[first[i] .. first[i+1]) */
+    uint32_t *pods_list;
 } planner;
 
 /* facts.c */

@@ -100,9 +100,9 @@ static bool pdb_matches(const kp_pdb *pdb, const kp_pod *pod)
 static const char *pods_protected(planner *p, uint32_t node)
 {
     const kp_snapshot *snap = p->snap;
-    for (uint32_t i = 0; i < snap->n_pods; i++) {
-        const kp_spod *s = &snap->pods[i];
-        if (s->node != (int32_t)node || !s->src || !active(s))
+    for (uint32_t k = p->pods_first[node]; k < p->pods_first[node + 1]; k++) {
+        const kp_spod *s = &snap->pods[p->pods_list[k]];
+        if (!s->src || !active(s))
             continue;
         if (do_not_disrupt_active(p, s->src))
             return kp_arena_printf(p->plan->arena, "pod %s has the %s annotation", s->ns_name,
@@ -110,14 +110,14 @@ static const char *pods_protected(planner *p, uint32_t node)
         if (tolerates_disrupted_taint(s) || s->src->owned_by_node || s->src->is_mirror)
             continue;
         const kp_pdb *match = NULL;
-        for (uint32_t k = 0; k < snap->n_pdbs; k++) {
-            if (!pdb_matches(snap->pdbs[k], s->src))
+        for (uint32_t b = 0; b < snap->n_pdbs; b++) {
+            if (!pdb_matches(snap->pdbs[b], s->src))
                 continue;
             if (match)
                 return kp_arena_printf(p->plan->arena, "pod %s is selected by more than one PodDisruptionBudget "
                                        "(%s and %s): eviction cannot proceed", s->ns_name, match->meta.name,
-                                       snap->pdbs[k]->meta.name);
-            match = snap->pdbs[k];
+                                       snap->pdbs[b]->meta.name);
+            match = snap->pdbs[b];
         }
         if (match && match->disruptions_allowed <= 0)
             return kp_arena_printf(p->plan->arena, "PodDisruptionBudget %s/%s allows 0 disruptions (pod %s)",
@@ -165,14 +165,13 @@ static double node_price(const planner *p, uint32_t node)
 static void collect_pods(planner *p, uint32_t node, node_facts *f)
 {
     const kp_snapshot *snap = p->snap;
-    uint32_t n = 0;
+    uint32_t first = p->pods_first[node], end = p->pods_first[node + 1];
     f->cost = 1.0;
-    for (uint32_t i = 0; i < snap->n_pods; i++)
-        n += snap->pods[i].node == (int32_t)node && reschedulable(&snap->pods[i]);
-    f->pods = KP_ARENA_NEW(p->plan->arena, uint32_t, n ? n : 1);
-    for (uint32_t i = 0; i < snap->n_pods; i++) {
+    f->pods = KP_ARENA_NEW(p->plan->arena, uint32_t, end > first ? end - first : 1);
+    for (uint32_t k = first; k < end; k++) {
+        uint32_t i = p->pods_list[k];
         const kp_spod *s = &snap->pods[i];
-        if (s->node != (int32_t)node || !reschedulable(s))
+        if (!reschedulable(s))
             continue;
         f->pods[f->n_pods++] = i;
         double c = eviction_cost(s->src);
@@ -309,8 +308,28 @@ static void facts_for(planner *p, uint32_t i, node_facts *f)
         f->blocked = protected_pods;
 }
 
+/* Bucket the pods by node once per loop. */
+static void index_pods(planner *p)
+{
+    const kp_snapshot *snap = p->snap;
+    uint32_t *first = KP_ARENA_NEW(p->plan->arena, uint32_t, snap->n_nodes + 1);
+    uint32_t *list = KP_ARENA_NEW(p->plan->arena, uint32_t, snap->n_pods ? snap->n_pods : 1);
+    for (uint32_t i = 0; i < snap->n_pods; i++)
+        if (snap->pods[i].node >= 0)
+            first[snap->pods[i].node + 1]++;
+    for (uint32_t i = 0; i < snap->n_nodes; i++)
+        first[i + 1] += first[i];
+    uint32_t *fill = kp_arena_memdup(p->plan->arena, first, (snap->n_nodes + 1) * sizeof(uint32_t));
+    for (uint32_t i = 0; i < snap->n_pods; i++)
+        if (snap->pods[i].node >= 0)
+            list[fill[snap->pods[i].node]++] = i;
+    p->pods_first = first;
+    p->pods_list = list;
+}
+
 void facts_compute(planner *p)
 {
+    index_pods(p);
     for (uint32_t i = 0; i < p->snap->n_nodes; i++) {
         if (p->gone[i]) {
             memset(&p->facts[i], 0, sizeof(node_facts));

@@ -202,6 +202,24 @@ static int64_t monotonic_ns(void)
     return (int64_t)ts.tv_sec * KP_NS_PER_SEC + ts.tv_nsec;
 }
 
+/* Every method over every candidate, once, recording what each would do. */
+static int every_method(planner *p, uint32_t *cmd_cap)
+{
+    facts_compute(p);
+    for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
+        kp_disrupt_command cmd;
+        memset(&cmd, 0, sizeof(cmd));
+        kp_arena_mark mark = kp_arena_mark_get(p->scratch);
+        int found = methods[m](p, &cmd);
+        kp_arena_rewind(p->scratch, mark);
+        if (found < 0)
+            return found;
+        if (found)
+            push_command(p->plan, &cmd, cmd_cap);
+    }
+    return 0;
+}
+
 int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, kp_disruption_plan **out)
 {
     int64_t start = monotonic_ns();
@@ -215,6 +233,8 @@ int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, k
     fit_arrays(&p, &cap);
     facts_compute(&p);
     plan->cost_before = managed_cost(&p);
+    if (opts->all_methods_once)
+        err = every_method(&p, &cmd_cap), limit = 0;
     for (p.loop = 0; p.loop < limit && err >= 0; p.loop++) {
         kp_disrupt_command cmd;
         memset(&cmd, 0, sizeof(cmd));

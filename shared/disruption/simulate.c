@@ -78,6 +78,7 @@ int simulate_move(planner *p, const uint32_t *nodes, uint32_t n, bool consolidat
     uint32_t n_pending = collect(p, leaving, pending, moved);
     kp_solve_opts so = KP_SOLVE_OPTS_INIT;
     so.improve = false; /* a replacement must be one NodeClaim, as Karpenter plans it */
+    so.skip_lower_bound = true;
     so.ignore_preferences = p->opts->ignore_preferences;
     so.exclude_nodes = exclude;
     so.closed_to_moves = closed;

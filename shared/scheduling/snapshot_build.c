@@ -256,6 +256,15 @@ static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
     return 0;
 }
 
+/* Karpenter provisions from NodePools that are not static (spec.replicas),
+ * not being deleted, and Ready. Manifests written by hand carry no status, so
+ * only an explicit Ready other than True rules a NodePool out. */
+static bool provisions(const kp_nodepool *np)
+{
+    const kp_condition *ready = kp_conditions_get(&np->conditions, "Ready");
+    return !np->has_replicas && !np->meta.deletion_timestamp.set && (!ready || ready->status == KP_CONDITION_TRUE);
+}
+
 int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
 {
     kp_snapshot *snap = kp_snapshot_new();
@@ -264,7 +273,7 @@ int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
     if (c->catalog && (first = kp_snapshot_add_catalog(snap, c->catalog)) < 0)
         err = first;
     for (size_t i = 0; i < c->n_nodepools && !err; i++)
-        if (!c->nodepools[i]->meta.deletion_timestamp.set)
+        if (provisions(c->nodepools[i]))
             err = add_template(snap, c->nodepools[i]);
     if (!err)
         err = add_nodes(snap, c);

@@ -512,6 +512,28 @@ int kp_snapshot_add_pods(kp_snapshot *snap, const kp_cluster *c)
     return 0;
 }
 
+/* Karpenter sizes a DaemonSet by its newest pod when one exists (the pod has
+ * the requests the kubelet admitted), with the template's required node
+ * affinity, which the DaemonSet controller rewrites per node on its pods. */
+static kp_pod daemon_pod(const kp_cluster *c, const kp_workload *ds)
+{
+    const kp_pod *newest = NULL;
+    for (size_t i = 0; i < c->n_pods; i++) {
+        const kp_pod *p = c->pods[i];
+        if (p->owned_by_daemonset && strcmp(p->controller_name, ds->meta.name) == 0 &&
+            strcmp(p->meta.namespace, ds->meta.namespace) == 0 &&
+            (!newest || p->meta.creation_timestamp.ns > newest->meta.creation_timestamp.ns))
+            newest = p;
+    }
+    kp_pod pod = newest ? *newest : ds->template;
+    if (newest && ds->template.affinity.node.has_required) {
+        pod.affinity.node.has_required = true;
+        pod.affinity.node.required = ds->template.affinity.node.required;
+        pod.affinity.node.n_required = ds->template.affinity.node.n_required;
+    }
+    return pod;
+}
+
 int kp_snapshot_add_daemons(kp_snapshot *snap, const kp_cluster *c)
 {
     build_ctx b;
@@ -521,7 +543,7 @@ int kp_snapshot_add_daemons(kp_snapshot *snap, const kp_cluster *c)
         if (ds->meta.deletion_timestamp.set)
             continue;
         kp_spod *sp = kp_snapshot_add_daemon(snap);
-        kp_pod tmpl = ds->template;
+        kp_pod tmpl = daemon_pod(c, ds);
         tmpl.meta.name = ds->meta.name;
         tmpl.meta.namespace = ds->meta.namespace;
         tmpl.node_name = "";

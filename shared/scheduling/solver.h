@@ -27,9 +27,10 @@ typedef struct kp_solve_opts {
      * NodePool's consolidateAfter; pending pods may. Both arrays optional. */
     const bool *closed_to_moves; /* n_nodes flags */
     const bool *moved;           /* n_pods flags */
+    bool skip_lower_bound;       /* simulations nobody prices against the bound */
 } kp_solve_opts;
 
-#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL}
+#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL, false}
 
 typedef struct kp_plan_claim {
     uint32_t template_index;
