@@ -14,6 +14,9 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 
+/* The helpers up to the first test are the same in every test_solver_basic_*.c:
+ * each test file is its own program and tests/unit/helpers/ stays generic. */
+
 /* ---- manifests: YAML documents appended one by one (flow style keeps them short) ---- */
 
 typedef struct yb {
@@ -83,12 +86,17 @@ static inline void deploy(yb *y, const char *name, int n, const char *requests, 
            name, n, name, name, requests ? requests : "", SEP(spec));
 }
 
+/* Every DaemonSet here declares a host port no pod uses: DaemonSets without
+ * host ports make the solver copy from a NULL pointer (undefined behaviour the
+ * sanitizers abort on; see test_solver_basic_bugs.c). Make this "" once fixed. */
+#define DS_PORT ", ports: [{containerPort: 65001, hostPort: 65001}]"
+
 static inline void daemonset(yb *y, const char *name, const char *requests, const char *spec)
 {
     yb_add(y,
            "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: %s}\n"
            "spec: {selector: {matchLabels: {ds: %s}}, template: {metadata: {labels: {ds: %s}}, "
-           "spec: {containers: [{name: c, resources: {requests: {%s}}}]%s%s}}}\n",
+           "spec: {containers: [{name: c, resources: {requests: {%s}}" DS_PORT "}]%s%s}}}\n",
            name, name, name, requests ? requests : "", SEP(spec));
 }
 
@@ -175,6 +183,35 @@ static inline bool claim_all_its(const kp_scenario *s, int c, const char *key, c
         if (!it_has_label(s, s->plan->claims[c].its[i], key, value))
             return false;
     return claim_n_its(s, c) > 0;
+}
+
+/* The claim as `simulate -o json` prints it. */
+static inline const cJSON *json_claim(const kp_scenario *s, int c)
+{
+    const cJSON *claims = cJSON_GetObjectItemCaseSensitive(s->json, "nodeClaims");
+    const cJSON *claim = cJSON_GetArrayItem(claims, c);
+    cr_assert_not_null(claim, "no claim %d in the JSON plan", c);
+    return claim;
+}
+
+static inline bool json_claim_has_req(const kp_scenario *s, int c, const char *key)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(json_claim(s, c), "requirements"))
+    {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, "key");
+        if (cJSON_IsString(k) && strcmp(k->valuestring, key) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The label the NodeClaim would carry, or NULL. */
+static inline const char *json_claim_label(const kp_scenario *s, int c, const char *key)
+{
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(json_claim(s, c), "labels");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(labels, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* The claim's requests of `resource`, in milli-units. */

@@ -14,6 +14,9 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 
+/* The helpers up to the first test are the same in every test_solver_basic_*.c:
+ * each test file is its own program and tests/unit/helpers/ stays generic. */
+
 /* ---- manifests: YAML documents appended one by one (flow style keeps them short) ---- */
 
 typedef struct yb {

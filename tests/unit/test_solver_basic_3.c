@@ -14,6 +14,9 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 
+/* The helpers up to the first test are the same in every test_solver_basic_*.c:
+ * each test file is its own program and tests/unit/helpers/ stays generic. */
+
 /* ---- manifests: YAML documents appended one by one (flow style keeps them short) ---- */
 
 typedef struct yb {
@@ -580,7 +583,7 @@ Test(solver_basic_template, nodepool_without_instance_types_is_explained)
         cr_assert_eq(s.plan->n_claims, 0, "%s", empty_pool_cases[i].name);
         cr_assert_eq(s.plan->n_errors, 3, "%s", empty_pool_cases[i].name);
         for (int p = 0; p < 3; p++) {
-            char name[16];
+            char name[32];
             snprintf(name, sizeof(name), "app-%d", p);
             expect_error(&s, name, "\"filtered\"");
             expect_error(&s, name, "instance types");
