@@ -4,11 +4,13 @@
  * denial with several errors reads.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/admission.h"
 #include "base/error.h"
+#include "format/load.h"
 
 static cJSON *parse(const char *json)
 {
@@ -133,4 +135,37 @@ Test(admission, warnings_name_their_field)
                                       "blocks all voluntary disruption forever");
     cJSON_Delete(obj);
     kp_arena_free(arena);
+}
+
+/* The manifests we ship as examples are valid, so users who start from them
+ * are not refused by the webhook. */
+Test(admission, shipped_examples_are_valid)
+{
+    kp_doc_list *list = kp_doc_list_new();
+    cr_assert_eq(kp_load_path(list, KP_SOURCE_DIR "/examples", NULL), 0, "%s", kp_error_last());
+    kp_arena *arena = kp_arena_new();
+    size_t checked = 0;
+    for (size_t i = 0; i < kp_doc_list_count(list); i++) {
+        const kp_doc *d = kp_doc_list_at(list, i);
+        const char *api = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d->obj, "apiVersion"));
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d->obj, "kind"));
+        const char *slash = api ? strchr(api, '/') : NULL;
+        if (!slash || !kind) continue;
+        char group[128];
+        snprintf(group, sizeof(group), "%.*s", (int)(slash - api), api);
+        int k = kp_admission_kind_lookup(group, slash + 1, kind);
+        if (k < 0) continue;
+        kp_admission_result res;
+        kp_admission_result_init(&res, arena);
+        char origin[256];
+        kp_doc_origin(d, origin, sizeof(origin));
+        cr_assert_eq(kp_admission_validate((enum kp_admission_kind)k, KP_ADMIT_CREATE, d->obj, NULL,
+                                           &res), 0);
+        cr_expect_eq(res.errors.count, 0, "%s: %s", origin,
+                     kp_field_errors_string(arena, &res.errors));
+        checked++;
+    }
+    cr_expect_geq(checked, 4, "only %zu Karpenter objects found in examples/", checked);
+    kp_arena_free(arena);
+    kp_doc_list_free(list);
 }
