@@ -48,9 +48,12 @@ void kp_admission_result_clear(kp_admission_result *res)
 const char *kp_admission_kind_name(enum kp_admission_kind kind)
 {
     switch (kind) {
-    case KP_ADMIT_NODEPOOL: return "NodePool";
-    case KP_ADMIT_NODECLAIM: return "NodeClaim";
-    case KP_ADMIT_EC2NODECLASS: return "EC2NodeClass";
+    case KP_ADMIT_NODEPOOL:
+        return "NodePool";
+    case KP_ADMIT_NODECLAIM:
+        return "NodeClaim";
+    case KP_ADMIT_EC2NODECLASS:
+        return "EC2NodeClass";
     }
     return "";
 }
@@ -84,9 +87,15 @@ int kp_admission_validate(enum kp_admission_kind kind, enum kp_admission_op op, 
     kp_vctx v;
     kp_v_init(&v, res, op);
     switch (kind) {
-    case KP_ADMIT_NODEPOOL: kp_validate_nodepool(&v, obj, old); return 0;
-    case KP_ADMIT_NODECLAIM: kp_validate_nodeclaim(&v, obj, old); return 0;
-    case KP_ADMIT_EC2NODECLASS: kp_validate_ec2nodeclass(&v, obj, old); return 0;
+    case KP_ADMIT_NODEPOOL:
+        kp_validate_nodepool(&v, obj, old);
+        return 0;
+    case KP_ADMIT_NODECLAIM:
+        kp_validate_nodeclaim(&v, obj, old);
+        return 0;
+    case KP_ADMIT_EC2NODECLASS:
+        kp_validate_ec2nodeclass(&v, obj, old);
+        return 0;
     }
     return kp_error_set(KP_EINVALID, "unknown admission kind %d", (int)kind);
 }
@@ -290,8 +299,8 @@ const char *kp_v_required_string(kp_vctx *v, const cJSON *obj, const char *name)
     return kp_v_string(v, obj, name);
 }
 
-static const cJSON *typed(kp_vctx *v, const cJSON *obj, const char *name, cJSON_bool (*is)(const cJSON *),
-                          const char *want)
+static const cJSON *typed(kp_vctx *v, const cJSON *obj, const char *name,
+                          cJSON_bool (*is)(const cJSON *), const char *want)
 {
     const cJSON *item = kp_v_get(obj, name);
     if (item && !is(item)) {

@@ -54,17 +54,23 @@ static int parse_uint(const parser *p, const char *s, size_t len, unsigned long 
     snprintf(text, sizeof(text), "%.*s", (int)(len < 60 ? len : 60), s);
     size_t i = (len && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
     bool neg = len && s[0] == '-';
-    if (i == len) return fail(p, "failed to parse int from %s: strconv.Atoi: parsing \"%s\": invalid syntax", text, text);
+    if (i == len)
+        return fail(p, "failed to parse int from %s: strconv.Atoi: parsing \"%s\": invalid syntax",
+                    text, text);
     unsigned long long v = 0;
     bool range = false;
     for (; i < len; i++) {
         if (s[i] < '0' || s[i] > '9')
-            return fail(p, "failed to parse int from %s: strconv.Atoi: parsing \"%s\": invalid syntax", text, text);
+            return fail(p,
+                        "failed to parse int from %s: strconv.Atoi: parsing \"%s\": invalid syntax",
+                        text, text);
         if (v > (unsigned long long)INT64_MAX / 10) range = true;
         v = v * 10 + (unsigned)(s[i] - '0');
     }
     if (range || v > (unsigned long long)INT64_MAX + neg)
-        return fail(p, "failed to parse int from %s: strconv.Atoi: parsing \"%s\": value out of range", text, text);
+        return fail(p,
+                    "failed to parse int from %s: strconv.Atoi: parsing \"%s\": value out of range",
+                    text, text);
     if (neg && v) return fail(p, "negative number (-%llu) not allowed: %s", v, text);
     *out = v;
     return 0;
@@ -85,7 +91,8 @@ static int parse_int_or_name(const parser *p, const char *s, size_t len, const b
 static uint64_t bits_between(unsigned long long lo, unsigned long long hi, unsigned long long step)
 {
     uint64_t bits = 0;
-    for (unsigned long long i = lo; i <= hi; i += step) bits |= UINT64_C(1) << i;
+    for (unsigned long long i = lo; i <= hi; i += step)
+        bits |= UINT64_C(1) << i;
     return bits;
 }
 
@@ -137,7 +144,8 @@ static int parse_range(const parser *p, const char *s, size_t len, const bounds 
 }
 
 /* A comma-separated list; `p->pos` is where the field starts. */
-static int parse_field(parser *p, const char *s, size_t len, const bounds *b, uint64_t *bits, bool *any)
+static int parse_field(parser *p, const char *s, size_t len, const bounds *b, uint64_t *bits,
+                       bool *any)
 {
     size_t field_pos = p->pos;
     size_t i = 0;
@@ -212,10 +220,12 @@ static int parse_fields(parser *p, const char *s, size_t base, kp_cron *c)
 {
     size_t start[6] = {0}, len[6] = {0}, n = 0, i = 0;
     while (s[i]) {
-        while (is_space(s[i])) i++;
+        while (is_space(s[i]))
+            i++;
         if (!s[i]) break;
         size_t b = i;
-        while (s[i] && !is_space(s[i])) i++;
+        while (s[i] && !is_space(s[i]))
+            i++;
         if (n < 6) start[n] = b, len[n] = i - b;
         n++;
     }
@@ -249,10 +259,12 @@ int kp_cron_parse(const char *spec, kp_cron *out)
     if (strncmp(p.spec, "TZ=", 3) == 0 || strncmp(p.spec, "CRON_TZ=", 8) == 0) {
         /* robfig trims what follows the zone (strings.TrimSpace) */
         if ((err = parse_tz(&p, p.spec, &c, &base)) < 0) return err;
-        while (is_space(p.spec[base])) base++;
+        while (is_space(p.spec[base]))
+            base++;
     }
     size_t n = strlen(p.spec + base);
-    while (base > 0 && n > 0 && is_space(p.spec[base + n - 1])) n--;
+    while (base > 0 && n > 0 && is_space(p.spec[base + n - 1]))
+        n--;
     memcpy(body, p.spec + base, n);
     body[n] = '\0';
     p.pos = base;
@@ -314,7 +326,8 @@ bool kp_cron_next(const kp_cron *c, int64_t after, int64_t *next)
         if (y > y0 + 5) return false;
         unsigned dow = (unsigned)((day % 7 + 11) % 7); /* 1970-01-01 was a Thursday */
         if (!((c->month >> m) & 1u) || !day_matches(c, d, dow)) continue;
-        for (int h = first_from(c->hour, first ? h0 : 0, 24); h >= 0; h = first_from(c->hour, h + 1, 24)) {
+        for (int h = first_from(c->hour, first ? h0 : 0, 24); h >= 0;
+             h = first_from(c->hour, h + 1, 24)) {
             int mi = first_from(c->minute, (first && h == h0) ? min0 : 0, 60);
             if (mi >= 0) {
                 *next = day * 86400 + h * 3600 + mi * 60;

@@ -32,7 +32,7 @@ typedef struct kp_cron {
     uint8_t dow;     /* bits 0..6, Sunday = 0 */
     bool dom_any;    /* day-of-month was "*" or "?" without a step > 1 */
     bool dow_any;
-    int64_t every_s; /* "@every": the period in whole seconds (>= 1); 0 otherwise */
+    int64_t every_s;         /* "@every": the period in whole seconds (>= 1); 0 otherwise */
     char tz[KP_CRON_TZ_MAX]; /* the TZ= / CRON_TZ= name, or "" */
 } kp_cron;
 

@@ -112,9 +112,12 @@ static void apply_rule(cJSON *node, const char *rest, kp_jsonpointer *ptr, const
 static const default_rule *rules_for(enum kp_admission_kind kind)
 {
     switch (kind) {
-    case KP_ADMIT_NODEPOOL: return nodepool_rules;
-    case KP_ADMIT_NODECLAIM: return nodeclaim_rules;
-    case KP_ADMIT_EC2NODECLASS: return ec2nodeclass_rules;
+    case KP_ADMIT_NODEPOOL:
+        return nodepool_rules;
+    case KP_ADMIT_NODECLAIM:
+        return nodeclaim_rules;
+    case KP_ADMIT_EC2NODECLASS:
+        return ec2nodeclass_rules;
     }
     return NULL;
 }

@@ -196,7 +196,8 @@ static void insert_at(cJSON *array, int i, cJSON *item)
     while (cJSON_GetArraySize(array) > i)
         cJSON_AddItemToArray(tail, cJSON_DetachItemFromArray(array, i));
     cJSON_AddItemToArray(array, item);
-    while (tail->child) cJSON_AddItemToArray(array, cJSON_DetachItemFromArray(tail, 0));
+    while (tail->child)
+        cJSON_AddItemToArray(array, cJSON_DetachItemFromArray(tail, 0));
     cJSON_Delete(tail);
 }
 

@@ -31,7 +31,8 @@ static bool unit_groups(const char *s, size_t len, const char *units)
     if (len == 0) return false;
     while (i < len) {
         size_t start = i;
-        while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+        while (i < len && s[i] >= '0' && s[i] <= '9')
+            i++;
         if (i == start || i == len || !strchr(units, s[i])) return false;
         i++;
     }
@@ -68,8 +69,8 @@ bool kp_v_duration(kp_vctx *v, const cJSON *obj, const char *name, enum kp_v_dur
     const char *s = kp_v_string(v, obj, name);
     if (!s) return false;
     bool is_never = form == KP_VDUR_NILLABLE && strcmp(s, "Never") == 0;
-    bool ok = is_never || (form == KP_VDUR_BUDGET ? budget_duration(s)
-                                                  : unit_groups(s, strlen(s), "smh"));
+    bool ok = is_never ||
+              (form == KP_VDUR_BUDGET ? budget_duration(s) : unit_groups(s, strlen(s), "smh"));
     kp_duration d = {0, is_never};
     kp_v_push(v, name);
     if (!ok)
@@ -102,8 +103,7 @@ void kp_v_quantity_map(kp_vctx *v, const cJSON *obj, const char *name, bool warn
         } else {
             kp_v_type(v, e, "integer or string");
         }
-        if (warn_negative && q.milli < 0)
-            kp_v_warn(v, "a negative amount can never be satisfied");
+        if (warn_negative && q.milli < 0) kp_v_warn(v, "a negative amount can never be satisfied");
         kp_v_pop(v);
     }
     kp_v_pop(v);
@@ -114,9 +114,10 @@ void kp_v_quantity_map(kp_vctx *v, const cJSON *obj, const char *name, bool warn
 /* 2006-01-02T15:04:05[.frac](Z|+07:00) */
 bool kp_v_is_date_time(const char *s)
 {
-    if (strlen(s) < 20 || !all_digits(s, 4) || s[4] != '-' || !all_digits(s + 5, 2) || s[7] != '-' ||
-        !all_digits(s + 8, 2) || (s[10] != 'T' && s[10] != 't') || !all_digits(s + 11, 2) ||
-        s[13] != ':' || !all_digits(s + 14, 2) || s[16] != ':' || !all_digits(s + 17, 2))
+    if (strlen(s) < 20 || !all_digits(s, 4) || s[4] != '-' || !all_digits(s + 5, 2) ||
+        s[7] != '-' || !all_digits(s + 8, 2) || (s[10] != 'T' && s[10] != 't') ||
+        !all_digits(s + 11, 2) || s[13] != ':' || !all_digits(s + 14, 2) || s[16] != ':' ||
+        !all_digits(s + 17, 2))
         return false;
     int mon = (s[5] - '0') * 10 + s[6] - '0', day = (s[8] - '0') * 10 + s[9] - '0';
     int hour = (s[11] - '0') * 10 + s[12] - '0', min = (s[14] - '0') * 10 + s[15] - '0';
@@ -175,9 +176,8 @@ const char *kp_v_restricted_label(const char *key, enum kp_v_owner owner, bool g
 
 /* ---------------------------------------------------------------- requirements */
 
-static const char *const selector_ops[] = {"In", "NotIn", "Exists", "DoesNotExist",
-                                           "Gt", "Lt",    "Gte",    "Lte",
-                                           NULL};
+static const char *const selector_ops[] = {"In",  "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
+                                           "Gte", "Lte",   NULL};
 
 /* Values a well-known key accepts (Karpenter's WellKnownValuesForRequirements). */
 static const char *const *known_values(const char *key)
@@ -212,7 +212,8 @@ static void check_known_values(kp_vctx *v, const char *key, const char **values,
     const char *const *known = known_values(kp_label_normalize(key));
     if (!known || n == 0) return;
     size_t valid = 0;
-    for (size_t i = 0; i < n; i++) valid += values[i] && in_list(known, values[i]);
+    for (size_t i = 0; i < n; i++)
+        valid += values[i] && in_list(known, values[i]);
     kp_v_push(v, "values");
     if (valid == 0)
         kp_v_invalid_str(v, values[0] ? values[0] : "",
@@ -235,7 +236,8 @@ static bool non_negative_int(const char *s)
     const char *p = s + (*s == '+' || *s == '-');
     size_t n = strlen(p);
     if (n == 0 || !all_digits(p, n)) return false;
-    while (n > 1 && *p == '0') p++, n--;
+    while (n > 1 && *p == '0')
+        p++, n--;
     if (*s == '-' && strcmp(p, "0") != 0) return false;
     return n < 19 || (n == 19 && strcmp(p, "9223372036854775807") <= 0);
 }
@@ -247,7 +249,8 @@ static void check_key(kp_vctx *v, const char *key, enum kp_v_owner owner)
     kp_msgs_init(&msgs, v->arena);
     if (strlen(key) > 316) kp_v_too_long(v, 316);
     kp_is_qualified_name(key, &msgs);
-    for (size_t i = 0; i < msgs.count; i++) kp_v_invalid_str(v, key, "%s", msgs.items[i]);
+    for (size_t i = 0; i < msgs.count; i++)
+        kp_v_invalid_str(v, key, "%s", msgs.items[i]);
     const char *why = kp_v_restricted_label(key, owner, owner == KP_V_NODEPOOL);
     if (why) kp_v_invalid_str(v, key, "%s", why);
     kp_v_pop(v);
@@ -388,7 +391,8 @@ static void qualified_name(kp_vctx *v, const char *name, const char *s)
     kp_msgs_init(&msgs, v->arena);
     kp_is_qualified_name(s, &msgs);
     kp_v_push(v, name);
-    for (size_t i = 0; i < msgs.count; i++) kp_v_invalid_str(v, s, "%s", msgs.items[i]);
+    for (size_t i = 0; i < msgs.count; i++)
+        kp_v_invalid_str(v, s, "%s", msgs.items[i]);
     kp_v_pop(v);
 }
 
@@ -499,8 +503,9 @@ void kp_v_name_as_label(kp_vctx *v, const cJSON *obj, const char *label)
     if (!cJSON_IsString(name) || kp_is_valid_label_value(name->valuestring, NULL) == 0) return;
     kp_v_push(v, "metadata");
     kp_v_push(v, "name");
-    kp_v_warn(v, "%s is not a valid label value (at most 63 characters); Karpenter labels its "
-                 "nodes %s=<name>, which will fail",
+    kp_v_warn(v,
+              "%s is not a valid label value (at most 63 characters); Karpenter labels its "
+              "nodes %s=<name>, which will fail",
               kp_quote(v->arena, name->valuestring), label);
     kp_v_pop(v);
     kp_v_pop(v);

@@ -21,8 +21,8 @@
 static const char *const ami_families[] = {"AL2",         "AL2023",      "Bottlerocket", "Custom",
                                            "Windows2019", "Windows2022", "Windows2025",  NULL};
 /* Alias families and the amiFamily each implies (same order). */
-static const char *const alias_families[] = {"al2",         "al2023",      "bottlerocket",
-                                             "windows2019", "windows2022", "windows2025", NULL};
+static const char *const alias_families[] = {
+    "al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025", NULL};
 static const char *const enabled_disabled[] = {"enabled", "disabled", NULL};
 
 static bool has_member(const cJSON *obj, const char *name)
@@ -48,15 +48,15 @@ static bool id_like(const char *s, const char *prefix, bool anchored)
 /* ---------------------------------------------------------------- selector terms */
 
 typedef struct term_kind {
-    const char *list;                  /* member of spec */
-    bool required;                     /* and not empty */
-    const char *const *selectors;      /* at least one of these */
-    const char *at_least;              /* message when none */
-    const char *id_prefix;             /* "subnet-" */
+    const char *list;             /* member of spec */
+    bool required;                /* and not empty */
+    const char *const *selectors; /* at least one of these */
+    const char *at_least;         /* message when none */
+    const char *id_prefix;        /* "subnet-" */
     bool id_anchored;
-    const char *const *id_excludes;    /* fields `id` may not be combined with */
+    const char *const *id_excludes; /* fields `id` may not be combined with */
     const char *id_message;
-    const char *const *name_excludes;  /* fields `name` may not be combined with, or NULL */
+    const char *const *name_excludes; /* fields `name` may not be combined with, or NULL */
     const char *name_message;
 } term_kind;
 
@@ -71,25 +71,49 @@ static const char *const cr_id_ex[] = {"tags", "ownerID", "instanceMatchCriteria
 static const char *const ami_id_ex[] = {"alias", "tags", "name", "owner", NULL};
 static const char *const ami_alias_ex[] = {"id", "tags", "name", "owner", NULL};
 
-static const term_kind subnet_terms = {
-    "subnetSelectorTerms", true, subnet_sel, "expected at least one, got none, ['tags', 'id']",
-    "subnet-", false, tags_only, "'id' " EXCLUSIVE " a subnet selector term", NULL, NULL};
-static const term_kind sg_terms = {
-    "securityGroupSelectorTerms", true, sg_sel,
-    "expected at least one, got none, ['tags', 'id', 'name']", "sg-", false, tags_name,
-    "'id' " EXCLUSIVE " a security group selector term", tags_id,
-    "'name' " EXCLUSIVE " a security group selector term"};
+static const term_kind subnet_terms = {"subnetSelectorTerms",
+                                       true,
+                                       subnet_sel,
+                                       "expected at least one, got none, ['tags', 'id']",
+                                       "subnet-",
+                                       false,
+                                       tags_only,
+                                       "'id' " EXCLUSIVE " a subnet selector term",
+                                       NULL,
+                                       NULL};
+static const term_kind sg_terms = {"securityGroupSelectorTerms",
+                                   true,
+                                   sg_sel,
+                                   "expected at least one, got none, ['tags', 'id', 'name']",
+                                   "sg-",
+                                   false,
+                                   tags_name,
+                                   "'id' " EXCLUSIVE " a security group selector term",
+                                   tags_id,
+                                   "'name' " EXCLUSIVE " a security group selector term"};
 static const term_kind cr_terms = {
-    "capacityReservationSelectorTerms", false, cr_sel,
-    "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']", "cr-", true,
+    "capacityReservationSelectorTerms",
+    false,
+    cr_sel,
+    "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']",
+    "cr-",
+    true,
     cr_id_ex,
     "'id' is mutually exclusive, cannot be set along with other fields in a capacity "
     "reservation selector term",
-    NULL, NULL};
+    NULL,
+    NULL};
 static const term_kind ami_terms = {
-    "amiSelectorTerms", true, ami_sel,
-    "expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']", "ami-",
-    false, ami_id_ex, "'id' " EXCLUSIVE " amiSelectorTerms", NULL, NULL};
+    "amiSelectorTerms",
+    true,
+    ami_sel,
+    "expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']",
+    "ami-",
+    false,
+    ami_id_ex,
+    "'id' " EXCLUSIVE " amiSelectorTerms",
+    NULL,
+    NULL};
 
 static bool any_member(const cJSON *term, const char *const *names)
 {
@@ -119,22 +143,25 @@ static void alias(kp_vctx *v, const char *a)
     kp_v_push(v, "alias");
     const char *at = strchr(a, '@');
     size_t fam = at ? (size_t)(at - a) : strlen(a);
-    bool shaped = at && fam > 0 && at[1] && strspn(a, "abcdefghijklmnopqrstuvwxyz"
-                                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == fam;
+    bool shaped = at && fam > 0 && at[1] &&
+                  strspn(a, "abcdefghijklmnopqrstuvwxyz"
+                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == fam;
     size_t known = 0;
     while (alias_families[known] &&
            !(strlen(alias_families[known]) == fam && strncmp(a, alias_families[known], fam) == 0))
         known++;
     if (strlen(a) > 30) kp_v_too_long(v, 30);
     if (!shaped)
-        kp_v_invalid_str(v, a, "'alias' is improperly formatted, must match the format "
-                               "'family@version'");
+        kp_v_invalid_str(v, a,
+                         "'alias' is improperly formatted, must match the format "
+                         "'family@version'");
     if (!alias_families[known])
-        kp_v_invalid_str(v, a, "family is not supported, must be one of the following: 'al2', "
-                               "'al2023', 'bottlerocket', 'windows2019', 'windows2022', "
-                               "'windows2025'");
-    else if (known >= 3 && (!at || strncmp(at + 1, "latest", 6) != 0 ||
-                            (at[7] != '\0' && at[7] != '@')))
+        kp_v_invalid_str(v, a,
+                         "family is not supported, must be one of the following: 'al2', "
+                         "'al2023', 'bottlerocket', 'windows2019', 'windows2022', "
+                         "'windows2025'");
+    else if (known >= 3 &&
+             (!at || strncmp(at + 1, "latest", 6) != 0 || (at[7] != '\0' && at[7] != '@')))
         kp_v_invalid_str(v, a, "windows families may only specify version 'latest'");
     kp_v_pop(v);
 }
@@ -156,14 +183,14 @@ static void selector_term(kp_vctx *v, const term_kind *k, const cJSON *term)
     exclusive(v, term, "id", k->id_excludes, k->id_message);
     exclusive(v, term, "name", k->name_excludes, k->name_message);
     if (k == &ami_terms)
-        exclusive(v, term, "alias", ami_alias_ex,
-                  "'alias' " EXCLUSIVE " amiSelectorTerms");
+        exclusive(v, term, "alias", ami_alias_ex, "'alias' " EXCLUSIVE " amiSelectorTerms");
     selector_tags(v, term);
     const char *id = kp_v_string(v, term, "id");
     if (id && !id_like(id, k->id_prefix, k->id_anchored)) {
         kp_v_push(v, "id");
-        kp_v_pattern(v, id, kp_arena_printf(v->arena, "%s%s[0-9a-z]+%s", k->id_anchored ? "^" : "",
-                                             k->id_prefix, k->id_anchored ? "$" : ""));
+        kp_v_pattern(v, id,
+                     kp_arena_printf(v->arena, "%s%s[0-9a-z]+%s", k->id_anchored ? "^" : "",
+                                     k->id_prefix, k->id_anchored ? "$" : ""));
         kp_v_pop(v);
     }
     kp_v_string(v, term, "name");
@@ -213,8 +240,9 @@ static const cJSON *selector_terms(kp_vctx *v, const cJSON *spec, const term_kin
         cJSON_ArrayForEach(t, terms)
         {
             if (!has_member(t, "alias")) continue;
-            kp_v_invalid(v, terms, "'alias' is mutually exclusive, cannot be set with a "
-                                   "combination of other amiSelectorTerms");
+            kp_v_invalid(v, terms,
+                         "'alias' is mutually exclusive, cannot be set with a "
+                         "combination of other amiSelectorTerms");
             break;
         }
     }
@@ -243,8 +271,9 @@ static void ami_family(kp_vctx *v, const cJSON *spec, const cJSON *terms)
                 continue;
             if (strcmp(family, "Custom") != 0 && strcmp(family, implied[i]) != 0) {
                 kp_v_push(v, "amiFamily");
-                kp_v_invalid_str(v, family, "if set, amiFamily must be '%s' or 'Custom' when "
-                                            "using %s %s alias",
+                kp_v_invalid_str(v, family,
+                                 "if set, amiFamily must be '%s' or 'Custom' when "
+                                 "using %s %s alias",
                                  implied[i], article[i], implied[i]);
                 kp_v_pop(v);
             }
@@ -312,16 +341,19 @@ static bool volume_size(const char *s)
     const char *unit = s + n;
     if (n == 0 || s[0] == '0' || n > 5) return false;
     long value = 0;
-    for (size_t i = 0; i < n; i++) value = value * 10 + (s[i] - '0');
+    for (size_t i = 0; i < n; i++)
+        value = value * 10 + (s[i] - '0');
     if (strcmp(unit, "Gi") == 0) return value <= 59000;
     if (strcmp(unit, "G") == 0) return value <= 64000;
-    if (strcmp(unit, "Ti") == 0) return value <= 9 || (value >= 10 && value <= 57 && value % 10 <= 7) || value == 58;
+    if (strcmp(unit, "Ti") == 0)
+        return value <= 9 || (value >= 10 && value <= 57 && value % 10 <= 7) || value == 58;
     if (strcmp(unit, "T") == 0) return value <= 64;
     return false;
 }
 
 #define VOLUME_SIZE_PATTERN                                                                        \
-    "^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|" \
+    "^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{"  \
+    "4}|"                                                                                          \
     "[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$"
 
 static void ebs_warnings(kp_vctx *v, const char *type, bool has_iops, bool has_throughput,
@@ -418,7 +450,8 @@ static void network_interfaces(kp_vctx *v, const cJSON *spec)
         kp_v_int(v, ni, "networkCardIndex", 0, INT32_MAX, &card[i]);
         kp_v_int(v, ni, "deviceIndex", 0, INT32_MAX, &dev[i]);
         type[i] = kp_v_enum(v, ni, "interfaceType", types);
-        primary = primary || (card[i] == 0 && dev[i] == 0 && type[i] && !strcmp(type[i], "interface"));
+        primary =
+            primary || (card[i] == 0 && dev[i] == 0 && type[i] && !strcmp(type[i], "interface"));
         for (size_t j = 0; j < i && card[i] >= 0; j++) {
             bool same_slot = card[j] == card[i] && dev[j] == dev[i] && dev[i] >= 0;
             bool two_efa = card[j] == card[i] && type[i] && type[j] &&
@@ -432,8 +465,9 @@ static void network_interfaces(kp_vctx *v, const cJSON *spec)
         i++;
     }
     if (n > 0 && !primary)
-        kp_v_invalid(v, list, "networkInterfaces must include a primary interface with "
-                              "interfaceType='interface'");
+        kp_v_invalid(v, list,
+                     "networkInterfaces must include a primary interface with "
+                     "interfaceType='interface'");
     kp_v_pop(v);
 }
 
@@ -481,8 +515,9 @@ static void connection_tracking(kp_vctx *v, const cJSON *spec)
     bool any = kp_v_has(ct, "tcpEstablishedTimeout") || kp_v_has(ct, "udpStreamTimeout") ||
                kp_v_has(ct, "udpTimeout");
     if (!any)
-        kp_v_invalid(v, ct, "at least one of tcpEstablishedTimeout, udpStreamTimeout, or "
-                            "udpTimeout must be set");
+        kp_v_invalid(v, ct,
+                     "at least one of tcpEstablishedTimeout, udpStreamTimeout, or "
+                     "udpTimeout must be set");
     kp_v_int(v, ct, "tcpEstablishedTimeout", 60, 432000, NULL);
     kp_v_int(v, ct, "udpStreamTimeout", 60, 180, NULL);
     kp_v_int(v, ct, "udpTimeout", 30, 60, NULL);
@@ -531,20 +566,24 @@ void kp_validate_ec2nodeclass(kp_vctx *v, const cJSON *obj, const cJSON *old)
 
 /* ---------------------------------------------------------------- kubelet */
 
-static const char *const eviction_signals[] = {"memory.available",   "nodefs.available",
-                                               "nodefs.inodesFree",  "imagefs.available",
-                                               "imagefs.inodesFree", "pid.available",
+static const char *const eviction_signals[] = {"memory.available",
+                                               "nodefs.available",
+                                               "nodefs.inodesFree",
+                                               "imagefs.available",
+                                               "imagefs.inodesFree",
+                                               "pid.available",
                                                NULL};
 static const char *const reservable[] = {"cpu", "memory", "ephemeral-storage", "pid", NULL};
 
 /* Top-level fields of the kubelet's KubeletConfiguration (config/v1beta1).
  * Others are passed through by Karpenter but fail its kubelet validation. */
+/* clang-format off */
 static const char *const kubelet_fields[] = {
     "apiVersion", "kind", "enableServer", "staticPodPath", "podLogsDir", "syncFrequency",
     "fileCheckFrequency", "httpCheckFrequency", "staticPodURL", "staticPodURLHeader", "address",
-    "port", "readOnlyPort", "tlsCertFile", "tlsPrivateKeyFile", "tlsCipherSuites",
-    "tlsMinVersion", "rotateCertificates", "serverTLSBootstrap", "authentication",
-    "authorization", "registryPullQPS", "registryBurst", "imagePullCredentialsVerificationPolicy",
+    "port", "readOnlyPort", "tlsCertFile", "tlsPrivateKeyFile", "tlsCipherSuites", "tlsMinVersion",
+    "rotateCertificates", "serverTLSBootstrap", "authentication", "authorization",
+    "registryPullQPS", "registryBurst", "imagePullCredentialsVerificationPolicy",
     "preloadedImagesVerificationAllowlist", "eventRecordQPS", "eventBurst",
     "enableDebuggingHandlers", "enableContentionProfiling", "healthzPort", "healthzBindAddress",
     "oomScoreAdj", "clusterDomain", "clusterDNS", "streamingConnectionIdleTimeout",
@@ -573,6 +612,7 @@ static const char *const kubelet_fields[] = {
     "memoryThrottlingFactor", "registerWithTaints", "registerNode", "tracing",
     "localStorageCapacityIsolation", "containerRuntimeEndpoint", "imageServiceEndpoint",
     "failCgroupV1", "userNamespaces", NULL};
+/* clang-format on */
 
 static bool listed(const char *const *list, const char *s)
 {
@@ -701,7 +741,8 @@ void kp_v_kubelet(kp_vctx *v, const cJSON *spec)
     kubelet_map(v, k, "evictionHard", eviction_signals, eviction_threshold);
     kubelet_map(v, k, "evictionMinimumReclaim", eviction_signals, eviction_threshold);
     const cJSON *soft = kubelet_map(v, k, "evictionSoft", eviction_signals, eviction_threshold);
-    const cJSON *grace = kubelet_map(v, k, "evictionSoftGracePeriod", eviction_signals, grace_period);
+    const cJSON *grace =
+        kubelet_map(v, k, "evictionSoftGracePeriod", eviction_signals, grace_period);
     soft_pairs(v, soft, grace);
     kubelet_map(v, k, "kubeReserved", reservable, not_negative_reservation);
     kubelet_map(v, k, "systemReserved", reservable, not_negative_reservation);
@@ -709,8 +750,9 @@ void kp_v_kubelet(kp_vctx *v, const cJSON *spec)
     cJSON_ArrayForEach(e, k)
     {
         if (!listed(kubelet_fields, e->string))
-            kp_v_warn(v, "%s is not a kubelet configuration field; Karpenter will report the "
-                         "EC2NodeClass as not valid",
+            kp_v_warn(v,
+                      "%s is not a kubelet configuration field; Karpenter will report the "
+                      "EC2NodeClass as not valid",
                       kp_quote(v->arena, e->string));
     }
     kp_v_pop(v);

@@ -16,9 +16,10 @@
 static const char *const policies[] = {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced", NULL};
 static const char *const reasons[] = {"Underutilized", "Empty", "Drifted", NULL};
 
-#define NODES_PATTERN    "^((100|[0-9]{1,2})%|[0-9]+)$"
+#define NODES_PATTERN "^((100|[0-9]{1,2})%|[0-9]+)$"
 #define SCHEDULE_PATTERN                                                                           \
-    "^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\\s(.+)\\s(.+)\\s(.+)\\s(.+))$"
+    "^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\\s(.+)\\s(.+)\\s(.+)\\s(.+)" \
+    ")$"
 
 /* NODES_PATTERN: a count, or a percentage of at most 100 with 1-3 digits. */
 static bool budget_nodes(const char *s)
@@ -40,8 +41,8 @@ static bool is_blank(char c)
  * something before, between and after them. */
 static bool schedule_shape(const char *s)
 {
-    static const char *const macros[] = {"@annually", "@yearly", "@monthly", "@weekly",
-                                         "@daily",    "@midnight", "@hourly", NULL};
+    static const char *const macros[] = {"@annually", "@yearly",   "@monthly", "@weekly",
+                                         "@daily",    "@midnight", "@hourly",  NULL};
     for (size_t i = 0; macros[i]; i++)
         if (strncmp(s, macros[i], strlen(macros[i])) == 0) return true;
     size_t len = strlen(s), need = 4;
@@ -57,8 +58,8 @@ static bool schedule_shape(const char *s)
 
 static bool is_zero_budget(const char *nodes)
 {
-    return nodes && strspn(nodes, "0") > 0 && (nodes[strspn(nodes, "0")] == '\0' ||
-                                                strcmp(nodes + strspn(nodes, "0"), "%") == 0);
+    return nodes && strspn(nodes, "0") > 0 &&
+           (nodes[strspn(nodes, "0")] == '\0' || strcmp(nodes + strspn(nodes, "0"), "%") == 0);
 }
 
 static void schedule(kp_vctx *v, const char *s)
@@ -152,8 +153,9 @@ static void disruption(kp_vctx *v, const cJSON *spec, bool is_static)
     kp_v_pop(v);
     if (!has_policy) policy = "WhenEmptyOrUnderutilized";
     if (never && !is_static && policy && strcmp(policy, "WhenEmpty") != 0)
-        kp_v_warn(v, "consolidateAfter: Never turns consolidation off, so consolidationPolicy "
-                     "%s has no effect",
+        kp_v_warn(v,
+                  "consolidateAfter: Never turns consolidation off, so consolidationPolicy "
+                  "%s has no effect",
                   policy);
     kp_v_pop(v);
 }

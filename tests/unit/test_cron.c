@@ -13,7 +13,8 @@
 static uint64_t bits(const int *list, size_t n)
 {
     uint64_t b = 0;
-    for (size_t i = 0; i < n; i++) b |= UINT64_C(1) << list[i];
+    for (size_t i = 0; i < n; i++)
+        b |= UINT64_C(1) << list[i];
     return b;
 }
 #define BITS(...) bits((const int[]){__VA_ARGS__}, sizeof((const int[]){__VA_ARGS__}) / sizeof(int))
@@ -21,7 +22,8 @@ static uint64_t bits(const int *list, size_t n)
 static uint64_t range_bits(int lo, int hi, int step)
 {
     uint64_t b = 0;
-    for (int i = lo; i <= hi; i += step) b |= UINT64_C(1) << i;
+    for (int i = lo; i <= hi; i += step)
+        b |= UINT64_C(1) << i;
     return b;
 }
 
@@ -147,12 +149,14 @@ static const bad_case bad_cases[] = {
     {"*/0 * * * *", "step of range should be a positive number: */0 at position 0"},
     {"1-2-3 * * * *", "too many hyphens: 1-2-3 at position 0"},
     {"*/2/3 * * * *", "too many slashes: */2/3 at position 0"},
-    {"a * * * *", "failed to parse int from a: strconv.Atoi: parsing \"a\": invalid syntax at position 0"},
+    {"a * * * *",
+     "failed to parse int from a: strconv.Atoi: parsing \"a\": invalid syntax at position 0"},
     {"-1 * * * *", "failed to parse int from : strconv.Atoi: parsing \"\": invalid syntax"},
     {"0 0 1,,2 * *", "failed to parse int from :"},
     {"0 0 1,,2 * *", "at position 6"},
     {"1,2,99 * * * *", "end of range (99) above maximum (59): 99 at position 4"},
-    {"0 0 * * MON-FRI,xyz", "failed to parse int from xyz: strconv.Atoi: parsing \"xyz\": invalid syntax at position 16"},
+    {"0 0 * * MON-FRI,xyz",
+     "failed to parse int from xyz: strconv.Atoi: parsing \"xyz\": invalid syntax at position 16"},
     {"0 0 * * monday", "failed to parse int from monday"},
     {"0 0 * * 99999999999999999999", "value out of range at position 8"},
     {"0 0 1 1-x *", "failed to parse int from x"},
@@ -174,7 +178,8 @@ ParameterizedTestParameters(cron, malformed)
 {
     size_t n = sizeof(bad_cases) / sizeof(bad_cases[0]);
     size_t *idx = cr_malloc(n * sizeof(size_t));
-    for (size_t i = 0; i < n; i++) idx[i] = i;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
     return cr_make_param_array(size_t, idx, n, free_params);
 }
 
@@ -221,7 +226,8 @@ ParameterizedTestParameters(cron, next)
 {
     size_t n = sizeof(next_cases) / sizeof(next_cases[0]);
     size_t *idx = cr_malloc(n * sizeof(size_t));
-    for (size_t i = 0; i < n; i++) idx[i] = i;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
     return cr_make_param_array(size_t, idx, n, free_params);
 }
 
@@ -232,8 +238,8 @@ ParameterizedTest(size_t *i, cron, next)
     int64_t got = -42;
     bool found = kp_cron_next(&cron, c->after, &got);
     if (c->want < 0) {
-        cr_expect_not(found, "%s after %lld: expected none, got %lld", c->spec,
-                      (long long)c->after, (long long)got);
+        cr_expect_not(found, "%s after %lld: expected none, got %lld", c->spec, (long long)c->after,
+                      (long long)got);
     } else {
         cr_expect(found, "%s after %lld: none found", c->spec, (long long)c->after);
         cr_expect_eq(got, c->want, "%s after %lld: got %lld, want %lld", c->spec,

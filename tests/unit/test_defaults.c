@@ -24,18 +24,21 @@ typedef struct default_case {
     "\"disruption\":{\"consolidateAfter\":\"0s\",\"consolidationPolicy\":"                         \
     "\"WhenEmptyOrUnderutilized\",\"budgets\":[{\"nodes\":\"10%\"}]}"
 #define TEMPLATE(extra)                                                                            \
-    "\"template\":{\"spec\":{\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":"           \
+    "\"template\":{\"spec\":{\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":"          \
     "\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":[]" extra "}}"
 #define METADATA_OPTIONS                                                                           \
     "\"metadataOptions\":{\"httpEndpoint\":\"enabled\",\"httpProtocolIPv6\":\"disabled\","         \
     "\"httpPutResponseHopLimit\":1,\"httpTokens\":\"required\"}"
 
 static const default_case cases[] = {
-    {"a bare NodePool gets disruption and expireAfter", KP_ADMIT_NODEPOOL, "{\"spec\":{" TEMPLATE("") "}}",
+    {"a bare NodePool gets disruption and expireAfter", KP_ADMIT_NODEPOOL,
+     "{\"spec\":{" TEMPLATE("") "}}",
      "{\"spec\":{" TEMPLATE(",\"expireAfter\":\"720h\"") "," NODEPOOL_DISRUPTION "}}", 4},
     {"a fully set NodePool gets nothing", KP_ADMIT_NODEPOOL,
-     "{\"spec\":{" TEMPLATE(",\"expireAfter\":\"Never\"") ",\"disruption\":{\"consolidateAfter\":"
-     "\"1m\",\"consolidationPolicy\":\"WhenEmpty\",\"budgets\":[{\"nodes\":\"1\"}]}}}",
+     "{\"spec\":{" TEMPLATE(
+         ",\"expireAfter\":\"Never\"") ",\"disruption\":{\"consolidateAfter\":"
+                                       "\"1m\",\"consolidationPolicy\":\"WhenEmpty\",\"budgets\":[{"
+                                       "\"nodes\":\"1\"}]}}}",
      NULL, 0},
     {"an empty disruption block is filled in", KP_ADMIT_NODEPOOL,
      "{\"spec\":{" TEMPLATE(",\"expireAfter\":\"1h\"") ",\"disruption\":{}}}",
@@ -44,20 +47,26 @@ static const default_case cases[] = {
      "{\"spec\":{" TEMPLATE(",\"expireAfter\":\"1h\"") ",\"disruption\":null}}",
      "{\"spec\":{" TEMPLATE(",\"expireAfter\":\"1h\"") "," NODEPOOL_DISRUPTION "}}", 3},
     {"a budget without nodes gets 10%", KP_ADMIT_NODEPOOL,
-     "{\"spec\":{" TEMPLATE(",\"expireAfter\":\"1h\"") ",\"disruption\":{\"consolidateAfter\":"
-     "\"0s\",\"consolidationPolicy\":\"WhenEmpty\",\"budgets\":[{\"nodes\":\"5\"},{\"schedule\":"
-     "\"@daily\",\"duration\":\"1h\"}]}}}",
-     "{\"spec\":{" TEMPLATE(",\"expireAfter\":\"1h\"") ",\"disruption\":{\"consolidateAfter\":"
-     "\"0s\",\"consolidationPolicy\":\"WhenEmpty\",\"budgets\":[{\"nodes\":\"5\"},{\"schedule\":"
-     "\"@daily\",\"duration\":\"1h\",\"nodes\":\"10%\"}]}}}",
+     "{\"spec\":{" TEMPLATE(
+         ",\"expireAfter\":\"1h\"") ",\"disruption\":{\"consolidateAfter\":"
+                                    "\"0s\",\"consolidationPolicy\":\"WhenEmpty\",\"budgets\":[{"
+                                    "\"nodes\":\"5\"},{\"schedule\":"
+                                    "\"@daily\",\"duration\":\"1h\"}]}}}",
+     "{\"spec\":{" TEMPLATE(
+         ",\"expireAfter\":\"1h\"") ",\"disruption\":{\"consolidateAfter\":"
+                                    "\"0s\",\"consolidationPolicy\":\"WhenEmpty\",\"budgets\":[{"
+                                    "\"nodes\":\"5\"},{\"schedule\":"
+                                    "\"@daily\",\"duration\":\"1h\",\"nodes\":\"10%\"}]}}}",
      1},
     {"an empty budget list stays empty", KP_ADMIT_NODEPOOL,
      "{\"spec\":{" TEMPLATE(",\"expireAfter\":\"1h\"") ",\"disruption\":{\"consolidateAfter\":"
-     "\"0s\",\"consolidationPolicy\":\"WhenEmpty\",\"budgets\":[]}}}",
+                                                       "\"0s\",\"consolidationPolicy\":"
+                                                       "\"WhenEmpty\",\"budgets\":[]}}}",
      NULL, 0},
     {"budgets that are not objects are left alone", KP_ADMIT_NODEPOOL,
      "{\"spec\":{" TEMPLATE(",\"expireAfter\":\"1h\"") ",\"disruption\":{\"consolidateAfter\":"
-     "\"0s\",\"consolidationPolicy\":\"WhenEmpty\",\"budgets\":[\"10%\"]}}}",
+                                                       "\"0s\",\"consolidationPolicy\":"
+                                                       "\"WhenEmpty\",\"budgets\":[\"10%\"]}}}",
      NULL, 0},
     {"a NodePool without a template spec only gets disruption", KP_ADMIT_NODEPOOL,
      "{\"spec\":{\"template\":{}}}", "{\"spec\":{\"template\":{}," NODEPOOL_DISRUPTION "}}", 3},
@@ -100,7 +109,8 @@ ParameterizedTestParameters(defaults, table)
 {
     size_t n = sizeof(cases) / sizeof(cases[0]);
     size_t *idx = cr_malloc(n * sizeof(size_t));
-    for (size_t i = 0; i < n; i++) idx[i] = i;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
     return cr_make_param_array(size_t, idx, n, free_params);
 }
 
@@ -146,7 +156,8 @@ Test(defaults, patch_operations_are_exact)
     kp_admission_result_init(&res, arena);
     cr_assert_eq(kp_admission_default(KP_ADMIT_NODEPOOL, in, &res), 0);
     cJSON *want = cJSON_Parse(
-        "[{\"op\":\"replace\",\"path\":\"/spec/disruption\",\"value\":{\"consolidateAfter\":\"0s\"}},"
+        "[{\"op\":\"replace\",\"path\":\"/spec/"
+        "disruption\",\"value\":{\"consolidateAfter\":\"0s\"}},"
         "{\"op\":\"add\",\"path\":\"/spec/disruption/consolidationPolicy\",\"value\":"
         "\"WhenEmptyOrUnderutilized\"},"
         "{\"op\":\"add\",\"path\":\"/spec/disruption/budgets\",\"value\":[{\"nodes\":\"10%\"}]},"

@@ -32,8 +32,9 @@ Test(jsonpointer, escape_tokens)
     static const struct {
         const char *in, *out;
     } cases[] = {
-        {"a/b", "a~1b"}, {"m~n", "m~0n"}, {"~/", "~0~1"}, {"", ""}, {"plain", "plain"},
-        {"karpenter.sh/nodepool", "karpenter.sh~1nodepool"}, {"~1", "~01"},
+        {"a/b", "a~1b"}, {"m~n", "m~0n"},    {"~/", "~0~1"},
+        {"", ""},        {"plain", "plain"}, {"karpenter.sh/nodepool", "karpenter.sh~1nodepool"},
+        {"~1", "~01"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char buf[64];
@@ -60,7 +61,8 @@ Test(jsonpointer, build_push_pop)
     kp_jsonpointer_push(&p, "finalizers");
     kp_jsonpointer_push_index(&p, 12);
     cr_expect_str_eq(kp_jsonpointer_cstr(&p), "/metadata/finalizers/12");
-    for (int i = 0; i < 10; i++) kp_jsonpointer_pop(&p);
+    for (int i = 0; i < 10; i++)
+        kp_jsonpointer_pop(&p);
     cr_expect_str_eq(kp_jsonpointer_cstr(&p), "");
 }
 
@@ -88,18 +90,29 @@ Test(jsonpointer, rfc6901_examples)
     static const struct {
         const char *ptr, *want;
     } cases[] = {
-        {"", NULL},         {"/foo", "[\"bar\",\"baz\"]"}, {"/foo/0", "\"bar\""}, {"/", "0"},
-        {"/a~1b", "1"},     {"/c%d", "2"},                 {"/e^f", "3"},         {"/g|h", "4"},
-        {"/i\\j", "5"},     {"/k\"l", "6"},                {"/ ", "7"},           {"/m~0n", "8"},
+        {"", NULL},
+        {"/foo", "[\"bar\",\"baz\"]"},
+        {"/foo/0", "\"bar\""},
+        {"/", "0"},
+        {"/a~1b", "1"},
+        {"/c%d", "2"},
+        {"/e^f", "3"},
+        {"/g|h", "4"},
+        {"/i\\j", "5"},
+        {"/k\"l", "6"},
+        {"/ ", "7"},
+        {"/m~0n", "8"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const cJSON *got = kp_jsonpointer_get(doc, cases[i].ptr);
         cr_assert_not_null(got, "%s", cases[i].ptr);
-        if (cases[i].want) expect_json(got, cases[i].want, cases[i].ptr);
-        else cr_expect_eq(got, doc);
+        if (cases[i].want)
+            expect_json(got, cases[i].want, cases[i].ptr);
+        else
+            cr_expect_eq(got, doc);
     }
-    static const char *const missing[] = {"/foo/01", "/foo/-", "/foo/2", "foo", "/~2",
-                                          "/foo/0/x", "/nope", "/foo/-1", "/foo/ 1"};
+    static const char *const missing[] = {"/foo/01",  "/foo/-", "/foo/2",  "foo",    "/~2",
+                                          "/foo/0/x", "/nope",  "/foo/-1", "/foo/ 1"};
     for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++)
         cr_expect_null(kp_jsonpointer_get(doc, missing[i]), "%s", missing[i]);
     cJSON_Delete(doc);
@@ -113,18 +126,20 @@ typedef struct patch_case {
 /* RFC 6902 appendix A, then our own edge cases. */
 static const patch_case patch_cases[] = {
     {"A.1 add an object member", "{\"foo\":\"bar\"}",
-     "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\"}]", "{\"baz\":\"qux\",\"foo\":\"bar\"}", NULL},
-    {"A.2 add an array element", "{\"foo\":[\"bar\",\"baz\"]}",
-     "[{\"op\":\"add\",\"path\":\"/foo/1\",\"value\":\"qux\"}]", "{\"foo\":[\"bar\",\"qux\",\"baz\"]}",
+     "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\"}]", "{\"baz\":\"qux\",\"foo\":\"bar\"}",
      NULL},
+    {"A.2 add an array element", "{\"foo\":[\"bar\",\"baz\"]}",
+     "[{\"op\":\"add\",\"path\":\"/foo/1\",\"value\":\"qux\"}]",
+     "{\"foo\":[\"bar\",\"qux\",\"baz\"]}", NULL},
     {"A.3 remove an object member", "{\"baz\":\"qux\",\"foo\":\"bar\"}",
      "[{\"op\":\"remove\",\"path\":\"/baz\"}]", "{\"foo\":\"bar\"}", NULL},
     {"A.4 remove an array element", "{\"foo\":[\"bar\",\"qux\",\"baz\"]}",
      "[{\"op\":\"remove\",\"path\":\"/foo/1\"}]", "{\"foo\":[\"bar\",\"baz\"]}", NULL},
     {"A.5 replace a value", "{\"baz\":\"qux\",\"foo\":\"bar\"}",
-     "[{\"op\":\"replace\",\"path\":\"/baz\",\"value\":\"boo\"}]", "{\"baz\":\"boo\",\"foo\":\"bar\"}",
-     NULL},
-    {"A.6 move a value", "{\"foo\":{\"bar\":\"baz\",\"waldo\":\"fred\"},\"qux\":{\"corge\":\"grault\"}}",
+     "[{\"op\":\"replace\",\"path\":\"/baz\",\"value\":\"boo\"}]",
+     "{\"baz\":\"boo\",\"foo\":\"bar\"}", NULL},
+    {"A.6 move a value",
+     "{\"foo\":{\"bar\":\"baz\",\"waldo\":\"fred\"},\"qux\":{\"corge\":\"grault\"}}",
      "[{\"op\":\"move\",\"from\":\"/foo/waldo\",\"path\":\"/qux/thud\"}]",
      "{\"foo\":{\"bar\":\"baz\"},\"qux\":{\"corge\":\"grault\",\"thud\":\"fred\"}}", NULL},
     {"A.7 move an array element", "{\"foo\":[\"all\",\"grass\",\"cows\",\"eat\"]}",
@@ -135,7 +150,8 @@ static const patch_case patch_cases[] = {
      "\"value\":2}]",
      "{\"baz\":\"qux\",\"foo\":[\"a\",2,\"c\"]}", NULL},
     {"A.9 test a value: error", "{\"baz\":\"qux\"}",
-     "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]", NULL, "operation 0 (test /baz): test failed"},
+     "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]", NULL,
+     "operation 0 (test /baz): test failed"},
     {"A.10 add a nested member object", "{\"foo\":\"bar\"}",
      "[{\"op\":\"add\",\"path\":\"/child\",\"value\":{\"grandchild\":{}}}]",
      "{\"foo\":\"bar\",\"child\":{\"grandchild\":{}}}", NULL},
@@ -148,8 +164,8 @@ static const patch_case patch_cases[] = {
     {"A.16 add an array value", "{\"foo\":[\"bar\"]}",
      "[{\"op\":\"add\",\"path\":\"/foo/-\",\"value\":[\"abc\",\"def\"]}]",
      "{\"foo\":[\"bar\",[\"abc\",\"def\"]]}", NULL},
-    {"add replaces an existing member", "{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/a\",\"value\":2}]",
-     "{\"a\":2}", NULL},
+    {"add replaces an existing member", "{\"a\":1}",
+     "[{\"op\":\"add\",\"path\":\"/a\",\"value\":2}]", "{\"a\":2}", NULL},
     {"add at the end index of an array", "{\"a\":[1]}",
      "[{\"op\":\"add\",\"path\":\"/a/1\",\"value\":2}]", "{\"a\":[1,2]}", NULL},
     {"add beyond the end of an array", "{\"a\":[1]}",
@@ -165,16 +181,19 @@ static const patch_case patch_cases[] = {
     {"copy a value", "{\"a\":{\"x\":1}}", "[{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/b\"}]",
      "{\"a\":{\"x\":1},\"b\":{\"x\":1}}", NULL},
     {"move into its own child", "{\"a\":{\"b\":{}}}",
-     "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/a/b/c\"}]", NULL, "cannot move a value into itself"},
+     "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/a/b/c\"}]", NULL,
+     "cannot move a value into itself"},
     {"move from a missing path", "{\"a\":1}", "[{\"op\":\"move\",\"from\":\"/x\",\"path\":\"/b\"}]",
      NULL, "\"from\" does not exist"},
     {"an unknown operation", "{}", "[{\"op\":\"merge\",\"path\":\"/a\",\"value\":1}]", NULL,
      "unknown operation"},
-    {"add without a value", "{}", "[{\"op\":\"add\",\"path\":\"/a\"}]", NULL, "\"value\" is missing"},
+    {"add without a value", "{}", "[{\"op\":\"add\",\"path\":\"/a\"}]", NULL,
+     "\"value\" is missing"},
     {"the whole document cannot be replaced", "{}",
      "[{\"op\":\"replace\",\"path\":\"\",\"value\":1}]", NULL, "the whole document"},
     {"a later failing operation names its index", "{}",
-     "[{\"op\":\"add\",\"path\":\"/a\",\"value\":1},{\"op\":\"add\",\"path\":\"/b/c\",\"value\":1}]",
+     "[{\"op\":\"add\",\"path\":\"/a\",\"value\":1},{\"op\":\"add\",\"path\":\"/b/"
+     "c\",\"value\":1}]",
      NULL, "operation 1 (add /b/c)"},
     {"operations need op and path", "{}", "[{\"path\":\"/a\"}]", NULL, "must be strings"},
     {"a patch must be an array", "{}", "{\"op\":\"add\"}", NULL, "must be an array"},
@@ -195,7 +214,8 @@ ParameterizedTestParameters(jsonpatch, apply)
 {
     size_t n = sizeof(patch_cases) / sizeof(patch_cases[0]);
     size_t *idx = cr_malloc(n * sizeof(size_t));
-    for (size_t i = 0; i < n; i++) idx[i] = i;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
     return cr_make_param_array(size_t, idx, n, free_params);
 }
 

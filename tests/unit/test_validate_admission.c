@@ -53,7 +53,8 @@ static cJSON *read_yaml(const char *path)
     FILE *mem = open_memstream(&buf, &len);
     char chunk[4096];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) fwrite(chunk, 1, n, mem);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        fwrite(chunk, 1, n, mem);
     fclose(mem);
     fclose(f);
     cJSON *root = NULL;
@@ -225,8 +226,8 @@ static void check_denials(const cJSON *tc, const kp_admission_result *res, kp_ar
             const char *text = kp_field_error_string(arena, e);
             found = (!path || strcmp(e->path, path) == 0) && (!msg || strstr(text, msg));
         }
-        cr_expect(found, "%s: no error at %s containing \"%s\"; got %s", where,
-                  path ? path : "*", msg ? msg : "", all);
+        cr_expect(found, "%s: no error at %s containing \"%s\"; got %s", where, path ? path : "*",
+                  msg ? msg : "", all);
     }
     if (deny && !cJSON_IsTrue(member(tc, "more")))
         cr_expect_eq(res->errors.count, want, "%s: expected %zu errors, got %s", where, want, all);
@@ -242,8 +243,8 @@ static void check_warnings(const cJSON *tc, const kp_admission_result *res, cons
         bool found = false;
         for (size_t i = 0; i < res->n_warnings && !found; i++)
             found = strstr(res->warnings[i], w->valuestring) != NULL;
-        cr_expect(found, "%s: no warning contains \"%s\" (%zu warnings%s%s)", where,
-                  w->valuestring, res->n_warnings, res->n_warnings ? ", first: " : "",
+        cr_expect(found, "%s: no warning contains \"%s\" (%zu warnings%s%s)", where, w->valuestring,
+                  res->n_warnings, res->n_warnings ? ", first: " : "",
                   res->n_warnings ? res->warnings[0] : "");
     }
     if (cJSON_IsTrue(member(tc, "no_warnings")))

@@ -44,7 +44,8 @@ Test(admission, warnings_grow_and_live_in_the_arena)
     kp_admission_result_init(&res, arena);
     cr_expect_eq(res.n_warnings, 0);
     cr_expect_null(res.patch);
-    for (int i = 0; i < 20; i++) kp_admission_warn(&res, "warning %d of %s", i, "twenty");
+    for (int i = 0; i < 20; i++)
+        kp_admission_warn(&res, "warning %d of %s", i, "twenty");
     cr_assert_eq(res.n_warnings, 20);
     cr_expect_str_eq(res.warnings[0], "warning 0 of twenty");
     cr_expect_str_eq(res.warnings[19], "warning 19 of twenty");
@@ -76,7 +77,8 @@ Test(admission, inputs_that_cannot_be_validated)
 }
 
 #define NODEPOOL(extra)                                                                            \
-    "{\"spec\":{" extra "\"template\":{\"spec\":{\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\","  \
+    "{\"spec\":{" extra                                                                            \
+    "\"template\":{\"spec\":{\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\","                   \
     "\"kind\":\"EC2NodeClass\",\"name\":\"default\"},\"requirements\":[]}}}}"
 
 Test(admission, update_without_the_old_object_skips_transition_rules)
@@ -104,14 +106,16 @@ Test(admission, every_error_is_reported_and_rendered_like_kubernetes)
     kp_arena *arena = kp_arena_new();
     kp_admission_result res;
     kp_admission_result_init(&res, arena);
-    cJSON *obj = parse(NODEPOOL("\"weight\":0,\"disruption\":{\"consolidationPolicy\":\"Sometimes\"},"));
+    cJSON *obj =
+        parse(NODEPOOL("\"weight\":0,\"disruption\":{\"consolidationPolicy\":\"Sometimes\"},"));
     char *before = cJSON_PrintUnformatted(obj);
     cr_assert_eq(kp_admission_validate(KP_ADMIT_NODEPOOL, KP_ADMIT_CREATE, obj, NULL, &res), 0);
     cr_assert_eq(res.errors.count, 2);
-    cr_expect_str_eq(kp_field_errors_string(arena, &res.errors),
-                     "[spec.weight: Invalid value: 0: should be greater than or equal to 1, "
-                     "spec.disruption.consolidationPolicy: Unsupported value: \"Sometimes\": "
-                     "supported values: \"WhenEmpty\", \"WhenEmptyOrUnderutilized\", \"Balanced\"]");
+    cr_expect_str_eq(
+        kp_field_errors_string(arena, &res.errors),
+        "[spec.weight: Invalid value: 0: should be greater than or equal to 1, "
+        "spec.disruption.consolidationPolicy: Unsupported value: \"Sometimes\": "
+        "supported values: \"WhenEmpty\", \"WhenEmptyOrUnderutilized\", \"Balanced\"]");
     char *after = cJSON_PrintUnformatted(obj);
     cr_expect_str_eq(after, before, "validation must not change the object");
     free(after);
@@ -147,7 +151,8 @@ Test(admission, shipped_examples_are_valid)
     size_t checked = 0;
     for (size_t i = 0; i < kp_doc_list_count(list); i++) {
         const kp_doc *d = kp_doc_list_at(list, i);
-        const char *api = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d->obj, "apiVersion"));
+        const char *api =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d->obj, "apiVersion"));
         const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d->obj, "kind"));
         const char *slash = api ? strchr(api, '/') : NULL;
         if (!slash || !kind) continue;
@@ -159,8 +164,9 @@ Test(admission, shipped_examples_are_valid)
         kp_admission_result_init(&res, arena);
         char origin[256];
         kp_doc_origin(d, origin, sizeof(origin));
-        cr_assert_eq(kp_admission_validate((enum kp_admission_kind)k, KP_ADMIT_CREATE, d->obj, NULL,
-                                           &res), 0);
+        cr_assert_eq(
+            kp_admission_validate((enum kp_admission_kind)k, KP_ADMIT_CREATE, d->obj, NULL, &res),
+            0);
         cr_expect_eq(res.errors.count, 0, "%s: %s", origin,
                      kp_field_errors_string(arena, &res.errors));
         checked++;
