@@ -351,7 +351,7 @@ bool kp_v_int(kp_vctx *v, const cJSON *obj, const char *name, int64_t min, int64
     if (d < (double)min) {
         kp_v_invalid(v, item, "should be greater than or equal to %" PRId64, min);
         ok = false;
-    } else if (d > (double)max) {
+    } else if (d > (double)max || d >= 9223372036854775808.0) { /* 2^63: beyond int64 */
         kp_v_invalid(v, item, "should be less than or equal to %" PRId64, max);
         ok = false;
     }

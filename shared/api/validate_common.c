@@ -99,7 +99,12 @@ void kp_v_quantity_map(kp_vctx *v, const cJSON *obj, const char *name, bool warn
             if (kp_quantity_parse(e->valuestring, &q) < 0)
                 kp_v_invalid(v, e, "%s", kp_error_last());
         } else if (strcmp(kp_v_type_name(e), "integer") == 0) {
-            q = kp_quantity_from_int((int64_t)e->valuedouble, KP_QUANTITY_DECIMAL_SI);
+            /* Beyond +-2^53 a JSON number is no longer exact; quantities saturate far below. */
+            double d = e->valuedouble;
+            if (d >= 9007199254740992.0 || d <= -9007199254740992.0)
+                kp_v_invalid(v, e, "quantity too large");
+            else
+                q = kp_quantity_from_int((int64_t)d, KP_QUANTITY_DECIMAL_SI);
         } else {
             kp_v_type(v, e, "integer or string");
         }
