@@ -115,7 +115,7 @@ ParameterizedTestParameters(admission, fixtures)
     size_t total = 0;
     for (int f = 0; f < n_files; f++) {
         char path[512];
-        snprintf(path, sizeof(path), "%s/%s", DATA, files[f]);
+        snprintf(path, sizeof(path), "%s/%.127s", DATA, files[f]);
         cJSON *root = must_read_yaml(path);
         total += (size_t)cJSON_GetArraySize(member(root, "cases"));
         cJSON_Delete(root);
@@ -124,11 +124,11 @@ ParameterizedTestParameters(admission, fixtures)
     size_t k = 0;
     for (int f = 0; f < n_files; f++) {
         char path[512];
-        snprintf(path, sizeof(path), "%s/%s", DATA, files[f]);
+        snprintf(path, sizeof(path), "%s/%.127s", DATA, files[f]);
         cJSON *root = must_read_yaml(path);
         int n = cJSON_GetArraySize(member(root, "cases"));
         for (int i = 0; i < n; i++, k++) {
-            snprintf(params[k].file, sizeof(params[k].file), "%s", files[f]);
+            snprintf(params[k].file, sizeof(params[k].file), "%.127s", files[f]);
             params[k].index = i;
         }
         cJSON_Delete(root);
@@ -194,7 +194,7 @@ static cJSON *base_of(const cJSON *root)
     if (cJSON_IsObject(base)) return cJSON_Duplicate(base, 1);
     cr_assert(cJSON_IsString(base), "a fixture needs a base");
     char path[512];
-    snprintf(path, sizeof(path), "%s/bases/%s.yaml", DATA, base->valuestring);
+    snprintf(path, sizeof(path), "%s/bases/%.200s.yaml", DATA, base->valuestring);
     return load_yaml(path);
 }
 
@@ -256,7 +256,7 @@ static void check_warnings(const cJSON *tc, const kp_admission_result *res, cons
 ParameterizedTest(fixture_case *c, admission, fixtures)
 {
     char path[512], where[512];
-    snprintf(path, sizeof(path), "%s/%s", DATA, c->file);
+    snprintf(path, sizeof(path), "%s/%.127s", DATA, c->file);
     cJSON *root = load_yaml(path);
     const cJSON *tc = cJSON_GetArrayItem(member(root, "cases"), c->index);
     snprintf(where, sizeof(where), "%s: case %d \"%s\"", c->file, c->index,
