@@ -36,8 +36,13 @@ static bool budget_active(const kp_budget *b, int64_t now, bool *invalid)
         return true;
     }
     int64_t duration = b->has_duration && !b->duration.never ? b->duration.ns : 0;
-    int64_t next = kp_cron_next(&cron, now - duration);
-    return next >= 0 && next <= now;
+    int64_t from = now - duration, next_s;
+    int64_t from_s = from / KP_NS_PER_SEC - (from % KP_NS_PER_SEC < 0);
+    /* robfig answers the zero time when nothing fires within five years, and
+     * Karpenter's "next firing is not after now" then holds: active. */
+    if (!kp_cron_next(&cron, from_s, &next_s))
+        return true;
+    return next_s * KP_NS_PER_SEC <= now;
 }
 
 /* "10%" of n rounded up, or a count. */
