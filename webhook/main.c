@@ -245,7 +245,9 @@ int main(int argc, char **argv)
         log_error("karpenter-webhook could not start");
         rc = 1;
     } else {
-        KP_LOG(KP_LOG_INFO, LOGGER, "listening", "address", a.opts.address);
+        char port[8];
+        snprintf(port, sizeof(port), "%u", (unsigned)kp_server_port(a.server));
+        KP_LOG(KP_LOG_INFO, LOGGER, "listening", "address", a.opts.address, "port", port);
         run(&a, &signals);
         KP_LOG(KP_LOG_INFO, LOGGER, "shutting down");
     }

@@ -252,7 +252,7 @@ static generation *generation_start(kp_server *s, const char *cert, const char *
     g->key = kp_xstrdup(key);
     atomic_init(&g->draining, false);
     unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                     MHD_USE_ITC | MHD_USE_TURBO | MHD_USE_ERROR_LOG;
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
     g->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, g, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_HTTPS_MEM_CERT, g->cert,
