@@ -68,10 +68,8 @@ static int load_policy(app *a)
 {
     kp_policy *p = NULL;
     int err = a->opts.policy_file ? kp_policy_load(&p, a->opts.policy_file) : 0;
-    if (err < 0)
-        return err;
-    if (!p)
-        p = kp_policy_new_empty();
+    if (err < 0) return err;
+    if (!p) p = kp_policy_new_empty();
     if (a->policy)
         kp_policy_slot_set(a->policy, p);
     else
@@ -85,18 +83,17 @@ static int publish_ca(const app *a, const char *ca_pem, const kp_cabundle_client
 {
     int err = 0;
     if (client) {
-        err = kp_cabundle_publish(client, KP_CABUNDLE_VALIDATING, a->opts.validating_config,
-                                  ca_pem, NULL);
+        err = kp_cabundle_publish(client, KP_CABUNDLE_VALIDATING, a->opts.validating_config, ca_pem,
+                                  NULL);
         if (err == 0)
-            err = kp_cabundle_publish(client, KP_CABUNDLE_MUTATING, a->opts.mutating_config,
-                                      ca_pem, NULL);
+            err = kp_cabundle_publish(client, KP_CABUNDLE_MUTATING, a->opts.mutating_config, ca_pem,
+                                      NULL);
         return err;
     }
     if (a->opts.ca_bundle_file) {
         FILE *f = fopen(a->opts.ca_bundle_file, "w");
         if (!f || fputs(ca_pem, f) < 0 || fclose(f) != 0)
-            return kp_error_set(KP_EIO, "writing %s: %s", a->opts.ca_bundle_file,
-                                strerror(errno));
+            return kp_error_set(KP_EIO, "writing %s: %s", a->opts.ca_bundle_file, strerror(errno));
     }
     kp_buf b64 = KP_BUF_INIT(1 << 20);
     kp_certs_cabundle(&b64, ca_pem);
@@ -113,12 +110,9 @@ static int self_signed(app *a)
     kp_cert_request req = {a->opts.service_name, a->opts.ns, extra, 1, ips, 2, 365};
     kp_cert_bundle bundle = {NULL, NULL, NULL};
     int err = kp_certs_generate(&bundle, &req);
-    if (err == 0 && a->opts.cert_dir)
-        err = kp_certs_write_dir(&bundle, a->opts.cert_dir);
-    if (err == 0)
-        err = kp_certs_check_pair(&a->tls, bundle.cert, bundle.key);
-    if (err == 0)
-        err = publish_ca(a, bundle.ca_cert, NULL);
+    if (err == 0 && a->opts.cert_dir) err = kp_certs_write_dir(&bundle, a->opts.cert_dir);
+    if (err == 0) err = kp_certs_check_pair(&a->tls, bundle.cert, bundle.key);
+    if (err == 0) err = publish_ca(a, bundle.ca_cert, NULL);
     kp_cert_bundle_clear(&bundle);
     return err;
 }
@@ -135,8 +129,7 @@ static void note_certificate(app *a, const char *message)
 
 static void reload_tls(app *a)
 {
-    if (a->opts.self_signed || !kp_filewatch_poll(&a->tls_watch))
-        return;
+    if (a->opts.self_signed || !kp_filewatch_poll(&a->tls_watch)) return;
     kp_tls_pair next;
     int err = kp_certs_read_pair(&next, a->opts.tls_cert_file, a->opts.tls_key_file);
     if (err == 0 && memcmp(next.fingerprint, a->tls.fingerprint, sizeof(next.fingerprint)) == 0 &&
@@ -165,8 +158,7 @@ static void reload_tls(app *a)
 
 static void reload_policy(app *a)
 {
-    if (!a->opts.policy_file || !kp_filewatch_poll(&a->policy_watch))
-        return;
+    if (!a->opts.policy_file || !kp_filewatch_poll(&a->policy_watch)) return;
     if (load_policy(a) < 0) {
         if (kp_filewatch_failed(&a->policy_watch)) {
             count(a->policy_reloads, "failure");
@@ -188,21 +180,22 @@ static int setup(app *a)
     kp_filewatch_init(&a->policy_watch, policy_paths, 1);
     a->metrics = kp_metrics_new();
     int err = register_metrics(a);
-    if (err == 0 && (err = load_policy(a)) < 0)
-        kp_error_wrap(err, "loading the policy");
+    if (err == 0 && (err = load_policy(a)) < 0) kp_error_wrap(err, "loading the policy");
     if (err == 0)
         err = a->opts.self_signed
                   ? self_signed(a)
                   : kp_certs_read_pair(&a->tls, a->opts.tls_cert_file, a->opts.tls_key_file);
-    if (err < 0)
-        return err;
-    kp_server_config cfg = {a->opts.address,         a->opts.port,
-                            a->opts.threads,         a->opts.connection_timeout,
-                            a->opts.request_timeout, a->opts.max_connections,
-                            a->policy,               a->metrics};
+    if (err < 0) return err;
+    kp_server_config cfg = {a->opts.address,
+                            a->opts.port,
+                            a->opts.threads,
+                            a->opts.connection_timeout,
+                            a->opts.request_timeout,
+                            a->opts.max_connections,
+                            a->policy,
+                            a->metrics};
     err = kp_server_start(&a->server, &cfg, a->tls.cert, a->tls.key);
-    if (err == 0)
-        note_certificate(a, "serving");
+    if (err == 0) note_certificate(a, "serving");
     return err;
 }
 
@@ -213,8 +206,7 @@ static void run(app *a, const sigset_t *signals)
                             (long)(a->opts.reload_interval_ms % 1000) * 1000000};
     for (;;) {
         int sig = sigtimedwait(signals, NULL, &tick);
-        if (sig == SIGTERM || sig == SIGINT)
-            break;
+        if (sig == SIGTERM || sig == SIGINT) break;
         reload_tls(a);
         reload_policy(a);
         kp_server_reap(a->server, false);
@@ -227,8 +219,7 @@ int main(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     int rc = kp_webhook_options_parse(&a.opts, argc, argv);
     if (rc != 0) {
-        if (rc < 0)
-            fprintf(stderr, "karpenter-webhook: %s\n", kp_error_last());
+        if (rc < 0) fprintf(stderr, "karpenter-webhook: %s\n", kp_error_last());
         return rc < 0 ? 2 : 0;
     }
     int level = kp_log_level_parse(a.opts.log_level);

@@ -79,15 +79,14 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int parse_uint(unsigned *out, const char *flag, const char *text, unsigned min,
-                      unsigned max)
+static int parse_uint(unsigned *out, const char *flag, const char *text, unsigned min, unsigned max)
 {
     char *end = NULL;
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
     if (errno || !end || *end || end == text || text[0] == '-' || v < min || v > max)
-        return kp_error_set(KP_EINVALID, "--%s: %s is not a number from %u to %u", flag, text,
-                            min, max);
+        return kp_error_set(KP_EINVALID, "--%s: %s is not a number from %u to %u", flag, text, min,
+                            max);
     *out = (unsigned)v;
     return 0;
 }
@@ -115,28 +114,62 @@ static int apply(kp_webhook_options *o, int opt, const char *arg)
     unsigned port = 0;
     int err = 0;
     switch (opt) {
-    case OPT_ADDRESS: o->address = arg; break;
-    case OPT_PORT:
-        if ((err = parse_uint(&port, "port", arg, 0, 65535)) == 0)
-            o->port = (uint16_t)port;
+    case OPT_ADDRESS:
+        o->address = arg;
         break;
-    case OPT_CERT: o->tls_cert_file = arg; break;
-    case OPT_KEY: o->tls_key_file = arg; break;
-    case OPT_SELF_SIGNED: o->self_signed = true; break;
-    case OPT_SERVICE: o->service_name = arg; break;
-    case OPT_NAMESPACE: o->ns = arg; break;
-    case OPT_CERT_DIR: o->cert_dir = arg; break;
-    case OPT_CA_BUNDLE: o->ca_bundle_file = arg; break;
-    case OPT_VALIDATING: o->validating_config = arg; break;
-    case OPT_MUTATING: o->mutating_config = arg; break;
-    case OPT_POLICY: o->policy_file = arg; break;
-    case OPT_RELOAD: err = parse_uint(&o->reload_interval_ms, "reload-interval", arg, 50, 600000); break;
-    case OPT_THREADS: err = parse_uint(&o->threads, "threads", arg, 1, 256); break;
-    case OPT_CONN_TIMEOUT: err = parse_uint(&o->connection_timeout, "connection-timeout", arg, 1, 3600); break;
-    case OPT_REQ_TIMEOUT: err = parse_uint(&o->request_timeout, "request-timeout", arg, 1, 3600); break;
-    case OPT_MAX_CONN: err = parse_uint(&o->max_connections, "max-connections", arg, 1, 1000000); break;
-    case OPT_LOG_LEVEL: o->log_level = arg; break;
-    default: err = kp_error_set(KP_EINVALID, "unknown flag (see --help)");
+    case OPT_PORT:
+        if ((err = parse_uint(&port, "port", arg, 0, 65535)) == 0) o->port = (uint16_t)port;
+        break;
+    case OPT_CERT:
+        o->tls_cert_file = arg;
+        break;
+    case OPT_KEY:
+        o->tls_key_file = arg;
+        break;
+    case OPT_SELF_SIGNED:
+        o->self_signed = true;
+        break;
+    case OPT_SERVICE:
+        o->service_name = arg;
+        break;
+    case OPT_NAMESPACE:
+        o->ns = arg;
+        break;
+    case OPT_CERT_DIR:
+        o->cert_dir = arg;
+        break;
+    case OPT_CA_BUNDLE:
+        o->ca_bundle_file = arg;
+        break;
+    case OPT_VALIDATING:
+        o->validating_config = arg;
+        break;
+    case OPT_MUTATING:
+        o->mutating_config = arg;
+        break;
+    case OPT_POLICY:
+        o->policy_file = arg;
+        break;
+    case OPT_RELOAD:
+        err = parse_uint(&o->reload_interval_ms, "reload-interval", arg, 50, 600000);
+        break;
+    case OPT_THREADS:
+        err = parse_uint(&o->threads, "threads", arg, 1, 256);
+        break;
+    case OPT_CONN_TIMEOUT:
+        err = parse_uint(&o->connection_timeout, "connection-timeout", arg, 1, 3600);
+        break;
+    case OPT_REQ_TIMEOUT:
+        err = parse_uint(&o->request_timeout, "request-timeout", arg, 1, 3600);
+        break;
+    case OPT_MAX_CONN:
+        err = parse_uint(&o->max_connections, "max-connections", arg, 1, 1000000);
+        break;
+    case OPT_LOG_LEVEL:
+        o->log_level = arg;
+        break;
+    default:
+        err = kp_error_set(KP_EINVALID, "unknown flag (see --help)");
     }
     return err;
 }
@@ -145,9 +178,11 @@ static int check(const kp_webhook_options *o)
 {
     bool files = o->tls_cert_file || o->tls_key_file;
     if (o->self_signed && files)
-        return kp_error_set(KP_EINVALID, "--self-signed and --tls-cert-file/--tls-key-file exclude each other");
+        return kp_error_set(KP_EINVALID,
+                            "--self-signed and --tls-cert-file/--tls-key-file exclude each other");
     if (!o->self_signed && (!o->tls_cert_file || !o->tls_key_file))
-        return kp_error_set(KP_EINVALID, "give --tls-cert-file and --tls-key-file, or --self-signed");
+        return kp_error_set(KP_EINVALID,
+                            "give --tls-cert-file and --tls-key-file, or --self-signed");
     return 0;
 }
 
@@ -167,14 +202,11 @@ int kp_webhook_options_parse(kp_webhook_options *out, int argc, char **argv)
             return kp_error_set(KP_EINVALID, "unknown flag or missing value: %s (see --help)",
                                 argv[optind - 1]);
         int err = apply(&o, opt, optarg);
-        if (err < 0)
-            return err;
+        if (err < 0) return err;
     }
-    if (optind < argc)
-        return kp_error_set(KP_EINVALID, "unexpected argument %s", argv[optind]);
+    if (optind < argc) return kp_error_set(KP_EINVALID, "unexpected argument %s", argv[optind]);
     int err = check(&o);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     *out = o;
     return 0;
 }

@@ -98,11 +98,9 @@ static enum MHD_Result send_buffer(generation *g, struct MHD_Connection *c, unsi
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(
         body->len, body->len ? body->data : (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
+    if (!r) return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    if (atomic_load(&g->draining))
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (atomic_load(&g->draining)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
@@ -126,8 +124,8 @@ static enum MHD_Result send_text(generation *g, struct MHD_Connection *c, conn_s
 
 static void observe(kp_server *s, enum route route, const kp_webhook_outcome *o, int64_t start)
 {
-    const char *labels[4] = {route == ROUTE_VALIDATE ? "validate" : "mutate", o->kind,
-                             o->operation, o->result};
+    const char *labels[4] = {route == ROUTE_VALIDATE ? "validate" : "mutate", o->kind, o->operation,
+                             o->result};
     kp_counter_inc(kp_metric_with(s->requests, labels));
     kp_histogram_observe(kp_metric_with(s->latency, labels), (double)(now_ns() - start) / 1e9);
 }
@@ -160,8 +158,7 @@ static enum MHD_Result serve_get(generation *g, struct MHD_Connection *c, conn_s
                                  const char *url)
 {
     kp_server *s = g->server;
-    if (strcmp(url, "/healthz") == 0)
-        return send_text(g, c, cs, 200, "ok\n");
+    if (strcmp(url, "/healthz") == 0) return send_text(g, c, cs, 200, "ok\n");
     if (strcmp(url, "/readyz") == 0)
         return atomic_load(&s->ready) ? send_text(g, c, cs, 200, "ok\n")
                                       : send_text(g, c, cs, 503, "not ready\n");
@@ -193,8 +190,7 @@ static enum MHD_Result begin(generation *g, struct MHD_Connection *c, conn_state
                    : send_status(g, c, cs, 405, "MethodNotAllowed", "use GET");
     if (strcmp(url, "/validate") != 0 && strcmp(url, "/mutate") != 0)
         return send_status(g, c, cs, 404, "NotFound", "no such endpoint");
-    if (!post)
-        return send_status(g, c, cs, 405, "MethodNotAllowed", "use POST");
+    if (!post) return send_status(g, c, cs, 405, "MethodNotAllowed", "use POST");
     const char *length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     char *end = NULL;
     if (length && strtoull(length, &end, 10) > KP_REVIEW_MAX_BYTES)
@@ -211,20 +207,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     generation *g = cls;
     conn_state *cs = state_of(c);
     (void)version;
-    if (!cs)
-        return MHD_NO;
+    if (!cs) return MHD_NO;
     if (!*req_cls) {
         *req_cls = cs;
         return begin(g, c, cs, url, method);
     }
-    if (cs->route == ROUTE_NONE)
-        return MHD_YES; /* answered already; MHD discards the rest */
+    if (cs->route == ROUTE_NONE) return MHD_YES; /* answered already; MHD discards the rest */
     if (*size) {
         int64_t limit = (int64_t)g->server->config.request_timeout * 1000000000;
         if (now_ns() - cs->start_ns > limit)
             return MHD_NO; /* a client this slow is closed, not waited for */
-        if (!cs->too_large && kp_buf_append(&cs->body, data, *size) < 0)
-            cs->too_large = true;
+        if (!cs->too_large && kp_buf_append(&cs->body, data, *size) < 0) cs->too_large = true;
         *size = 0;
         return MHD_YES;
     }
@@ -234,8 +227,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
-    if (!kp_log_enabled(KP_LOG_DEBUG))
-        return;
+    if (!kp_log_enabled(KP_LOG_DEBUG)) return;
     char msg[512];
     vsnprintf(msg, sizeof(msg), fmt, ap);
     size_t n = strlen(msg);
@@ -251,8 +243,8 @@ static generation *generation_start(kp_server *s, const char *cert, const char *
     g->cert = kp_xstrdup(cert);
     g->key = kp_xstrdup(key);
     atomic_init(&g->draining, false);
-    unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG;
     g->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, g, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_HTTPS_MEM_CERT, g->cert,
@@ -295,8 +287,7 @@ static int open_listener(const char *address, uint16_t port, int *fd_out, uint16
     socklen_t len = sizeof(sa);
     if (!ok || getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
         int saved = errno;
-        if (fd >= 0)
-            close(fd);
+        if (fd >= 0) close(fd);
         return kp_error_set(KP_EIO, "listening on %s port %u: %s", address, (unsigned)port,
                             strerror(saved));
     }
@@ -309,11 +300,11 @@ static int open_listener(const char *address, uint16_t port, int *fd_out, uint16
 static int register_metrics(kp_server *s)
 {
     static const char *const labels[] = {"endpoint", "kind", "operation", "result"};
-    int err = kp_metrics_counter(&s->requests, s->config.metrics,
-                                 "karpenter_webhook_requests_total",
-                                 "Admission requests handled, by endpoint, kind, operation and "
-                                 "result (allowed, patched, denied, rejected).",
-                                 labels, 4);
+    int err =
+        kp_metrics_counter(&s->requests, s->config.metrics, "karpenter_webhook_requests_total",
+                           "Admission requests handled, by endpoint, kind, operation and "
+                           "result (allowed, patched, denied, rejected).",
+                           labels, 4);
     if (err == 0)
         err = kp_metrics_histogram(&s->latency, s->config.metrics,
                                    "karpenter_webhook_request_duration_seconds",
@@ -330,8 +321,7 @@ int kp_server_start(kp_server **out, const kp_server_config *config, const char 
     s->config = *config;
     atomic_init(&s->ready, true);
     int err = register_metrics(s);
-    if (err == 0)
-        err = open_listener(config->address, config->port, &s->listen_fd, &s->port);
+    if (err == 0) err = open_listener(config->address, config->port, &s->listen_fd, &s->port);
     if (err < 0) {
         free(s);
         return err;
@@ -348,11 +338,9 @@ int kp_server_start(kp_server **out, const kp_server_config *config, const char 
 
 int kp_server_rotate(kp_server *s, const char *cert_pem, const char *key_pem)
 {
-    if (s->n_old == MAX_GENERATIONS)
-        kp_server_reap(s, true);
+    if (s->n_old == MAX_GENERATIONS) kp_server_reap(s, true);
     generation *next = generation_start(s, cert_pem, key_pem);
-    if (!next)
-        return KP_ERROR;
+    if (!next) return KP_ERROR;
     generation *old = s->current;
     s->current = next;
     /* The socket now belongs to `next`; the old daemon only stops using it. */
@@ -397,8 +385,7 @@ uint16_t kp_server_port(const kp_server *s)
 
 kp_server *kp_server_stop(kp_server *s)
 {
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     atomic_store(&s->ready, false);
     /* Drain the current daemon like a rotated one: no new connections,
      * in-flight requests finish, bounded by the drain time. */
@@ -410,8 +397,7 @@ kp_server *kp_server_stop(kp_server *s)
     s->current = NULL;
     while (s->n_old) {
         kp_server_reap(s, false);
-        if (s->n_old)
-            usleep(20000);
+        if (s->n_old) usleep(20000);
     }
     close(s->listen_fd);
     free(s);

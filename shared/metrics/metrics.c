@@ -18,9 +18,8 @@
 
 const double kp_metrics_default_buckets[11] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                0.5,   1,    2.5,   5,    10};
-const double kp_metrics_latency_buckets[14] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                               0.005,  0.01,    0.025,  0.05,  0.1,
-                                               0.25,   0.5,     1,      5};
+const double kp_metrics_latency_buckets[14] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                               0.025,  0.05,    0.1,    0.25,  0.5,    1,     5};
 
 struct kp_metric_series {
     pthread_mutex_t lock;
@@ -86,8 +85,7 @@ static void family_free(kp_metric *f)
 
 kp_metrics *kp_metrics_free(kp_metrics *metrics)
 {
-    if (!metrics)
-        return NULL;
+    if (!metrics) return NULL;
     for (size_t i = 0; i < metrics->count; i++)
         family_free(metrics->families[i]);
     free(metrics->families);
@@ -98,20 +96,16 @@ kp_metrics *kp_metrics_free(kp_metrics *metrics)
 
 static int name_char_ok(char c, int first, int colon)
 {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')
-        return 1;
-    if (colon && c == ':')
-        return 1;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') return 1;
+    if (colon && c == ':') return 1;
     return !first && c >= '0' && c <= '9';
 }
 
 static int name_ok(const char *name, int colon)
 {
-    if (!name || !*name)
-        return 0;
+    if (!name || !*name) return 0;
     for (size_t i = 0; name[i]; i++)
-        if (!name_char_ok(name[i], i == 0, colon))
-            return 0;
+        if (!name_char_ok(name[i], i == 0, colon)) return 0;
     return 1;
 }
 
@@ -151,8 +145,7 @@ static kp_metric *family_new(enum kp_metric_type type, const char *name, const c
     for (size_t i = 0; i < n_labels; i++)
         f->labels[i] = kp_xstrdup(labels[i]);
     f->n_labels = n_labels;
-    if (n_bounds)
-        memcpy(f->bounds, bounds, n_bounds * sizeof(double));
+    if (n_bounds) memcpy(f->bounds, bounds, n_bounds * sizeof(double));
     f->n_bounds = n_bounds;
     return f;
 }
@@ -162,8 +155,7 @@ static int registry_add(kp_metric **out, kp_metrics *metrics, enum kp_metric_typ
                         size_t n_labels, const double *bounds, size_t n_bounds)
 {
     int err = check_family(name, type, labels, n_labels, bounds, n_bounds);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     pthread_mutex_lock(&metrics->lock);
     for (size_t i = 0; i < metrics->count; i++) {
         if (strcmp(metrics->families[i]->name, name) == 0) {
@@ -192,9 +184,9 @@ int kp_metrics_gauge(kp_metric **out, kp_metrics *metrics, const char *name, con
     return registry_add(out, metrics, KP_METRIC_GAUGE, name, help, labels, n_labels, NULL, 0);
 }
 
-int kp_metrics_histogram(kp_metric **out, kp_metrics *metrics, const char *name,
-                         const char *help, const char *const *labels, size_t n_labels,
-                         const double *buckets, size_t n_buckets)
+int kp_metrics_histogram(kp_metric **out, kp_metrics *metrics, const char *name, const char *help,
+                         const char *const *labels, size_t n_labels, const double *buckets,
+                         size_t n_buckets)
 {
     return registry_add(out, metrics, KP_METRIC_HISTOGRAM, name, help, labels, n_labels, buckets,
                         n_buckets);
@@ -216,11 +208,9 @@ static uint64_t values_hash(const char *const *values, size_t n)
 static int series_matches(const kp_metric_series *s, const char *const *values, size_t n,
                           uint64_t hash)
 {
-    if (s->hash != hash)
-        return 0;
+    if (s->hash != hash) return 0;
     for (size_t i = 0; i < n; i++)
-        if (strcmp(s->values[i], values[i] ? values[i] : "") != 0)
-            return 0;
+        if (strcmp(s->values[i], values[i] ? values[i] : "") != 0) return 0;
     return 1;
 }
 
@@ -235,8 +225,7 @@ static void slots_insert(size_t *slots, size_t n_slots, uint64_t hash, size_t in
 /* Keep the table at most half full. */
 static void slots_grow(kp_metric *f)
 {
-    if (f->n_slots && (f->n_series + 1) * 2 <= f->n_slots)
-        return;
+    if (f->n_slots && (f->n_series + 1) * 2 <= f->n_slots) return;
     size_t n = f->n_slots ? f->n_slots * 2 : 16;
     free(f->slots);
     f->slots = kp_xcalloc(n, sizeof(size_t));
@@ -254,19 +243,17 @@ static kp_metric_series *series_new(kp_metric *f, const char *const *values, uin
     s->values = kp_xcalloc(f->n_labels ? f->n_labels : 1, sizeof(char *));
     for (size_t i = 0; i < f->n_labels; i++)
         s->values[i] = kp_xstrdup(values[i] ? values[i] : "");
-    if (f->type == KP_METRIC_HISTOGRAM)
-        s->buckets = kp_xcalloc(f->n_bounds + 1, sizeof(uint64_t));
+    if (f->type == KP_METRIC_HISTOGRAM) s->buckets = kp_xcalloc(f->n_bounds + 1, sizeof(uint64_t));
     return s;
 }
 
 static kp_metric_series *family_find(const kp_metric *f, const char *const *values, uint64_t hash)
 {
-    if (!f->n_slots)
-        return NULL;
-    for (size_t i = (size_t)(hash & (f->n_slots - 1)); f->slots[i]; i = (i + 1) & (f->n_slots - 1)) {
+    if (!f->n_slots) return NULL;
+    for (size_t i = (size_t)(hash & (f->n_slots - 1)); f->slots[i];
+         i = (i + 1) & (f->n_slots - 1)) {
         kp_metric_series *s = f->series[f->slots[i] - 1];
-        if (series_matches(s, values, f->n_labels, hash))
-            return s;
+        if (series_matches(s, values, f->n_labels, hash)) return s;
     }
     return NULL;
 }
@@ -274,10 +261,8 @@ static kp_metric_series *family_find(const kp_metric *f, const char *const *valu
 kp_metric_series *kp_metric_with(kp_metric *metric, const char *const *values)
 {
     static const char *const no_values[1] = {""};
-    if (!metric)
-        return NULL;
-    if (!values)
-        values = no_values;
+    if (!metric) return NULL;
+    if (!values) values = no_values;
     uint64_t hash = values_hash(values, metric->n_labels);
     pthread_mutex_lock(&metric->lock);
     kp_metric_series *s = family_find(metric, values, hash);
@@ -295,8 +280,7 @@ kp_metric_series *kp_metric_with(kp_metric *metric, const char *const *values)
 
 void kp_counter_add(kp_metric_series *series, double value)
 {
-    if (!series || !(value >= 0))
-        return;
+    if (!series || !(value >= 0)) return;
     pthread_mutex_lock(&series->lock);
     series->value += value;
     pthread_mutex_unlock(&series->lock);
@@ -309,8 +293,7 @@ void kp_counter_inc(kp_metric_series *series)
 
 void kp_gauge_set(kp_metric_series *series, double value)
 {
-    if (!series)
-        return;
+    if (!series) return;
     pthread_mutex_lock(&series->lock);
     series->value = value;
     pthread_mutex_unlock(&series->lock);
@@ -318,8 +301,7 @@ void kp_gauge_set(kp_metric_series *series, double value)
 
 void kp_gauge_add(kp_metric_series *series, double value)
 {
-    if (!series)
-        return;
+    if (!series) return;
     pthread_mutex_lock(&series->lock);
     series->value += value;
     pthread_mutex_unlock(&series->lock);
@@ -341,8 +323,7 @@ static size_t bucket_index(const double *bounds, size_t n, double value)
 
 void kp_histogram_observe(kp_metric_series *series, double value)
 {
-    if (!series || series->family->type != KP_METRIC_HISTOGRAM || isnan(value))
-        return;
+    if (!series || series->family->type != KP_METRIC_HISTOGRAM || isnan(value)) return;
     size_t i = bucket_index(series->family->bounds, series->family->n_bounds, value);
     pthread_mutex_lock(&series->lock);
     series->buckets[i]++;
@@ -353,8 +334,7 @@ void kp_histogram_observe(kp_metric_series *series, double value)
 
 double kp_metric_series_value(kp_metric_series *series)
 {
-    if (!series)
-        return 0;
+    if (!series) return 0;
     pthread_mutex_lock(&series->lock);
     double v = series->family->type == KP_METRIC_HISTOGRAM ? (double)series->count : series->value;
     pthread_mutex_unlock(&series->lock);
@@ -363,8 +343,7 @@ double kp_metric_series_value(kp_metric_series *series)
 
 double kp_metric_series_sum(kp_metric_series *series)
 {
-    if (!series)
-        return 0;
+    if (!series) return 0;
     pthread_mutex_lock(&series->lock);
     double v = series->sum;
     pthread_mutex_unlock(&series->lock);
@@ -375,15 +354,12 @@ double kp_metric_series_sum(kp_metric_series *series)
 
 int kp_metrics_format_value(kp_buf *out, double value)
 {
-    if (isnan(value))
-        return kp_buf_puts(out, "NaN");
-    if (isinf(value))
-        return kp_buf_puts(out, value > 0 ? "+Inf" : "-Inf");
+    if (isnan(value)) return kp_buf_puts(out, "NaN");
+    if (isinf(value)) return kp_buf_puts(out, value > 0 ? "+Inf" : "-Inf");
     char text[40];
     for (int precision = 1; precision <= 17; precision++) {
         snprintf(text, sizeof(text), "%.*g", precision, value);
-        if (strtod(text, NULL) == value)
-            break;
+        if (strtod(text, NULL) == value) break;
     }
     return kp_buf_puts(out, text);
 }
@@ -410,21 +386,15 @@ static int put_series_name(kp_buf *out, const kp_metric *f, const kp_metric_seri
                            const char *suffix, const char *le)
 {
     int err = kp_buf_printf(out, "%s%s", f->name, suffix);
-    if (err == 0 && (f->n_labels || le))
-        err = kp_buf_putc(out, '{');
+    if (err == 0 && (f->n_labels || le)) err = kp_buf_putc(out, '{');
     for (size_t i = 0; i < f->n_labels && err == 0; i++) {
         err = kp_buf_printf(out, "%s%s=\"", i ? "," : "", f->labels[i]);
-        if (err == 0)
-            err = put_escaped(out, s->values[i], 1);
-        if (err == 0)
-            err = kp_buf_putc(out, '"');
+        if (err == 0) err = put_escaped(out, s->values[i], 1);
+        if (err == 0) err = kp_buf_putc(out, '"');
     }
-    if (err == 0 && le)
-        err = kp_buf_printf(out, "%sle=\"%s\"", f->n_labels ? "," : "", le);
-    if (err == 0 && (f->n_labels || le))
-        err = kp_buf_putc(out, '}');
-    if (err == 0)
-        err = kp_buf_putc(out, ' ');
+    if (err == 0 && le) err = kp_buf_printf(out, "%sle=\"%s\"", f->n_labels ? "," : "", le);
+    if (err == 0 && (f->n_labels || le)) err = kp_buf_putc(out, '}');
+    if (err == 0) err = kp_buf_putc(out, ' ');
     return err;
 }
 
@@ -432,10 +402,8 @@ static int put_sample(kp_buf *out, const kp_metric *f, const kp_metric_series *s
                       const char *suffix, const char *le, double value)
 {
     int err = put_series_name(out, f, s, suffix, le);
-    if (err == 0)
-        err = kp_metrics_format_value(out, value);
-    if (err == 0)
-        err = kp_buf_putc(out, '\n');
+    if (err == 0) err = kp_metrics_format_value(out, value);
+    if (err == 0) err = kp_buf_putc(out, '\n');
     return err;
 }
 
@@ -450,14 +418,11 @@ static int put_histogram(kp_buf *out, const kp_metric *f, const kp_metric_series
             err = kp_metrics_format_value(&le, f->bounds[i]);
         else
             err = kp_buf_puts(&le, "+Inf");
-        if (err == 0)
-            err = put_sample(out, f, s, "_bucket", kp_buf_cstr(&le), (double)cumulative);
+        if (err == 0) err = put_sample(out, f, s, "_bucket", kp_buf_cstr(&le), (double)cumulative);
         kp_buf_free(&le);
     }
-    if (err == 0)
-        err = put_sample(out, f, s, "_sum", NULL, s->sum);
-    if (err == 0)
-        err = put_sample(out, f, s, "_count", NULL, (double)s->count);
+    if (err == 0) err = put_sample(out, f, s, "_sum", NULL, s->sum);
+    if (err == 0) err = put_sample(out, f, s, "_count", NULL, (double)s->count);
     return err;
 }
 
@@ -477,10 +442,8 @@ static const char *type_name(enum kp_metric_type type)
 static int put_family(kp_buf *out, kp_metric *f)
 {
     int err = kp_buf_printf(out, "# HELP %s ", f->name);
-    if (err == 0)
-        err = put_escaped(out, f->help, 0);
-    if (err == 0)
-        err = kp_buf_printf(out, "\n# TYPE %s %s\n", f->name, type_name(f->type));
+    if (err == 0) err = put_escaped(out, f->help, 0);
+    if (err == 0) err = kp_buf_printf(out, "\n# TYPE %s %s\n", f->name, type_name(f->type));
     pthread_mutex_lock(&f->lock);
     for (size_t i = 0; i < f->n_series && err == 0; i++) {
         kp_metric_series *s = f->series[i];

@@ -50,9 +50,9 @@ int kp_metrics_counter(kp_metric **out, kp_metrics *metrics, const char *name, c
 int kp_metrics_gauge(kp_metric **out, kp_metrics *metrics, const char *name, const char *help,
                      const char *const *labels, size_t n_labels);
 /* `buckets` are the upper bounds, strictly increasing, +Inf implied. */
-int kp_metrics_histogram(kp_metric **out, kp_metrics *metrics, const char *name,
-                         const char *help, const char *const *labels, size_t n_labels,
-                         const double *buckets, size_t n_buckets);
+int kp_metrics_histogram(kp_metric **out, kp_metrics *metrics, const char *name, const char *help,
+                         const char *const *labels, size_t n_labels, const double *buckets,
+                         size_t n_buckets);
 
 /* Prometheus' default buckets (5 ms .. 10 s) and ones fit for sub-millisecond
  * request handling (100 µs .. 5 s). */

@@ -24,8 +24,7 @@ static void patch_webhook(cJSON *patch, const cJSON *hook, int index, const char
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(hook, "name");
     const cJSON *cc = cJSON_GetObjectItemCaseSensitive(hook, "clientConfig");
     snprintf(path, sizeof(path), "/webhooks/%d/name", index);
-    if (cJSON_IsString(name))
-        add_op(patch, "test", path, cJSON_CreateString(name->valuestring));
+    if (cJSON_IsString(name)) add_op(patch, "test", path, cJSON_CreateString(name->valuestring));
     if (cJSON_IsObject(cc)) {
         snprintf(path, sizeof(path), "/webhooks/%d/clientConfig/caBundle", index);
         add_op(patch, "add", path, cJSON_CreateString(ca_b64));
@@ -51,8 +50,7 @@ int kp_cabundle_patch_build(cJSON **out, const cJSON *config, const char *ca_b64
     for (const cJSON *h = hooks->child; h; h = h->next, index++) {
         const cJSON *cc = cJSON_GetObjectItemCaseSensitive(h, "clientConfig");
         const cJSON *ca = cJSON_GetObjectItemCaseSensitive(cc, "caBundle");
-        if (cJSON_IsString(ca) && strcmp(ca->valuestring, ca_b64) == 0)
-            continue;
+        if (cJSON_IsString(ca) && strcmp(ca->valuestring, ca_b64) == 0) continue;
         patch_webhook(patch, h, index, ca_b64);
         changed = 1;
     }
@@ -69,18 +67,15 @@ static int publish_once(const kp_cabundle_client *client, const char *resource, 
 {
     cJSON *config = NULL, *patch = NULL;
     int err = client->get(client->ctx, resource, name, &config);
-    if (err < 0)
-        return kp_error_wrap(err, "reading %s %s", resource, name);
+    if (err < 0) return kp_error_wrap(err, "reading %s %s", resource, name);
     err = kp_cabundle_patch_build(&patch, config, ca_b64);
     cJSON_Delete(config);
-    if (err < 0 || !patch)
-        return err;
+    if (err < 0 || !patch) return err;
     char *text = cJSON_PrintUnformatted(patch);
     cJSON_Delete(patch);
     err = client->patch(client->ctx, resource, name, text);
     cJSON_free(text);
-    if (err == 0)
-        *changed = 1;
+    if (err == 0) *changed = 1;
     return err;
 }
 
@@ -91,13 +86,10 @@ int kp_cabundle_publish(const kp_cabundle_client *client, const char *resource, 
     int err = kp_certs_cabundle(&b64, ca_pem), did = 0;
     for (int attempt = 0; err == 0 && attempt < 5; attempt++) {
         err = publish_once(client, resource, name, kp_buf_cstr(&b64), &did);
-        if (err != KP_ECONFLICT)
-            break;
-        if (attempt < 4)
-            err = 0;
+        if (err != KP_ECONFLICT) break;
+        if (attempt < 4) err = 0;
     }
     kp_buf_free(&b64);
-    if (changed && err == 0)
-        *changed = did;
+    if (changed && err == 0) *changed = did;
     return err;
 }

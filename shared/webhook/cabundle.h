@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #define KP_CABUNDLE_VALIDATING "validatingwebhookconfigurations"
-#define KP_CABUNDLE_MUTATING "mutatingwebhookconfigurations"
+#define KP_CABUNDLE_MUTATING   "mutatingwebhookconfigurations"
 
 typedef struct kp_cabundle_client {
     /* GET admissionregistration.k8s.io/v1 `resource` `name` (cluster-scoped):

@@ -31,8 +31,7 @@ static int ssl_fail(int code, const char *what)
 {
     unsigned long e = ERR_get_error();
     char detail[256] = "no detail";
-    if (e)
-        ERR_error_string_n(e, detail, sizeof(detail));
+    if (e) ERR_error_string_n(e, detail, sizeof(detail));
     ERR_clear_error();
     return kp_error_set(code, "%s: %s", what, detail);
 }
@@ -124,16 +123,11 @@ static int make_ca(X509 **ca_out, EVP_PKEY **key_out, int days)
     EVP_PKEY *key = new_key();
     X509 *ca = key ? new_cert(key, "karpenter-webhook-ca", days) : NULL;
     int err = ca ? 0 : ssl_fail(KP_ERROR, "making the CA");
-    if (err == 0)
-        X509_set_issuer_name(ca, X509_get_subject_name(ca));
-    if (err == 0)
-        err = add_ext(ca, ca, NID_basic_constraints, "critical,CA:TRUE");
-    if (err == 0)
-        err = add_ext(ca, ca, NID_key_usage, "critical,keyCertSign,cRLSign");
-    if (err == 0)
-        err = add_ext(ca, ca, NID_subject_key_identifier, "hash");
-    if (err == 0 && !X509_sign(ca, key, EVP_sha256()))
-        err = ssl_fail(KP_ERROR, "signing the CA");
+    if (err == 0) X509_set_issuer_name(ca, X509_get_subject_name(ca));
+    if (err == 0) err = add_ext(ca, ca, NID_basic_constraints, "critical,CA:TRUE");
+    if (err == 0) err = add_ext(ca, ca, NID_key_usage, "critical,keyCertSign,cRLSign");
+    if (err == 0) err = add_ext(ca, ca, NID_subject_key_identifier, "hash");
+    if (err == 0 && !X509_sign(ca, key, EVP_sha256())) err = ssl_fail(KP_ERROR, "signing the CA");
     if (err < 0) {
         X509_free(ca);
         EVP_PKEY_free(key);
@@ -150,14 +144,16 @@ static int san_list(kp_buf *out, const kp_cert_request *req, char *const names[4
     for (size_t i = 0; i < 4; i++)
         kp_buf_printf(out, "%sDNS:%s", i ? "," : "", names[i]);
     for (size_t i = 0; i < req->n_extra_dns; i++) {
-        if (kp_is_dns1123_subdomain(req->extra_dns[i], NULL) && strcmp(req->extra_dns[i], "localhost"))
+        if (kp_is_dns1123_subdomain(req->extra_dns[i], NULL) &&
+            strcmp(req->extra_dns[i], "localhost"))
             return kp_error_set(KP_EINVALID, "extra DNS name %s is not a DNS-1123 subdomain",
                                 req->extra_dns[i]);
         kp_buf_printf(out, ",DNS:%s", req->extra_dns[i]);
     }
     for (size_t i = 0; i < req->n_ips; i++) {
         unsigned char addr[16];
-        if (inet_pton(AF_INET, req->ips[i], addr) != 1 && inet_pton(AF_INET6, req->ips[i], addr) != 1)
+        if (inet_pton(AF_INET, req->ips[i], addr) != 1 &&
+            inet_pton(AF_INET6, req->ips[i], addr) != 1)
             return kp_error_set(KP_EINVALID, "%s is not an IP address", req->ips[i]);
         kp_buf_printf(out, ",IP:%s", req->ips[i]);
     }
@@ -170,20 +166,13 @@ static int make_serving(X509 **out, EVP_PKEY *key, X509 *ca, EVP_PKEY *ca_key,
     kp_buf sans = KP_BUF_INIT(64 * 1024);
     int err = san_list(&sans, req, names);
     X509 *x = err == 0 ? new_cert(key, names[2], days) : NULL;
-    if (err == 0 && !x)
-        err = ssl_fail(KP_ERROR, "making the serving certificate");
-    if (err == 0)
-        X509_set_issuer_name(x, X509_get_subject_name(ca));
-    if (err == 0)
-        err = add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE");
-    if (err == 0)
-        err = add_ext(x, ca, NID_key_usage, "critical,digitalSignature,keyEncipherment");
-    if (err == 0)
-        err = add_ext(x, ca, NID_ext_key_usage, "serverAuth");
-    if (err == 0)
-        err = add_ext(x, ca, NID_authority_key_identifier, "keyid:always");
-    if (err == 0)
-        err = add_ext(x, ca, NID_subject_alt_name, kp_buf_cstr(&sans));
+    if (err == 0 && !x) err = ssl_fail(KP_ERROR, "making the serving certificate");
+    if (err == 0) X509_set_issuer_name(x, X509_get_subject_name(ca));
+    if (err == 0) err = add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE");
+    if (err == 0) err = add_ext(x, ca, NID_key_usage, "critical,digitalSignature,keyEncipherment");
+    if (err == 0) err = add_ext(x, ca, NID_ext_key_usage, "serverAuth");
+    if (err == 0) err = add_ext(x, ca, NID_authority_key_identifier, "keyid:always");
+    if (err == 0) err = add_ext(x, ca, NID_subject_alt_name, kp_buf_cstr(&sans));
     if (err == 0 && !X509_sign(x, ca_key, EVP_sha256()))
         err = ssl_fail(KP_ERROR, "signing the serving certificate");
     kp_buf_free(&sans);
@@ -202,12 +191,9 @@ int kp_certs_generate(kp_cert_bundle *out, const kp_cert_request *req)
     int err = kp_certs_service_names(names, req->service, req->ns);
     X509 *ca = NULL, *cert = NULL;
     EVP_PKEY *ca_key = NULL, *key = NULL;
-    if (err == 0)
-        err = make_ca(&ca, &ca_key, days);
-    if (err == 0 && !(key = new_key()))
-        err = ssl_fail(KP_ERROR, "making the serving key");
-    if (err == 0)
-        err = make_serving(&cert, key, ca, ca_key, req, names, days);
+    if (err == 0) err = make_ca(&ca, &ca_key, days);
+    if (err == 0 && !(key = new_key())) err = ssl_fail(KP_ERROR, "making the serving key");
+    if (err == 0) err = make_serving(&cert, key, ca, ca_key, req, names, days);
     if (err == 0) {
         out->ca_cert = pem_of(write_x509, ca);
         out->cert = pem_of(write_x509, cert);
@@ -224,8 +210,7 @@ int kp_certs_generate(kp_cert_bundle *out, const kp_cert_request *req)
 
 void kp_cert_bundle_clear(kp_cert_bundle *bundle)
 {
-    if (!bundle)
-        return;
+    if (!bundle) return;
     free(bundle->ca_cert);
     free(bundle->cert);
     free(bundle->key);
@@ -238,15 +223,12 @@ static int write_file(const char *dir, const char *name, const char *text, mode_
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0)
-        return kp_error_set(KP_EIO, "%s: %s", tmp, strerror(errno));
+    if (fd < 0) return kp_error_set(KP_EIO, "%s: %s", tmp, strerror(errno));
     size_t len = strlen(text), done = 0;
     while (done < len) {
         ssize_t n = write(fd, text + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
         done += (size_t)n;
     }
     int ok = done == len && fsync(fd) == 0;
@@ -262,27 +244,22 @@ static int write_file(const char *dir, const char *name, const char *text, mode_
 int kp_certs_write_dir(const kp_cert_bundle *bundle, const char *dir)
 {
     int err = write_file(dir, "ca.crt", bundle->ca_cert, 0644);
-    if (err == 0)
-        err = write_file(dir, "tls.crt", bundle->cert, 0644);
-    if (err == 0)
-        err = write_file(dir, "tls.key", bundle->key, 0600);
+    if (err == 0) err = write_file(dir, "tls.crt", bundle->cert, 0644);
+    if (err == 0) err = write_file(dir, "tls.key", bundle->key, 0600);
     return err;
 }
 
 static int64_t asn1_time_epoch(const ASN1_TIME *t)
 {
     struct tm tm;
-    if (!ASN1_TIME_to_tm(t, &tm))
-        return 0;
+    if (!ASN1_TIME_to_tm(t, &tm)) return 0;
     return (int64_t)timegm(&tm);
 }
 
 static int check_parsed(kp_tls_pair *out, X509 *x, EVP_PKEY *key)
 {
-    if (!x)
-        return ssl_fail(KP_EINVALID, "the certificate is not PEM X.509");
-    if (!key)
-        return ssl_fail(KP_EINVALID, "the private key is not PEM");
+    if (!x) return ssl_fail(KP_EINVALID, "the certificate is not PEM X.509");
+    if (!key) return ssl_fail(KP_EINVALID, "the private key is not PEM");
     if (X509_check_private_key(x, key) != 1)
         return ssl_fail(KP_EINVALID, "the private key does not belong to the certificate");
     unsigned int n = 0;
@@ -305,8 +282,7 @@ int kp_certs_check_pair(kp_tls_pair *out, const char *cert_pem, const char *key_
     EVP_PKEY_free(key);
     BIO_free(cb);
     BIO_free(kb);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     pair.cert = kp_xstrdup(cert_pem);
     pair.key = kp_xstrdup(key_pem);
     *out = pair;
@@ -324,8 +300,7 @@ static int read_text(kp_buf *out, const char *path)
     int err = 0;
     while (err == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
         err = kp_buf_append(out, chunk, n);
-    if (err == 0 && ferror(f))
-        err = kp_error_set(KP_EIO, "%s: read failed", path);
+    if (err == 0 && ferror(f)) err = kp_error_set(KP_EIO, "%s: read failed", path);
     fclose(f);
     if (err == 0 && memchr(kp_buf_cstr(out), '\0', out->len))
         err = kp_error_set(KP_EINVALID, "%s: not PEM text", path);
@@ -336,24 +311,19 @@ int kp_certs_read_pair(kp_tls_pair *out, const char *cert_path, const char *key_
 {
     kp_buf cert = KP_BUF_INIT(KP_CERTS_MAX_PEM), key = KP_BUF_INIT(KP_CERTS_MAX_PEM);
     int err = read_text(&cert, cert_path);
-    if (err == 0)
-        err = read_text(&key, key_path);
-    if (err == 0)
-        err = kp_certs_check_pair(out, kp_buf_cstr(&cert), kp_buf_cstr(&key));
+    if (err == 0) err = read_text(&key, key_path);
+    if (err == 0) err = kp_certs_check_pair(out, kp_buf_cstr(&cert), kp_buf_cstr(&key));
     kp_buf_free(&cert);
-    if (key.data)
-        OPENSSL_cleanse(key.data, key.len);
+    if (key.data) OPENSSL_cleanse(key.data, key.len);
     kp_buf_free(&key);
     return err;
 }
 
 void kp_tls_pair_clear(kp_tls_pair *pair)
 {
-    if (!pair)
-        return;
+    if (!pair) return;
     free(pair->cert);
-    if (pair->key)
-        OPENSSL_cleanse(pair->key, strlen(pair->key));
+    if (pair->key) OPENSSL_cleanse(pair->key, strlen(pair->key));
     free(pair->key);
     memset(pair, 0, sizeof(*pair));
 }

@@ -19,8 +19,8 @@
 #define KP_CERTS_MAX_PEM ((size_t)1 << 20)
 
 typedef struct kp_cert_request {
-    const char *service; /* Service name: "karpenter" */
-    const char *ns;      /* its namespace: "kube-system" */
+    const char *service;          /* Service name: "karpenter" */
+    const char *ns;               /* its namespace: "kube-system" */
     const char *const *extra_dns; /* more DNS names (may be NULL) */
     size_t n_extra_dns;
     const char *const *ips; /* IP SANs, v4 or v6 text (may be NULL) */

@@ -7,8 +7,7 @@ void kp_file_stamp_get(kp_file_stamp *out, const char *path)
 {
     struct stat st;
     memset(out, 0, sizeof(*out));
-    if (!path || stat(path, &st) != 0)
-        return;
+    if (!path || stat(path, &st) != 0) return;
     out->exists = true;
     out->dev = (uint64_t)st.st_dev;
     out->ino = (uint64_t)st.st_ino;
@@ -27,8 +26,7 @@ void kp_filewatch_init(kp_filewatch *w, const char *const *paths, size_t count)
 {
     memset(w, 0, sizeof(*w));
     for (size_t i = 0; i < count && w->count < KP_FILEWATCH_MAX; i++) {
-        if (!paths[i])
-            continue;
+        if (!paths[i]) continue;
         w->paths[w->count] = paths[i];
         kp_file_stamp_get(&w->committed[w->count], paths[i]);
         w->current[w->count] = w->committed[w->count];
@@ -41,8 +39,7 @@ bool kp_filewatch_poll(kp_filewatch *w)
     bool changed = false;
     for (size_t i = 0; i < w->count; i++) {
         kp_file_stamp_get(&w->current[i], w->paths[i]);
-        if (!kp_file_stamp_equal(&w->current[i], &w->committed[i]))
-            changed = true;
+        if (!kp_file_stamp_equal(&w->current[i], &w->committed[i])) changed = true;
     }
     return changed;
 }
@@ -56,8 +53,7 @@ bool kp_filewatch_failed(kp_filewatch *w)
 {
     bool first = false;
     for (size_t i = 0; i < w->count; i++)
-        if (!kp_file_stamp_equal(&w->current[i], &w->failed[i]))
-            first = true;
+        if (!kp_file_stamp_equal(&w->current[i], &w->failed[i])) first = true;
     memcpy(w->failed, w->current, sizeof(w->failed));
     return first;
 }

@@ -63,15 +63,14 @@ static const char *object_name(request *rq)
     const char *name = rq->review.name;
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(rq->review.object, "metadata");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(meta, "name");
-    if ((!name || !*name) && cJSON_IsString(n))
-        name = n->valuestring;
+    if ((!name || !*name) && cJSON_IsString(n)) name = n->valuestring;
     return kp_arena_printf(rq->arena, "%s \"%s\"", kind_label(rq->kind), name ? name : "");
 }
 
 static void validate_karpenter(request *rq)
 {
-    enum kp_admission_op op = rq->review.op == KP_REVIEW_OP_UPDATE ? KP_ADMIT_UPDATE
-                                                                   : KP_ADMIT_CREATE;
+    enum kp_admission_op op =
+        rq->review.op == KP_REVIEW_OP_UPDATE ? KP_ADMIT_UPDATE : KP_ADMIT_CREATE;
     int err = kp_admission_validate((enum kp_admission_kind)rq->kind, op, rq->review.object,
                                     rq->review.old_object, &rq->checks);
     if (err < 0) {
@@ -97,8 +96,8 @@ static void validate_karpenter(request *rq)
 
 static void default_karpenter(request *rq)
 {
-    int err = kp_admission_default((enum kp_admission_kind)rq->kind, rq->review.object,
-                                   &rq->checks);
+    int err =
+        kp_admission_default((enum kp_admission_kind)rq->kind, rq->review.object, &rq->checks);
     if (err < 0)
         deny(rq, 500, "InternalError",
              kp_arena_printf(rq->arena, "defaulting could not run: %s", kp_error_last()));
@@ -106,8 +105,7 @@ static void default_karpenter(request *rq)
 
 static void mutate_pod(request *rq)
 {
-    if (rq->review.op != KP_REVIEW_OP_CREATE)
-        return;
+    if (rq->review.op != KP_REVIEW_OP_CREATE) return;
     rq->rules.patch = cJSON_CreateArray();
     int err = kp_policy_mutate_pod(rq->policy, rq->review.object, rq->review.namespace_,
                                    rq->rules.patch, &rq->rules);
@@ -126,9 +124,8 @@ static bool refuse_shape(request *rq)
                              r->operation ? r->operation : "(none)"));
     else if (rq->kind < 0)
         deny(rq, 400, "BadRequest",
-             kp_arena_printf(rq->arena, "unsupported kind %s/%s, Kind=%s",
-                             r->group ? r->group : "", r->version ? r->version : "",
-                             r->kind ? r->kind : ""));
+             kp_arena_printf(rq->arena, "unsupported kind %s/%s, Kind=%s", r->group ? r->group : "",
+                             r->version ? r->version : "", r->kind ? r->kind : ""));
     else if (r->op == KP_REVIEW_OP_DELETE || r->op == KP_REVIEW_OP_CONNECT)
         return true; /* nothing to check: allowed */
     else if (!cJSON_IsObject(r->object))
@@ -144,8 +141,7 @@ static bool refuse_shape(request *rq)
 
 static void dispatch(request *rq)
 {
-    if (refuse_shape(rq))
-        return;
+    if (refuse_shape(rq)) return;
     if (rq->kind == KIND_POD)
         mutate_pod(rq);
     else if (rq->endpoint == KP_WEBHOOK_VALIDATE)
@@ -157,8 +153,7 @@ static void dispatch(request *rq)
 static void collect_warnings(request *rq)
 {
     size_t n = rq->checks.n_warnings + rq->rules.n_warnings;
-    if (n == 0)
-        return;
+    if (n == 0) return;
     const char **all = KP_ARENA_NEW(rq->arena, const char *, n);
     for (size_t i = 0; i < rq->checks.n_warnings; i++)
         all[i] = rq->checks.warnings[i];
@@ -182,19 +177,17 @@ static void respond(request *rq, kp_buf *out)
     kp_webhook_outcome *o = rq->outcome;
     collect_warnings(rq);
     const cJSON *patch = rq->kind == KIND_POD ? rq->rules.patch : rq->checks.patch;
-    if (rq->resp.allowed)
-        rq->resp.patch = patch;
+    if (rq->resp.allowed) rq->resp.patch = patch;
     o->http_status = 200;
-    o->result = !rq->resp.allowed                      ? "denied"
+    o->result = !rq->resp.allowed               ? "denied"
                 : cJSON_GetArraySize(patch) > 0 ? "patched"
-                                                       : "allowed";
+                                                : "allowed";
     if (kp_review_response_write(out, &rq->resp) < 0)
         respond_http_error(out, o, 500, "InternalError", "the response is too large");
 }
 
-void kp_webhook_handle(const kp_policy *policy, enum kp_webhook_endpoint endpoint,
-                       const char *body, size_t len, kp_arena *arena, kp_buf *out,
-                       kp_webhook_outcome *outcome)
+void kp_webhook_handle(const kp_policy *policy, enum kp_webhook_endpoint endpoint, const char *body,
+                       size_t len, kp_arena *arena, kp_buf *out, kp_webhook_outcome *outcome)
 {
     request rq = {.policy = policy, .endpoint = endpoint, .arena = arena, .outcome = outcome};
     *outcome = (kp_webhook_outcome){400, "none", "none", "rejected", false};

@@ -41,8 +41,7 @@ typedef struct kp_webhook_outcome {
 
 /* Handle `len` bytes of `body`. `arena` is scratch for this request (the
  * caller frees or rewinds it); the response body is appended to `out`. */
-void kp_webhook_handle(const kp_policy *policy, enum kp_webhook_endpoint endpoint,
-                       const char *body, size_t len, kp_arena *arena, kp_buf *out,
-                       kp_webhook_outcome *outcome);
+void kp_webhook_handle(const kp_policy *policy, enum kp_webhook_endpoint endpoint, const char *body,
+                       size_t len, kp_arena *arena, kp_buf *out, kp_webhook_outcome *outcome);
 
 #endif

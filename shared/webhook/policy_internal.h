@@ -20,7 +20,7 @@ typedef struct kp_policy_list {
 
 typedef struct kp_policy_quantity {
     const char *resource;
-    const char *text; /* as written, canonicalised */
+    const char *text; /* as written */
     kp_quantity value;
 } kp_policy_quantity;
 

@@ -38,25 +38,21 @@ static const char *child_path(kp_policy *p, const char *path, const char *key)
 static int read_fields(kp_policy *p, const cJSON *obj, const char *path, const field *fields,
                        size_t n)
 {
-    if (!cJSON_IsObject(obj))
-        return fail(path, "must be a mapping");
+    if (!cJSON_IsObject(obj)) return fail(path, "must be a mapping");
     for (const cJSON *item = obj->child; item; item = item->next) {
         size_t i = 0;
         while (i < n && strcmp(fields[i].key, item->string) != 0)
             i++;
-        if (i == n)
-            return kp_error_set(KP_EINVALID, "%s: unknown key %s", path, item->string);
+        if (i == n) return kp_error_set(KP_EINVALID, "%s: unknown key %s", path, item->string);
         int err = fields[i].read(p, item, child_path(p, path, item->string));
-        if (err < 0)
-            return err;
+        if (err < 0) return err;
     }
     return 0;
 }
 
 static int read_list(kp_policy *p, kp_policy_list *list, const cJSON *item, const char *path)
 {
-    if (!cJSON_IsArray(item))
-        return fail(path, "must be a list of strings");
+    if (!cJSON_IsArray(item)) return fail(path, "must be a list of strings");
     size_t n = (size_t)cJSON_GetArraySize(item), i = 0;
     list->items = KP_ARENA_NEW(p->arena, const char *, n ? n : 1);
     for (const cJSON *v = item->child; v; v = v->next, i++) {
@@ -71,8 +67,7 @@ static int read_list(kp_policy *p, kp_policy_list *list, const cJSON *item, cons
 
 static int read_bool(bool *out, const cJSON *item, const char *path)
 {
-    if (!cJSON_IsBool(item))
-        return fail(path, "must be true or false");
+    if (!cJSON_IsBool(item)) return fail(path, "must be true or false");
     *out = cJSON_IsTrue(item);
     return 0;
 }
@@ -85,18 +80,15 @@ static int read_quantity(kp_policy *p, kp_policy_quantity *q, const cJSON *item,
     if (cJSON_IsString(item)) {
         text = item->valuestring;
     } else if (cJSON_IsNumber(item)) {
-        snprintf(number, sizeof(number), "%.17g", item->valuedouble);
+        snprintf(number, sizeof(number), "%.15g", item->valuedouble);
         text = number;
     }
-    if (!text)
-        return fail(path, "must be a quantity such as 100m, 2 or 64Gi");
+    if (!text) return fail(path, "must be a quantity such as 100m, 2 or 64Gi");
     int err = kp_quantity_parse(text, &q->value);
-    if (err < 0)
-        return kp_error_wrap(err, "%s", path);
-    if (q->value.milli < 0)
-        return fail(path, "must not be negative");
-    char canonical[KP_QUANTITY_STRLEN];
-    q->text = kp_arena_strdup(p->arena, kp_quantity_format(q->value, canonical, sizeof(canonical)));
+    if (err < 0) return kp_error_wrap(err, "%s", path);
+    if (q->value.milli < 0) return fail(path, "must not be negative");
+    /* Kept as written: messages and patches then show the user's own spelling. */
+    q->text = kp_arena_strdup(p->arena, text);
     q->resource = kp_arena_strdup(p->arena, item->string);
     return 0;
 }
@@ -110,8 +102,7 @@ static int read_quantity_map(kp_policy *p, kp_policy_quantity **out, size_t *n_o
     kp_policy_quantity *qs = KP_ARENA_NEW(p->arena, kp_policy_quantity, n ? n : 1);
     for (const cJSON *v = item->child; v; v = v->next, i++) {
         int err = read_quantity(p, &qs[i], v, child_path(p, path, v->string));
-        if (err < 0)
-            return err;
+        if (err < 0) return err;
     }
     *out = qs;
     *n_out = n;
@@ -165,14 +156,10 @@ static int np_require_budget(kp_policy *p, const cJSON *item, const char *path)
 }
 
 static const field nodepool_fields[] = {
-    {"requireLimits", np_require_limits},
-    {"maxLimits", np_max_limits},
-    {"allowedCapacityTypes", np_capacity_types},
-    {"allowedInstanceCategories", np_categories},
-    {"allowedInstanceFamilies", np_families},
-    {"allowedArchitectures", np_architectures},
-    {"maxInstanceTypes", np_max_instance_types},
-    {"requireDisruptionBudget", np_require_budget},
+    {"requireLimits", np_require_limits},        {"maxLimits", np_max_limits},
+    {"allowedCapacityTypes", np_capacity_types}, {"allowedInstanceCategories", np_categories},
+    {"allowedInstanceFamilies", np_families},    {"allowedArchitectures", np_architectures},
+    {"maxInstanceTypes", np_max_instance_types}, {"requireDisruptionBudget", np_require_budget},
 };
 
 /* ---- ec2NodeClasses ---- */
@@ -202,8 +189,7 @@ static const field nodeclass_fields[] = {
 
 static int pod_defaults(kp_policy *p, const cJSON *item, const char *path)
 {
-    return read_quantity_map(p, &p->pods.default_requests, &p->pods.n_default_requests, item,
-                             path);
+    return read_quantity_map(p, &p->pods.default_requests, &p->pods.n_default_requests, item, path);
 }
 
 static int pod_warn(kp_policy *p, const cJSON *item, const char *path)
@@ -213,8 +199,7 @@ static int pod_warn(kp_policy *p, const cJSON *item, const char *path)
 
 static int read_labels(kp_policy *p, kp_policy_selector *sel, const cJSON *item, const char *path)
 {
-    if (!cJSON_IsObject(item))
-        return fail(path, "must be a mapping of label keys to values");
+    if (!cJSON_IsObject(item)) return fail(path, "must be a mapping of label keys to values");
     size_t n = (size_t)cJSON_GetArraySize(item), i = 0;
     sel->label_keys = KP_ARENA_NEW(p->arena, const char *, n ? n : 1);
     sel->label_values = KP_ARENA_NEW(p->arena, const char *, n ? n : 1);
@@ -228,8 +213,7 @@ static int read_labels(kp_policy *p, kp_policy_selector *sel, const cJSON *item,
     return 0;
 }
 
-static int read_selector(kp_policy *p, kp_policy_selector *sel, const cJSON *term,
-                         const char *path)
+static int read_selector(kp_policy *p, kp_policy_selector *sel, const cJSON *term, const char *path)
 {
     if (!cJSON_IsObject(term) || !term->child)
         return fail(path, "must be a non-empty mapping (an empty term would match every Pod)");
@@ -246,23 +230,20 @@ static int read_selector(kp_policy *p, kp_policy_selector *sel, const cJSON *ter
             err = read_list(p, &sel->namespaces, item, sub);
         else
             err = kp_error_set(KP_EINVALID, "%s: unknown key %s", path, item->string);
-        if (err < 0)
-            return err;
+        if (err < 0) return err;
     }
     return 0;
 }
 
 static int pod_do_not_disrupt(kp_policy *p, const cJSON *item, const char *path)
 {
-    if (!cJSON_IsArray(item))
-        return fail(path, "must be a list of selector terms");
+    if (!cJSON_IsArray(item)) return fail(path, "must be a list of selector terms");
     size_t n = (size_t)cJSON_GetArraySize(item), i = 0;
     p->pods.do_not_disrupt = KP_ARENA_NEW(p->arena, kp_policy_selector, n ? n : 1);
     for (const cJSON *term = item->child; term; term = term->next, i++) {
         const char *sub = kp_arena_printf(p->arena, "%s[%zu]", path, i);
         int err = read_selector(p, &p->pods.do_not_disrupt[i], term, sub);
-        if (err < 0)
-            return err;
+        if (err < 0) return err;
     }
     p->pods.n_do_not_disrupt = n;
     return 0;
@@ -295,19 +276,16 @@ static int sec_pods(kp_policy *p, const cJSON *item, const char *path)
 static int sec_header(kp_policy *p, const cJSON *item, const char *path)
 {
     (void)p;
-    const char *want = strcmp(path + strlen(path) - 4, "kind") == 0 ? "AdmissionPolicy"
-                                                                     : "karpenter.sh/v1alpha1";
+    const char *want =
+        strcmp(path + strlen(path) - 4, "kind") == 0 ? "AdmissionPolicy" : "karpenter.sh/v1alpha1";
     if (!cJSON_IsString(item) || strcmp(item->valuestring, want) != 0)
         return kp_error_set(KP_EINVALID, "%s: must be %s", path, want);
     return 0;
 }
 
 static const field top_fields[] = {
-    {"apiVersion", sec_header},
-    {"kind", sec_header},
-    {"nodePools", sec_nodepools},
-    {"ec2NodeClasses", sec_nodeclasses},
-    {"pods", sec_pods},
+    {"apiVersion", sec_header},          {"kind", sec_header}, {"nodePools", sec_nodepools},
+    {"ec2NodeClasses", sec_nodeclasses}, {"pods", sec_pods},
 };
 
 kp_policy *kp_policy_new_empty(void)
@@ -322,8 +300,7 @@ kp_policy *kp_policy_new_empty(void)
 /* Top-level keys are read with an empty parent path ("nodePools", not ".nodePools"). */
 static int read_top(kp_policy *p, const cJSON *root)
 {
-    if (!cJSON_IsObject(root))
-        return kp_error_set(KP_EINVALID, "the policy must be a mapping");
+    if (!cJSON_IsObject(root)) return kp_error_set(KP_EINVALID, "the policy must be a mapping");
     for (const cJSON *item = root->child; item; item = item->next) {
         size_t i = 0;
         while (i < N_FIELDS(top_fields) && strcmp(top_fields[i].key, item->string) != 0)
@@ -331,8 +308,7 @@ static int read_top(kp_policy *p, const cJSON *root)
         if (i == N_FIELDS(top_fields))
             return kp_error_set(KP_EINVALID, "unknown key %s", item->string);
         int err = top_fields[i].read(p, item, kp_arena_strdup(p->arena, item->string));
-        if (err < 0)
-            return err;
+        if (err < 0) return err;
     }
     return 0;
 }
@@ -343,11 +319,9 @@ int kp_policy_parse(kp_policy **out, const char *data, size_t len, const char *n
     kp_yaml_limits limits = KP_YAML_LIMITS_INIT;
     limits.max_bytes = POLICY_MAX_BYTES;
     int err = kp_yaml_parse_one(&root, data, len, name, &limits);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     kp_policy *p = kp_policy_new_empty();
-    if (root)
-        err = read_top(p, root);
+    if (root) err = read_top(p, root);
     cJSON_Delete(root);
     if (err < 0) {
         kp_policy_unref(p);
@@ -369,8 +343,7 @@ int kp_policy_load(kp_policy **out, const char *path)
     int err = 0;
     while (err == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
         err = kp_buf_append(&text, chunk, n);
-    if (err == 0 && ferror(f))
-        err = kp_error_set(KP_EIO, "%s: read failed", path);
+    if (err == 0 && ferror(f)) err = kp_error_set(KP_EIO, "%s: read failed", path);
     fclose(f);
     if (err == 0)
         err = kp_policy_parse(out, kp_buf_cstr(&text), text.len, path);
@@ -382,8 +355,7 @@ int kp_policy_load(kp_policy **out, const char *path)
 
 kp_policy *kp_policy_ref(kp_policy *policy)
 {
-    if (policy)
-        atomic_fetch_add(&policy->refs, 1);
+    if (policy) atomic_fetch_add(&policy->refs, 1);
     return policy;
 }
 
@@ -399,8 +371,7 @@ kp_policy *kp_policy_unref(kp_policy *policy)
 bool kp_policy_list_has(const kp_policy_list *list, const char *value)
 {
     for (size_t i = 0; value && i < list->count; i++)
-        if (strcmp(list->items[i], value) == 0)
-            return true;
+        if (strcmp(list->items[i], value) == 0) return true;
     return false;
 }
 

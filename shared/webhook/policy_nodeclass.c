@@ -16,8 +16,7 @@ static const cJSON *get(const cJSON *obj, const char *name)
 
 static void check_imdsv2(const kp_policy *p, const cJSON *spec, kp_admission_result *res)
 {
-    if (!p->nodeclasses.require_imdsv2)
-        return;
+    if (!p->nodeclasses.require_imdsv2) return;
     const cJSON *tokens = get(get(spec, "metadataOptions"), "httpTokens");
     if (!tokens || cJSON_IsNull(tokens) ||
         (cJSON_IsString(tokens) && strcmp(tokens->valuestring, "required") == 0))
@@ -30,16 +29,14 @@ static void check_imdsv2(const kp_policy *p, const cJSON *spec, kp_admission_res
 
 static void check_encrypted(const kp_policy *p, const cJSON *spec, kp_admission_result *res)
 {
-    if (!p->nodeclasses.require_encrypted)
-        return;
+    if (!p->nodeclasses.require_encrypted) return;
     const cJSON *mappings = get(spec, "blockDeviceMappings");
     size_t i = 0;
     for (const cJSON *m = cJSON_IsArray(mappings) ? mappings->child : NULL; m; m = m->next, i++) {
         const cJSON *ebs = get(m, "ebs");
-        if (!ebs || cJSON_IsTrue(get(ebs, "encrypted")))
-            continue;
-        const char *path = kp_arena_printf(res->errors.arena,
-                                           "spec.blockDeviceMappings[%zu].ebs.encrypted", i);
+        if (!ebs || cJSON_IsTrue(get(ebs, "encrypted"))) continue;
+        const char *path =
+            kp_arena_printf(res->errors.arena, "spec.blockDeviceMappings[%zu].ebs.encrypted", i);
         kp_field_errors_add(&res->errors, KP_FIELD_FORBIDDEN, path, NULL,
                             "policy rule ec2NodeClasses.requireEncryptedVolumes: EBS volumes "
                             "must be encrypted; to comply, set %s to true",
@@ -50,24 +47,21 @@ static void check_encrypted(const kp_policy *p, const cJSON *spec, kp_admission_
 static bool alias_allowed(const kp_policy_list *allowed, const char *alias)
 {
     for (size_t i = 0; i < allowed->count; i++)
-        if (fnmatch(allowed->items[i], alias, 0) == 0)
-            return true;
+        if (fnmatch(allowed->items[i], alias, 0) == 0) return true;
     return false;
 }
 
 static void check_aliases(const kp_policy *p, const cJSON *spec, kp_admission_result *res)
 {
     const kp_policy_list *allowed = &p->nodeclasses.ami_aliases;
-    if (!allowed->set)
-        return;
+    if (!allowed->set) return;
     kp_arena *a = res->errors.arena;
     const char *list = kp_policy_list_string(a, allowed->items, allowed->count);
     const cJSON *terms = get(spec, "amiSelectorTerms");
     size_t i = 0;
     for (const cJSON *t = cJSON_IsArray(terms) ? terms->child : NULL; t; t = t->next, i++) {
         const cJSON *alias = get(t, "alias");
-        if (cJSON_IsString(alias) && alias_allowed(allowed, alias->valuestring))
-            continue;
+        if (cJSON_IsString(alias) && alias_allowed(allowed, alias->valuestring)) continue;
         const char *path = kp_arena_printf(a, "spec.amiSelectorTerms[%zu]", i);
         if (cJSON_IsString(alias))
             kp_field_errors_add(&res->errors, KP_FIELD_FORBIDDEN, path, NULL,

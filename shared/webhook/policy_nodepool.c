@@ -35,17 +35,14 @@ static const cJSON *get(const cJSON *obj, const char *name)
 static bool set_has(const value_set *s, const char *v)
 {
     for (size_t i = 0; i < s->count; i++)
-        if (strcmp(s->items[i], v) == 0)
-            return true;
+        if (strcmp(s->items[i], v) == 0) return true;
     return false;
 }
 
 static void set_add(kp_arena *a, value_set *s, const char *v, size_t cap)
 {
-    if (set_has(s, v))
-        return;
-    if (!s->items)
-        s->items = KP_ARENA_NEW(a, const char *, cap ? cap : 1);
+    if (set_has(s, v)) return;
+    if (!s->items) s->items = KP_ARENA_NEW(a, const char *, cap ? cap : 1);
     s->items[s->count++] = v;
 }
 
@@ -57,16 +54,14 @@ static void set_restrict(kp_arena *a, value_set *s, const cJSON *values, long in
     for (const cJSON *v = values ? values->child : NULL; v; v = v->next)
         if (cJSON_IsString(v) && (!s->bounded || set_has(s, v->valuestring)))
             set_add(a, &next, v->valuestring, cap);
-    if (!next.items)
-        next.items = KP_ARENA_NEW(a, const char *, 1);
+    if (!next.items) next.items = KP_ARENA_NEW(a, const char *, 1);
     *s = next;
 }
 
 static bool values_have(const cJSON *values, const char *v)
 {
     for (const cJSON *x = values ? values->child : NULL; x; x = x->next)
-        if (cJSON_IsString(x) && strcmp(x->valuestring, v) == 0)
-            return true;
+        if (cJSON_IsString(x) && strcmp(x->valuestring, v) == 0) return true;
     return false;
 }
 
@@ -74,16 +69,13 @@ static bool values_have(const cJSON *values, const char *v)
 static void set_exclude(kp_arena *a, value_set *s, const cJSON *values, const char *const *universe,
                         size_t n_universe, long index)
 {
-    if (!s->bounded && !universe)
-        return;
+    if (!s->bounded && !universe) return;
     value_set next = {NULL, 0, true, s->bounded ? s->at : index};
     const char *const *from = s->bounded ? s->items : universe;
     size_t n = s->bounded ? s->count : n_universe;
     for (size_t i = 0; i < n; i++)
-        if (!values_have(values, from[i]))
-            set_add(a, &next, from[i], n + 1);
-    if (!next.items)
-        next.items = KP_ARENA_NEW(a, const char *, 1);
+        if (!values_have(values, from[i])) set_add(a, &next, from[i], n + 1);
+    if (!next.items) next.items = KP_ARENA_NEW(a, const char *, 1);
     *s = next;
 }
 
@@ -94,8 +86,7 @@ static value_set key_set(kp_arena *a, const cJSON *reqs, const char *key,
     long index = 0;
     for (const cJSON *r = reqs ? reqs->child : NULL; r; r = r->next, index++) {
         const cJSON *k = get(r, "key"), *op = get(r, "operator");
-        if (!cJSON_IsString(k) || !cJSON_IsString(op) || strcmp(k->valuestring, key) != 0)
-            continue;
+        if (!cJSON_IsString(k) || !cJSON_IsString(op) || strcmp(k->valuestring, key) != 0) continue;
         const cJSON *values = get(r, "values");
         if (strcmp(op->valuestring, "In") == 0) {
             set_restrict(a, &s, values, index);
@@ -112,13 +103,11 @@ static value_set key_set(kp_arena *a, const cJSON *reqs, const char *key,
 static void derive_from(kp_arena *a, value_set *s, const value_set *from,
                         const char *(*derive)(kp_arena *, const char *))
 {
-    if (s->bounded || !from->bounded)
-        return;
+    if (s->bounded || !from->bounded) return;
     value_set next = {NULL, 0, true, from->at};
     for (size_t i = 0; i < from->count; i++)
         set_add(a, &next, derive(a, from->items[i]), from->count + 1);
-    if (!next.items)
-        next.items = KP_ARENA_NEW(a, const char *, 1);
+    if (!next.items) next.items = KP_ARENA_NEW(a, const char *, 1);
     *s = next;
 }
 
@@ -139,8 +128,7 @@ static const char *category_of_family(kp_arena *a, const char *family)
 
 static const char *req_path(kp_arena *a, long at)
 {
-    if (at < 0)
-        return "spec.template.spec.requirements";
+    if (at < 0) return "spec.template.spec.requirements";
     return kp_arena_printf(a, "spec.template.spec.requirements[%ld]", at);
 }
 
@@ -158,8 +146,7 @@ static void check_allowed(kp_admission_result *res, const char *rule, const char
         return;
     }
     for (size_t i = 0; i < s->count; i++) {
-        if (kp_policy_list_has(allowed, s->items[i]))
-            continue;
+        if (kp_policy_list_has(allowed, s->items[i])) continue;
         kp_field_errors_add(&res->errors, KP_FIELD_FORBIDDEN, req_path(a, s->at), NULL,
                             "policy rule %s: %s \"%s\" (%s) is not allowed; to comply, use "
                             "only values from %s",
@@ -180,8 +167,7 @@ static void check_requirements(const kp_policy *p, const cJSON *reqs, kp_admissi
         check_allowed(res, "nodePools.allowedArchitectures", KP_LABEL_ARCH, "architecture",
                       &p->nodepools.architectures, &s);
     }
-    if (!p->nodepools.families.set && !p->nodepools.categories.set)
-        return;
+    if (!p->nodepools.families.set && !p->nodepools.categories.set) return;
     value_set types = key_set(a, reqs, KP_LABEL_INSTANCE_TYPE, NULL, 0);
     value_set families = key_set(a, reqs, KP_LABEL_INSTANCE_FAMILY, NULL, 0);
     derive_from(a, &families, &types, family_of_type);
@@ -200,16 +186,14 @@ static void check_instance_type_count(const kp_policy *p, const cJSON *reqs,
                                       kp_admission_result *res)
 {
     long max = p->nodepools.max_instance_types, index = 0;
-    if (max <= 0)
-        return;
+    if (max <= 0) return;
     for (const cJSON *r = reqs ? reqs->child : NULL; r; r = r->next, index++) {
         const cJSON *k = get(r, "key"), *op = get(r, "operator");
         if (!cJSON_IsString(k) || strcmp(k->valuestring, KP_LABEL_INSTANCE_TYPE) != 0 ||
             !cJSON_IsString(op) || strcmp(op->valuestring, "In") != 0)
             continue;
         int n = cJSON_GetArraySize(get(r, "values"));
-        if (n <= max)
-            continue;
+        if (n <= max) continue;
         kp_field_errors_add(&res->errors, KP_FIELD_TOO_MANY,
                             kp_arena_printf(res->errors.arena,
                                             "spec.template.spec.requirements[%ld].values", index),
@@ -225,11 +209,9 @@ static void check_instance_type_count(const kp_policy *p, const cJSON *reqs,
 static int limit_value(const cJSON *item, kp_quantity *out)
 {
     char number[64];
-    if (cJSON_IsString(item))
-        return kp_quantity_parse(item->valuestring, out);
-    if (!cJSON_IsNumber(item))
-        return -1;
-    snprintf(number, sizeof(number), "%.17g", item->valuedouble);
+    if (cJSON_IsString(item)) return kp_quantity_parse(item->valuestring, out);
+    if (!cJSON_IsNumber(item)) return -1;
+    snprintf(number, sizeof(number), "%.15g", item->valuedouble);
     return kp_quantity_parse(number, out);
 }
 
@@ -238,8 +220,7 @@ static void check_limits(const kp_policy *p, const cJSON *limits, kp_admission_r
     kp_arena *a = res->errors.arena;
     const kp_policy_list *req = &p->nodepools.require_limits;
     for (size_t i = 0; i < req->count; i++) {
-        if (get(limits, req->items[i]))
-            continue;
+        if (get(limits, req->items[i])) continue;
         kp_field_errors_add(&res->errors, KP_FIELD_REQUIRED,
                             kp_arena_printf(a, "spec.limits.%s", req->items[i]), NULL,
                             "policy rule nodePools.requireLimits: a limit on %s is required; to "
@@ -251,24 +232,20 @@ static void check_limits(const kp_policy *p, const cJSON *limits, kp_admission_r
         const char *path = kp_arena_printf(a, "spec.limits.%s", max->resource);
         const cJSON *item = get(limits, max->resource);
         kp_quantity q;
-        if (item && limit_value(item, &q) == 0 && kp_quantity_cmp(q, max->value) <= 0)
-            continue;
-        kp_field_errors_add(&res->errors, item ? KP_FIELD_FORBIDDEN : KP_FIELD_REQUIRED, path,
-                            NULL,
+        if (item && limit_value(item, &q) == 0 && kp_quantity_cmp(q, max->value) <= 0) continue;
+        kp_field_errors_add(&res->errors, item ? KP_FIELD_FORBIDDEN : KP_FIELD_REQUIRED, path, NULL,
                             "policy rule nodePools.maxLimits: %s must be at most %s%s; to "
                             "comply, set %s to %s or less",
-                            max->resource, max->text, item ? "" : " (no limit is unbounded)",
-                            path, max->text);
+                            max->resource, max->text, item ? "" : " (no limit is unbounded)", path,
+                            max->text);
     }
 }
 
 static void check_budgets(const kp_policy *p, const cJSON *spec, kp_admission_result *res)
 {
-    if (!p->nodepools.require_budget)
-        return;
+    if (!p->nodepools.require_budget) return;
     const cJSON *budgets = get(get(spec, "disruption"), "budgets");
-    if (cJSON_IsArray(budgets) && cJSON_GetArraySize(budgets) > 0)
-        return;
+    if (cJSON_IsArray(budgets) && cJSON_GetArraySize(budgets) > 0) return;
     kp_field_errors_add(&res->errors, KP_FIELD_REQUIRED, "spec.disruption.budgets", NULL,
                         "policy rule nodePools.requireDisruptionBudget: at least one disruption "
                         "budget is required; to comply, add one such as {nodes: \"10%%\"}");
@@ -279,8 +256,7 @@ int kp_policy_check_nodepool(const kp_policy *policy, const cJSON *nodepool,
 {
     const cJSON *spec = get(nodepool, "spec");
     const cJSON *reqs = get(get(get(spec, "template"), "spec"), "requirements");
-    if (!cJSON_IsArray(reqs))
-        reqs = NULL;
+    if (!cJSON_IsArray(reqs)) reqs = NULL;
     check_requirements(policy, reqs, res);
     check_instance_type_count(policy, reqs, res);
     check_limits(policy, get(spec, "limits"), res);

@@ -60,10 +60,8 @@ static cJSON *missing_requests(const kp_policy *p, const cJSON *container)
     cJSON *missing = NULL;
     for (size_t i = 0; i < p->pods.n_default_requests; i++) {
         const kp_policy_quantity *d = &p->pods.default_requests[i];
-        if (get(requests, d->resource) || get(limits, d->resource))
-            continue;
-        if (!missing)
-            missing = cJSON_CreateObject();
+        if (get(requests, d->resource) || get(limits, d->resource)) continue;
+        if (!missing) missing = cJSON_CreateObject();
         cJSON_AddStringToObject(missing, d->resource, d->text);
     }
     return missing;
@@ -100,8 +98,7 @@ static void patch_requests(cJSON *patch, const char *list, size_t index, const c
 static void warn_no_requests(const kp_policy *p, kp_admission_result *res, const char *name,
                              const cJSON *added)
 {
-    if (!p->pods.warn_missing_requests)
-        return;
+    if (!p->pods.warn_missing_requests) return;
     if (!added) {
         kp_admission_warn(res,
                           "container %s has no resource requests: Karpenter sizes nodes from "
@@ -130,12 +127,11 @@ static void default_list(const kp_policy *p, const cJSON *spec, const char *list
         const cJSON *name = get(c, "name");
         const char *cname = cJSON_IsString(name) ? name->valuestring : "";
         const cJSON *resources = get(c, "resources");
-        bool none = !has_entries(get(resources, "requests")) && !has_entries(get(resources, "limits"));
+        bool none =
+            !has_entries(get(resources, "requests")) && !has_entries(get(resources, "limits"));
         cJSON *missing = missing_requests(p, c);
-        if (none)
-            warn_no_requests(p, res, cname, missing);
-        if (!missing)
-            continue;
+        if (none) warn_no_requests(p, res, cname, missing);
+        if (!missing) continue;
         cJSON_AddItemToObject(record, cname, cJSON_Duplicate(missing, 1));
         patch_requests(patch, list, index, c, missing);
     }
@@ -145,8 +141,7 @@ static bool labels_match(const kp_policy_selector *sel, const cJSON *labels)
 {
     for (size_t i = 0; i < sel->n_labels; i++) {
         const cJSON *v = get(labels, sel->label_keys[i]);
-        if (!cJSON_IsString(v) || strcmp(v->valuestring, sel->label_values[i]) != 0)
-            return false;
+        if (!cJSON_IsString(v) || strcmp(v->valuestring, sel->label_values[i]) != 0) return false;
     }
     return true;
 }
@@ -167,8 +162,7 @@ static bool list_uses_resource(const kp_policy_selector *sel, const cJSON *conta
         const cJSON *resources = get(c, "resources");
         for (size_t i = 0; i < sel->resources.count; i++) {
             const char *r = sel->resources.items[i];
-            if (get(get(resources, "requests"), r) || get(get(resources, "limits"), r))
-                return true;
+            if (get(get(resources, "requests"), r) || get(get(resources, "limits"), r)) return true;
         }
     }
     return false;
@@ -177,23 +171,19 @@ static bool list_uses_resource(const kp_policy_selector *sel, const cJSON *conta
 static bool selector_matches(const kp_policy_selector *sel, const cJSON *pod, const char *ns)
 {
     const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec");
-    if (!labels_match(sel, get(meta, "labels")))
-        return false;
-    if (sel->owner_kinds.set && !owner_matches(sel, get(meta, "ownerReferences")))
-        return false;
+    if (!labels_match(sel, get(meta, "labels"))) return false;
+    if (sel->owner_kinds.set && !owner_matches(sel, get(meta, "ownerReferences"))) return false;
     if (sel->resources.set && !list_uses_resource(sel, get(spec, "containers")) &&
         !list_uses_resource(sel, get(spec, "initContainers")))
         return false;
-    if (sel->namespaces.set && !kp_policy_list_has(&sel->namespaces, ns))
-        return false;
+    if (sel->namespaces.set && !kp_policy_list_has(&sel->namespaces, ns)) return false;
     return true;
 }
 
 static bool wants_do_not_disrupt(const kp_policy *p, const cJSON *pod, const char *ns)
 {
     for (size_t i = 0; i < p->pods.n_do_not_disrupt; i++)
-        if (selector_matches(&p->pods.do_not_disrupt[i], pod, ns))
-            return true;
+        if (selector_matches(&p->pods.do_not_disrupt[i], pod, ns)) return true;
     return false;
 }
 
@@ -218,8 +208,7 @@ static void patch_annotations(cJSON *patch, const cJSON *pod, cJSON *add)
     for (cJSON *a = add->child; a; a = a->next) {
         const char *verb = "add";
         if (get(annotations, a->string)) {
-            if (strcmp(a->string, KP_ANNOTATION_DEFAULTED_REQUESTS) != 0)
-                continue;
+            if (strcmp(a->string, KP_ANNOTATION_DEFAULTED_REQUESTS) != 0) continue;
             verb = "replace";
         }
         kp_buf_reset(&path);
@@ -236,8 +225,7 @@ int kp_policy_mutate_pod(const kp_policy *policy, const cJSON *pod, const char *
 {
     const cJSON *spec = get(pod, "spec");
     const cJSON *meta_ns = get(get(pod, "metadata"), "namespace");
-    if ((!ns || !*ns) && cJSON_IsString(meta_ns))
-        ns = meta_ns->valuestring;
+    if ((!ns || !*ns) && cJSON_IsString(meta_ns)) ns = meta_ns->valuestring;
     cJSON *record = cJSON_CreateObject();
     default_list(policy, spec, "initContainers", record, patch, res);
     default_list(policy, spec, "containers", record, patch, res);

@@ -25,8 +25,7 @@ kp_policy_slot *kp_policy_slot_new(kp_policy *initial)
 
 kp_policy_slot *kp_policy_slot_free(kp_policy_slot *slot)
 {
-    if (!slot)
-        return NULL;
+    if (!slot) return NULL;
     kp_policy_unref(slot->current);
     pthread_mutex_destroy(&slot->lock);
     free(slot);

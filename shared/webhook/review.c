@@ -33,8 +33,7 @@ enum kp_review_op kp_review_op_parse(const char *operation)
                {"DELETE", KP_REVIEW_OP_DELETE},
                {"CONNECT", KP_REVIEW_OP_CONNECT}};
     for (size_t i = 0; operation && i < sizeof(ops) / sizeof(ops[0]); i++)
-        if (strcmp(operation, ops[i].name) == 0)
-            return ops[i].op;
+        if (strcmp(operation, ops[i].name) == 0) return ops[i].op;
     return KP_REVIEW_OP_UNKNOWN;
 }
 
@@ -69,11 +68,9 @@ static int check_envelope(const cJSON *root)
         return kp_error_set(KP_EINVALID, "unsupported AdmissionReview apiVersion %s (want %s)",
                             api_version ? api_version : "none", KP_REVIEW_API_VERSION);
     const cJSON *request = object_member(root, "request");
-    if (!request)
-        return kp_error_set(KP_EINVALID, "AdmissionReview has no request");
+    if (!request) return kp_error_set(KP_EINVALID, "AdmissionReview has no request");
     const char *uid = string_member(request, "uid");
-    if (!uid || !*uid)
-        return kp_error_set(KP_EINVALID, "AdmissionReview request.uid is missing");
+    if (!uid || !*uid) return kp_error_set(KP_EINVALID, "AdmissionReview request.uid is missing");
     return 0;
 }
 
@@ -105,14 +102,12 @@ static void fill(kp_review *r, cJSON *root)
 int kp_review_parse(kp_review *out, const char *body, size_t len)
 {
     if (len > KP_REVIEW_MAX_BYTES)
-        return kp_error_set(KP_ETOOLARGE, "request body of %zu bytes is over the limit of %zu",
-                            len, KP_REVIEW_MAX_BYTES);
-    if (!body || len == 0)
-        return kp_error_set(KP_EINVALID, "request body is empty");
+        return kp_error_set(KP_ETOOLARGE, "request body of %zu bytes is over the limit of %zu", len,
+                            KP_REVIEW_MAX_BYTES);
+    if (!body || len == 0) return kp_error_set(KP_EINVALID, "request body is empty");
     cJSON *root = NULL;
     int err = parse_json(&root, body, len);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     if ((err = check_envelope(root)) < 0) {
         cJSON_Delete(root);
         return err;
@@ -123,8 +118,7 @@ int kp_review_parse(kp_review *out, const char *body, size_t len)
 
 void kp_review_clear(kp_review *review)
 {
-    if (!review)
-        return;
+    if (!review) return;
     cJSON_Delete(review->root);
     memset(review, 0, sizeof(*review));
 }
@@ -138,10 +132,8 @@ int kp_base64_append(kp_buf *out, const void *data, size_t len)
     int err = 0;
     for (size_t i = 0; i < len && err == 0; i += 3) {
         unsigned v = (unsigned)in[i] << 16;
-        if (i + 1 < len)
-            v |= (unsigned)in[i + 1] << 8;
-        if (i + 2 < len)
-            v |= in[i + 2];
+        if (i + 1 < len) v |= (unsigned)in[i + 1] << 8;
+        if (i + 2 < len) v |= in[i + 2];
         quad[0] = alphabet[(v >> 18) & 63];
         quad[1] = alphabet[(v >> 12) & 63];
         quad[2] = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
@@ -154,30 +146,22 @@ int kp_base64_append(kp_buf *out, const void *data, size_t len)
 static int write_status(kp_buf *out, int code, const char *reason, const char *message)
 {
     int err = kp_buf_puts(out, "{\"metadata\":{},\"status\":\"Failure\",\"message\":");
-    if (err == 0)
-        err = kp_buf_json_string(out, message ? message : "");
-    if (err == 0)
-        err = kp_buf_puts(out, ",\"reason\":");
-    if (err == 0)
-        err = kp_buf_json_string(out, reason ? reason : "");
-    if (err == 0)
-        err = kp_buf_printf(out, ",\"code\":%d}", code);
+    if (err == 0) err = kp_buf_json_string(out, message ? message : "");
+    if (err == 0) err = kp_buf_puts(out, ",\"reason\":");
+    if (err == 0) err = kp_buf_json_string(out, reason ? reason : "");
+    if (err == 0) err = kp_buf_printf(out, ",\"code\":%d}", code);
     return err;
 }
 
 static int write_warnings(kp_buf *out, const kp_review_response *resp)
 {
-    if (resp->n_warnings == 0)
-        return 0;
+    if (resp->n_warnings == 0) return 0;
     int err = kp_buf_puts(out, ",\"warnings\":[");
     for (size_t i = 0; i < resp->n_warnings && err == 0; i++) {
-        if (i)
-            err = kp_buf_putc(out, ',');
-        if (err == 0)
-            err = kp_buf_json_string(out, resp->warnings[i]);
+        if (i) err = kp_buf_putc(out, ',');
+        if (err == 0) err = kp_buf_json_string(out, resp->warnings[i]);
     }
-    if (err == 0)
-        err = kp_buf_putc(out, ']');
+    if (err == 0) err = kp_buf_putc(out, ']');
     return err;
 }
 
@@ -185,12 +169,9 @@ static int write_patch(kp_buf *out, const cJSON *patch)
 {
     kp_buf json = KP_BUF_INIT(KP_REVIEW_MAX_BYTES);
     int err = kp_json_out_json(&json, patch, 0);
-    if (err == 0)
-        err = kp_buf_puts(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-    if (err == 0)
-        err = kp_base64_append(out, json.data, json.len);
-    if (err == 0)
-        err = kp_buf_putc(out, '"');
+    if (err == 0) err = kp_buf_puts(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+    if (err == 0) err = kp_base64_append(out, json.data, json.len);
+    if (err == 0) err = kp_buf_putc(out, '"');
     kp_buf_free(&json);
     return err;
 }
@@ -200,8 +181,7 @@ int kp_review_response_write(kp_buf *out, const kp_review_response *resp)
     size_t start = out->len;
     int err = kp_buf_puts(out, "{\"apiVersion\":\"" KP_REVIEW_API_VERSION
                                "\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
-    if (err == 0)
-        err = kp_buf_json_string(out, resp->uid ? resp->uid : "");
+    if (err == 0) err = kp_buf_json_string(out, resp->uid ? resp->uid : "");
     if (err == 0)
         err = kp_buf_puts(out, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false");
     if (err == 0 && !resp->allowed) {
@@ -209,12 +189,10 @@ int kp_review_response_write(kp_buf *out, const kp_review_response *resp)
         if (err == 0)
             err = write_status(out, resp->code ? resp->code : 403, resp->reason, resp->message);
     }
-    if (err == 0)
-        err = write_warnings(out, resp);
+    if (err == 0) err = write_warnings(out, resp);
     if (err == 0 && resp->allowed && cJSON_GetArraySize(resp->patch) > 0)
         err = write_patch(out, resp->patch);
-    if (err == 0)
-        err = kp_buf_puts(out, "}}");
+    if (err == 0) err = kp_buf_puts(out, "}}");
     if (err < 0 && out->data) {
         out->len = start;
         out->data[start] = '\0';
@@ -226,11 +204,9 @@ int kp_review_status_write(kp_buf *out, int code, const char *reason, const char
 {
     int err = kp_buf_puts(out, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",");
     kp_buf status = KP_BUF_INIT(64 * 1024);
-    if (err == 0)
-        err = write_status(&status, code, reason, message);
+    if (err == 0) err = write_status(&status, code, reason, message);
     /* drop the status object's braces to inline its members */
-    if (err == 0)
-        err = kp_buf_append(out, status.data + 1, status.len - 1);
+    if (err == 0) err = kp_buf_append(out, status.data + 1, status.len - 1);
     kp_buf_free(&status);
     return err;
 }

@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 /* The API server refuses request bodies over 3 MiB; so do we. */
-#define KP_REVIEW_MAX_BYTES ((size_t)3 << 20)
+#define KP_REVIEW_MAX_BYTES   ((size_t)3 << 20)
 #define KP_REVIEW_API_VERSION "admission.k8s.io/v1"
 
 enum kp_review_op {

@@ -22,8 +22,9 @@ static char *review_json(const char *request_members)
     char *out = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&out, &n);
-    fprintf(f, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{%s}}",
-            request_members);
+    fprintf(
+        f, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{%s}}",
+        request_members);
     fclose(f);
     return out;
 }
@@ -385,8 +386,8 @@ Test(handler, policy_denial_names_the_rule_with_code_403)
     handle_with(&h, "nodePools: {requireLimits: [cpu]}", KP_WEBHOOK_VALIDATE, body, strlen(body));
     cr_expect_not(allowed(&h));
     cr_expect_eq(status_code(&h), 403);
-    cr_expect(strstr(status_message(&h), "NodePool \"default\" is refused by policy") != NULL,
-              "%s", status_message(&h));
+    cr_expect(strstr(status_message(&h), "NodePool \"default\" is refused by policy") != NULL, "%s",
+              status_message(&h));
     cr_expect(strstr(status_message(&h), "nodePools.requireLimits") != NULL, "%s",
               status_message(&h));
     cJSON_Delete(h.root);

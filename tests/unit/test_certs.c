@@ -245,8 +245,7 @@ static int fake_get(void *ctx, const char *resource, const char *name, cJSON **o
     (void)name;
     f->gets++;
     snprintf(f->last_resource, sizeof(f->last_resource), "%s", resource);
-    if (f->get_error)
-        return kp_error_set(f->get_error, "fake get failure");
+    if (f->get_error) return kp_error_set(f->get_error, "fake get failure");
     *out = cJSON_Parse(f->config);
     return 0;
 }
@@ -332,8 +331,14 @@ Test(cabundle, publish_retries_conflicts_then_gives_up)
 
 Test(cabundle, publish_sends_nothing_when_current)
 {
-    fake_client f = {"{\"webhooks\":[{\"name\":\"a\",\"clientConfig\":{\"caBundle\":\"UEVNCg==\"}}]}",
-                     0, 0, 0, 0, NULL, ""};
+    fake_client f = {
+        "{\"webhooks\":[{\"name\":\"a\",\"clientConfig\":{\"caBundle\":\"UEVNCg==\"}}]}",
+        0,
+        0,
+        0,
+        0,
+        NULL,
+        ""};
     kp_cabundle_client client = {fake_get, fake_patch, &f};
     int changed = 1;
     cr_assert_eq(kp_cabundle_publish(&client, KP_CABUNDLE_VALIDATING, "v", "PEM\n", &changed), 0);

@@ -158,8 +158,7 @@ Test(metrics, same_labels_same_series_and_the_cap)
     size_t made = 2;
     for (int i = 0; i < KP_METRICS_MAX_SERIES + 10; i++) {
         snprintf(value, sizeof(value), "v%d", i);
-        if (kp_metric_with(c, v))
-            made++;
+        if (kp_metric_with(c, v)) made++;
     }
     cr_expect_eq(made, KP_METRICS_MAX_SERIES);
     /* existing series are still found past the cap */
@@ -172,10 +171,17 @@ Test(metrics, value_formatting)
     struct {
         double v;
         const char *text;
-    } cases[] = {{0, "0"},        {1, "1"},          {-2, "-2"},           {0.1, "0.1"},
-                 {1e21, "1e+21"}, {123456789, "123456789"}, {0.00025, "0.00025"},
-                 {1.0 / 3, "0.3333333333333333"}, {INFINITY, "+Inf"},
-                 {-INFINITY, "-Inf"},             {NAN, "NaN"}};
+    } cases[] = {{0, "0"},
+                 {1, "1"},
+                 {-2, "-2"},
+                 {0.1, "0.1"},
+                 {1e21, "1e+21"},
+                 {123456789, "123456789"},
+                 {0.00025, "0.00025"},
+                 {1.0 / 3, "0.3333333333333333"},
+                 {INFINITY, "+Inf"},
+                 {-INFINITY, "-Inf"},
+                 {NAN, "NaN"}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         kp_buf b = KP_BUF_INIT(64);
         cr_assert_eq(kp_metrics_format_value(&b, cases[i].v), 0);
@@ -219,9 +225,8 @@ Test(metrics, concurrent_updates_are_not_lost)
     worker_arg a;
     const char *labels[] = {"l"};
     cr_assert_eq(kp_metrics_counter(&a.counter, m, "c", "", labels, 1), 0);
-    cr_assert_eq(kp_metrics_histogram(&a.hist, m, "h", "", labels, 1, kp_metrics_latency_buckets,
-                                      14),
-                 0);
+    cr_assert_eq(
+        kp_metrics_histogram(&a.hist, m, "h", "", labels, 1, kp_metrics_latency_buckets, 14), 0);
     pthread_t t[4];
     for (int i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, worker, &a);

@@ -114,30 +114,29 @@ static char *req1(const char *key, const char *op, const char *values)
 
 /* ---- parsing ------------------------------------------------------------------ */
 
-static const char full_policy[] =
-    "apiVersion: karpenter.sh/v1alpha1\n"
-    "kind: AdmissionPolicy\n"
-    "nodePools:\n"
-    "  requireLimits: [cpu, memory]\n"
-    "  maxLimits: {cpu: 1000, memory: 4000Gi}\n"
-    "  allowedCapacityTypes: [on-demand, spot]\n"
-    "  allowedInstanceCategories: [c, m, r]\n"
-    "  allowedInstanceFamilies: [c6i, m6i, r6i]\n"
-    "  allowedArchitectures: [amd64]\n"
-    "  maxInstanceTypes: 3\n"
-    "  requireDisruptionBudget: true\n"
-    "ec2NodeClasses:\n"
-    "  requireIMDSv2: true\n"
-    "  requireEncryptedVolumes: true\n"
-    "  allowedAMIAliases: [\"al2023@*\", bottlerocket@v1.20.0]\n"
-    "pods:\n"
-    "  defaultRequests: {cpu: 100m, memory: 128Mi}\n"
-    "  warnMissingRequests: true\n"
-    "  doNotDisrupt:\n"
-    "    - matchLabels: {workload: training}\n"
-    "    - ownerKinds: [Job]\n"
-    "      namespaces: [batch]\n"
-    "    - resources: [nvidia.com/gpu]\n";
+static const char full_policy[] = "apiVersion: karpenter.sh/v1alpha1\n"
+                                  "kind: AdmissionPolicy\n"
+                                  "nodePools:\n"
+                                  "  requireLimits: [cpu, memory]\n"
+                                  "  maxLimits: {cpu: 1000, memory: 4000Gi}\n"
+                                  "  allowedCapacityTypes: [on-demand, spot]\n"
+                                  "  allowedInstanceCategories: [c, m, r]\n"
+                                  "  allowedInstanceFamilies: [c6i, m6i, r6i]\n"
+                                  "  allowedArchitectures: [amd64]\n"
+                                  "  maxInstanceTypes: 3\n"
+                                  "  requireDisruptionBudget: true\n"
+                                  "ec2NodeClasses:\n"
+                                  "  requireIMDSv2: true\n"
+                                  "  requireEncryptedVolumes: true\n"
+                                  "  allowedAMIAliases: [\"al2023@*\", bottlerocket@v1.20.0]\n"
+                                  "pods:\n"
+                                  "  defaultRequests: {cpu: 100m, memory: 128Mi}\n"
+                                  "  warnMissingRequests: true\n"
+                                  "  doNotDisrupt:\n"
+                                  "    - matchLabels: {workload: training}\n"
+                                  "    - ownerKinds: [Job]\n"
+                                  "      namespaces: [batch]\n"
+                                  "    - resources: [nvidia.com/gpu]\n";
 
 Test(policy_parse, full_example_and_empty)
 {
@@ -185,8 +184,8 @@ Test(policy_parse, refuses_typos_and_bad_values_naming_the_key)
 {
     for (size_t i = 0; i < sizeof(bad_policies) / sizeof(bad_policies[0]); i++) {
         kp_policy *p = NULL;
-        int err = kp_policy_parse(&p, bad_policies[i].yaml, strlen(bad_policies[i].yaml),
-                                  "policy.yaml");
+        int err =
+            kp_policy_parse(&p, bad_policies[i].yaml, strlen(bad_policies[i].yaml), "policy.yaml");
         cr_expect_lt(err, 0, "accepted: %s", bad_policies[i].yaml);
         cr_expect_null(p);
         cr_expect(strstr(kp_error_last(), bad_policies[i].message) != NULL,
@@ -244,10 +243,16 @@ Test(policy_nodepool, max_limits_at_boundary_and_over)
     char *absent = nodepool(NULL, "{\"cpu\":\"1\"}", NULL);
     char *garbage = nodepool(NULL, "{\"cpu\":\"lots\",\"memory\":\"1Gi\"}", NULL);
     expect_allowed(pol, NODEPOOL, at);
-    expect_refused(pol, NODEPOOL, milli, "nodePools.maxLimits", "cpu must be at most 1k");
+    expect_refused(pol, NODEPOOL, milli, "nodePools.maxLimits", "cpu must be at most 1000");
     expect_refused(pol, NODEPOOL, over, "nodePools.maxLimits", "spec.limits.memory");
     expect_refused(pol, NODEPOOL, absent, "nodePools.maxLimits", "no limit is unbounded");
     expect_refused(pol, NODEPOOL, garbage, "nodePools.maxLimits", "spec.limits.cpu");
+    /* numbers with fractions compare exactly: 0.1 is 100m, not 101m */
+    char *frac = nodepool(NULL, "{\"cpu\":0.1}", NULL);
+    expect_allowed("nodePools: {maxLimits: {cpu: 100m}}", NODEPOOL, frac);
+    expect_refused("nodePools: {maxLimits: {cpu: 99m}}", NODEPOOL, frac, "nodePools.maxLimits",
+                   "at most 99m");
+    free(frac);
     free(at);
     free(milli);
     free(over);
@@ -278,8 +283,7 @@ Test(policy_nodepool, capacity_types)
         if (cases[i].allowed)
             expect_allowed(pol, NODEPOOL, np);
         else
-            expect_refused(pol, NODEPOOL, np, "nodePools.allowedCapacityTypes",
-                           cases[i].fragment);
+            expect_refused(pol, NODEPOOL, np, "nodePools.allowedCapacityTypes", cases[i].fragment);
         free(reqs);
         free(np);
     }
@@ -325,10 +329,10 @@ Test(policy_nodepool, families_and_categories_follow_instance_types)
 {
     const char *pol = "nodePools: {allowedInstanceFamilies: [c6i, m6i], "
                       "allowedInstanceCategories: [c, m]}";
-    char *types_ok = req1("node.kubernetes.io/instance-type", "In",
-                          "[\"c6i.large\",\"m6i.xlarge\"]");
-    char *types_bad = req1("node.kubernetes.io/instance-type", "In",
-                           "[\"c6i.large\",\"r6i.large\"]");
+    char *types_ok =
+        req1("node.kubernetes.io/instance-type", "In", "[\"c6i.large\",\"m6i.xlarge\"]");
+    char *types_bad =
+        req1("node.kubernetes.io/instance-type", "In", "[\"c6i.large\",\"r6i.large\"]");
     char *fam_ok = req1("karpenter.k8s.aws/instance-family", "In", "[\"c6i\"]");
     char *fam_notin = req1("karpenter.k8s.aws/instance-family", "NotIn", "[\"x1\"]");
     char *cat_only = req1("karpenter.k8s.aws/instance-category", "In", "[\"c\"]");
@@ -386,8 +390,7 @@ Test(policy_nodepool, disruption_budgets)
 {
     const char *pol = "nodePools: {requireDisruptionBudget: true}";
     char *np;
-    expect_allowed(pol, NODEPOOL,
-                   np = nodepool(NULL, NULL, "{\"budgets\":[{\"nodes\":\"10%\"}]}"));
+    expect_allowed(pol, NODEPOOL, np = nodepool(NULL, NULL, "{\"budgets\":[{\"nodes\":\"10%\"}]}"));
     free(np);
     expect_refused(pol, NODEPOOL, np = nodepool(NULL, NULL, "{\"budgets\":[]}"),
                    "nodePools.requireDisruptionBudget", "spec.disruption.budgets");
@@ -416,13 +419,16 @@ Test(policy_nodeclass, imdsv2)
 {
     const char *pol = "ec2NodeClasses: {requireIMDSv2: true}";
     expect_allowed(pol, NODECLASS, "{\"spec\":{}}");
-    expect_allowed(pol, NODECLASS, "{\"spec\":{\"metadataOptions\":{\"httpTokens\":\"required\"}}}");
-    expect_allowed(pol, NODECLASS, "{\"spec\":{\"metadataOptions\":{\"httpEndpoint\":\"enabled\"}}}");
+    expect_allowed(pol, NODECLASS,
+                   "{\"spec\":{\"metadataOptions\":{\"httpTokens\":\"required\"}}}");
+    expect_allowed(pol, NODECLASS,
+                   "{\"spec\":{\"metadataOptions\":{\"httpEndpoint\":\"enabled\"}}}");
     expect_refused(pol, NODECLASS, "{\"spec\":{\"metadataOptions\":{\"httpTokens\":\"optional\"}}}",
                    "ec2NodeClasses.requireIMDSv2", "spec.metadataOptions.httpTokens");
     expect_refused(pol, NODECLASS, "{\"spec\":{\"metadataOptions\":{\"httpTokens\":1}}}",
                    "ec2NodeClasses.requireIMDSv2", NULL);
-    expect_allowed("{}", NODECLASS, "{\"spec\":{\"metadataOptions\":{\"httpTokens\":\"optional\"}}}");
+    expect_allowed("{}", NODECLASS,
+                   "{\"spec\":{\"metadataOptions\":{\"httpTokens\":\"optional\"}}}");
 }
 
 Test(policy_nodeclass, encrypted_volumes)
@@ -445,7 +451,8 @@ Test(policy_nodeclass, encrypted_volumes)
 Test(policy_nodeclass, ami_aliases)
 {
     const char *pol = "ec2NodeClasses: {allowedAMIAliases: [\"al2023@*\", bottlerocket@v1.20.0]}";
-    expect_allowed(pol, NODECLASS, "{\"spec\":{\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}]}}");
+    expect_allowed(pol, NODECLASS,
+                   "{\"spec\":{\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}]}}");
     expect_allowed(pol, NODECLASS,
                    "{\"spec\":{\"amiSelectorTerms\":[{\"alias\":\"bottlerocket@v1.20.0\"}]}}");
     expect_refused(pol, NODECLASS,
@@ -476,8 +483,7 @@ static cJSON *pointer_parent(cJSON *doc, const char *path, char *last, size_t si
             }
         }
         last[o] = '\0';
-        if (!end)
-            return cur;
+        if (!end) return cur;
         cur = cJSON_IsArray(cur) ? cJSON_GetArrayItem(cur, (int)strtol(last, NULL, 10))
                                  : cJSON_GetObjectItemCaseSensitive(cur, last);
         cr_assert_not_null(cur, "pointer %s: no %s", path, last);
@@ -539,14 +545,10 @@ static const char *at(const cJSON *root, const char *a, const char *b, int index
 {
     const cJSON *x = cJSON_GetObjectItem(root, a);
     x = cJSON_GetObjectItem(x, b);
-    if (index >= 0)
-        x = cJSON_GetArrayItem(x, index);
-    if (c)
-        x = cJSON_GetObjectItem(x, c);
-    if (d)
-        x = cJSON_GetObjectItem(x, d);
-    if (e)
-        x = cJSON_GetObjectItem(x, e);
+    if (index >= 0) x = cJSON_GetArrayItem(x, index);
+    if (c) x = cJSON_GetObjectItem(x, c);
+    if (d) x = cJSON_GetObjectItem(x, d);
+    if (e) x = cJSON_GetObjectItem(x, e);
     return cJSON_IsString(x) ? x->valuestring : NULL;
 }
 
@@ -560,11 +562,12 @@ static const char defaults_policy[] = "pods: {defaultRequests: {cpu: 100m, memor
 Test(policy_pod, defaults_requests_where_there_are_none)
 {
     mutation m;
-    mutate(&m, defaults_policy,
-           "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"app\"},"
-           "{\"name\":\"side\",\"resources\":{}},{\"name\":\"half\",\"resources\":{\"requests\":"
-           "{\"cpu\":\"2\"}}},{\"name\":\"lim\",\"resources\":{\"limits\":{\"memory\":\"1Gi\"}}}]}}",
-           "default");
+    mutate(
+        &m, defaults_policy,
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"app\"},"
+        "{\"name\":\"side\",\"resources\":{}},{\"name\":\"half\",\"resources\":{\"requests\":"
+        "{\"cpu\":\"2\"}}},{\"name\":\"lim\",\"resources\":{\"limits\":{\"memory\":\"1Gi\"}}}]}}",
+        "default");
     const cJSON *pod = m.pod;
     cr_expect_str_eq(at(pod, "spec", "containers", 0, "resources", "requests", "cpu"), "100m");
     cr_expect_str_eq(at(pod, "spec", "containers", 0, "resources", "requests", "memory"), "128Mi");
@@ -583,8 +586,7 @@ Test(policy_pod, defaults_requests_where_there_are_none)
     cr_expect_eq(m.res.n_warnings, 2);
     cr_expect(strstr(m.res.warnings[0], "container app has no resource requests") != NULL, "%s",
               m.res.warnings[0]);
-    cr_expect(strstr(m.res.warnings[0], "cpu=100m, memory=128Mi") != NULL, "%s",
-              m.res.warnings[0]);
+    cr_expect(strstr(m.res.warnings[0], "cpu=100m, memory=128Mi") != NULL, "%s", m.res.warnings[0]);
     mutation_done(&m);
 }
 
@@ -608,7 +610,8 @@ Test(policy_pod, init_containers_and_existing_annotations)
            "\"stale\"}},\"spec\":{\"initContainers\":[{\"name\":\"init\"}],\"containers\":[{"
            "\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}",
            NULL);
-    cr_expect_str_eq(at(m.pod, "spec", "initContainers", 0, "resources", "requests", "cpu"), "100m");
+    cr_expect_str_eq(at(m.pod, "spec", "initContainers", 0, "resources", "requests", "cpu"),
+                     "100m");
     cr_expect_str_eq(annotation(m.pod, "x"), "y");
     cr_expect_str_eq(annotation(m.pod, "karpenter.sh/defaulted-requests"),
                      "{\"init\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}");
@@ -623,8 +626,8 @@ Test(policy_pod, warning_only_without_defaults)
     cr_assert_eq(m.res.n_warnings, 1);
     cr_expect(strstr(m.res.warnings[0], "may land on a node too small") != NULL);
     mutation_done(&m);
-    mutate(&m, "pods: {warnMissingRequests: false}", "{\"spec\":{\"containers\":[{\"name\":\"a\"}]}}",
-           "default");
+    mutate(&m, "pods: {warnMissingRequests: false}",
+           "{\"spec\":{\"containers\":[{\"name\":\"a\"}]}}", "default");
     cr_expect_eq(m.res.n_warnings, 0);
     mutation_done(&m);
 }
@@ -642,8 +645,8 @@ Test(policy_pod, do_not_disrupt_selectors)
         const char *pod, *ns;
         int expect;
     } cases[] = {
-        {"{\"metadata\":{\"labels\":{\"workload\":\"training\",\"team\":\"ml\"}},\"spec\":{}}",
-         "x", 1},
+        {"{\"metadata\":{\"labels\":{\"workload\":\"training\",\"team\":\"ml\"}},\"spec\":{}}", "x",
+         1},
         {"{\"metadata\":{\"labels\":{\"workload\":\"training\"}},\"spec\":{}}", "x", 0},
         {"{\"metadata\":{\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\"}]},\"spec\":{}}",
          "batch", 1},
@@ -652,7 +655,8 @@ Test(policy_pod, do_not_disrupt_selectors)
         {"{\"metadata\":{\"namespace\":\"batch\",\"ownerReferences\":[{\"kind\":\"Job\"}]},"
          "\"spec\":{}}",
          NULL, 1},
-        {"{\"metadata\":{\"ownerReferences\":[{\"kind\":\"ReplicaSet\"}]},\"spec\":{}}", "batch", 0},
+        {"{\"metadata\":{\"ownerReferences\":[{\"kind\":\"ReplicaSet\"}]},\"spec\":{}}", "batch",
+         0},
         {"{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"
          "1}}}]}}",
          "x", 1},
