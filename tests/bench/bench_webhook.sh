@@ -55,13 +55,12 @@ cat >"$tmp/pod.json" <<'JSON'
 JSON
 
 "$bin" --address 127.0.0.1 --port 0 --threads "$threads" --policy "$tmp/policy.yaml" \
-  --tls-cert-file "$tmp/tls.crt" --tls-key-file "$tmp/tls.key" --log-level warn \
+  --tls-cert-file "$tmp/tls.crt" --tls-key-file "$tmp/tls.key" \
   >"$tmp/webhook.log" 2>&1 &
 server_pid=$!
-"$bin" --help >/dev/null
 port=""
 for _ in $(seq 1 100); do
-  port=$(ss -ltnp 2>/dev/null | sed -n "s/.*127.0.0.1:\([0-9]*\) .*pid=$server_pid,.*/\1/p" | head -1)
+  port=$(sed -n 's/.*"message":"listening".*"port":"\([0-9]*\)".*/\1/p' "$tmp/webhook.log" | head -1)
   [ -n "$port" ] && break
   sleep 0.1
 done
