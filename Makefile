@@ -33,6 +33,14 @@ e2e: build
 	@scripts/install-deps.sh e2e
 	@tests/e2e/run.sh
 
+# libFuzzer targets (tests/fuzz), each for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@scripts/install-deps.sh fuzz
+	@$(CMAKE) -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DKP_FUZZ=ON >/dev/null
+	@$(CMAKE) --build build-fuzz -j $(JOBS) --target fuzzers
+	@scripts/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
+
 bench: build
 	@scripts/install-deps.sh bench
 	@scripts/bench.sh $(BUILD)

@@ -9,7 +9,7 @@ set -euo pipefail
 
 declare -A GROUP_PACKAGES=(
   [build]="gcc make cmake pkg-config libc6-dev libmicrohttpd-dev libssl-dev libcjson-dev
-           libcurl4-openssl-dev libyaml-dev libcriterion-dev libxml2-dev openssl curl"
+           libcurl4-openssl-dev libyaml-dev libcriterion-dev libxml2-dev openssl curl jq"
   [bench]="wrk valgrind"
   [e2e]="golang-go golang-github-modern-go-reflect2-dev rsync jq etcd-server openssl curl procps"
   [fuzz]="clang libclang-rt-14-dev"

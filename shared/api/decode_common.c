@@ -32,7 +32,7 @@ void kp_dec_init(kp_decoder *d, kp_arena *arena)
     kp_path_init(&d->path, "");
 }
 
-static int fail_v(kp_decoder *d, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int fail_v(kp_decoder *d, const char *fmt, va_list ap)
 {
     char msg[MSG_MAX];
     vsnprintf(msg, sizeof(msg), fmt, ap);

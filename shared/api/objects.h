@@ -338,6 +338,7 @@ typedef struct kp_pod {
     enum kp_pod_phase phase;
     kp_conditions conditions;
     const char *nominated_node_name;
+    kp_time start_time; /* status.startTime: the do-not-disrupt duration runs from here */
 
     /* derived at decode time */
     kp_resource_list requests; /* effective requests, overhead included (pod_requests.h) */

@@ -6,6 +6,7 @@
  * the pod joins.
  */
 #include "scheduling/solver_internal.h"
+#include "api/wellknown.h"
 #include "base/buf.h"
 
 #include <stdio.h>
@@ -29,7 +30,7 @@ static bool pod_ports_conflict(const solver *s, const claim *c, const kp_spod *p
 }
 
 /* minValues: the surviving types must still offer enough distinct values. */
-static bool min_values_ok(solver *s, const kp_requirements *reqs, const uint32_t *its, uint32_t n)
+bool min_values_ok(solver *s, const kp_requirements *reqs, const uint32_t *its, uint32_t n)
 {
     for (uint32_t k = 0; k < reqs->count; k++) {
         const kp_requirement *r = &reqs->items[k];
@@ -155,6 +156,21 @@ static uint32_t filter_its(solver *s, const claim *c, const kp_spod *p, const kp
     return n;
 }
 
+/* Without the keys that exist only for the simulation (registered,
+ * initialized): users never wrote them and cannot act on them. */
+static const kp_requirements *user_visible(solver *s, const kp_requirements *reqs)
+{
+    kp_requirements *out = KP_ARENA_NEW(s->arena, kp_requirements, 1);
+    kp_sym registered = kp_sym_lookup(s->symtab, KP_LABEL_REGISTERED);
+    kp_sym initialized = kp_sym_lookup(s->symtab, KP_LABEL_INITIALIZED);
+    out->items = KP_ARENA_NEW(s->arena, kp_requirement, reqs->count ? reqs->count : 1);
+    for (uint32_t i = 0; i < reqs->count; i++)
+        if (reqs->items[i].key != registered && reqs->items[i].key != initialized)
+            out->items[out->count++] = reqs->items[i];
+    out->cap = out->count;
+    return out;
+}
+
 static const char *filter_text(solver *s, const filter_report *r, const kp_requirements *reqs,
                                const kp_resvec *requests)
 {
@@ -179,7 +195,7 @@ static const char *filter_text(solver *s, const filter_report *r, const kp_requi
         what = "no single instance type met the requirements, had enough resources and an available offering";
     char res[256];
     kp_resvec_format(&s->snap->restab, requests, res, sizeof(res));
-    const char *req_text = kp_requirements_string(s->symtab, s->arena, reqs);
+    const char *req_text = kp_requirements_string(s->symtab, s->arena, user_visible(s, reqs));
     if (requests->v[KP_RES_CPU] >= INT64_C(1000000000))
         what = kp_arena_printf(s->arena, "%s (cpu request of a million cores or more: m vs M typo?)", what);
     return kp_arena_printf(s->arena, "%s; requests %s; requirements %s", what, res, req_text);

@@ -154,6 +154,8 @@ bool enode_try(solver *s, enode *e, podstate *st)
     const kp_spod *p = &s->snap->pods[st->pod];
     if (!kp_resvec_fits(&p->requests, &e->remaining, s->n_res))
         return false;
+    if (s->opts->closed_to_moves && s->opts->closed_to_moves[e->node] && s->opts->moved && s->opts->moved[st->pod])
+        return false;
     if (topo_quick_rejects(s, st, &e->reqs) || !ps_tolerates(s, st, n->taints, n->n_taints, NULL) ||
         !ports_free(s, e, p))
         return false;

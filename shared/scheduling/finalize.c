@@ -227,6 +227,19 @@ static void add_error(kp_plan *plan, uint32_t pod, const char *reason)
     plan->n_errors++;
 }
 
+/* Karpenter's TruncateInstanceTypes: keeping only the cheapest types must not
+ * break minValues; when it does, the claim's pods cannot be placed. */
+static bool truncation_keeps_min_values(solver *s, kp_plan *plan, const claim *c, const kp_plan_claim *pc)
+{
+    if (s->opts->min_values_best_effort || pc->n_its == c->n_its || min_values_ok(s, &pc->reqs, pc->its, pc->n_its))
+        return true;
+    const char *why = kp_arena_printf(s->arena, "nodepool \"%s\" cannot meet minValues with its %u cheapest instance "
+                                      "types", s->snap->templates[c->tmpl].name, pc->n_its);
+    for (uint32_t i = 0; i < c->n_pods; i++)
+        add_error(plan, c->pods[i], why);
+    return false;
+}
+
 static void finalize_claim(solver *s, kp_plan *plan, price_cache *cache, const claim *c)
 {
     kp_plan_claim *pc = &plan->claims[plan->n_claims];
@@ -244,6 +257,8 @@ static void finalize_claim(solver *s, kp_plan *plan, price_cache *cache, const c
     pc->n_its = c->n_its < s->opts->max_instance_types ? c->n_its : s->opts->max_instance_types;
     pc->pods = c->pods;
     pc->n_pods = c->n_pods;
+    if (!truncation_keeps_min_values(s, plan, c, pc))
+        return;
     pin_requirements(s, pc);
     choose_offering(s, pc);
     plan->hourly_cost += pc->price;
@@ -283,7 +298,7 @@ static double lower_bound(solver *s, const kp_plan *plan)
 int plan_finalize(solver *s, kp_plan *plan)
 {
     plan->claims = KP_ARENA_NEW(s->arena, kp_plan_claim, s->n_claims ? s->n_claims : 1);
-    plan->errors = KP_ARENA_NEW(s->arena, kp_plan_error, s->n_ps ? s->n_ps : 1);
+    plan->errors = KP_ARENA_NEW(s->arena, kp_plan_error, s->n_ps ? s->n_ps : 1); /* every pod at most once */
     plan->nodes = KP_ARENA_NEW(s->arena, kp_plan_node, s->n_enodes ? s->n_enodes : 1);
     price_cache cache = {0};
     cache.stamp = KP_ARENA_NEW(s->scratch, uint32_t, s->snap->n_its ? s->snap->n_its : 1);

@@ -234,6 +234,8 @@ void kp_manifests_cluster(kp_manifests *m, const kp_catalog *catalog, kp_cluster
     out->n_pvs = m->n_pvs;
     out->storage_classes = (const kp_storage_class *const *)m->storage_classes;
     out->n_storage_classes = m->n_storage_classes;
+    out->pdbs = (const kp_pdb *const *)m->pdbs;
+    out->n_pdbs = m->n_pdbs;
     out->catalog = catalog;
 }
 

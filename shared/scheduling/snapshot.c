@@ -148,7 +148,8 @@ static int cmp_templates(const void *a, const void *b)
 
 void kp_snapshot_sort_templates(kp_snapshot *snap)
 {
-    qsort(snap->templates, snap->n_templates, sizeof(kp_template), cmp_templates);
+    if (snap->n_templates > 1)
+        qsort(snap->templates, snap->n_templates, sizeof(kp_template), cmp_templates);
     for (uint32_t i = 0; i < snap->n_nodes; i++) {
         kp_snode *n = &snap->nodes[i];
         kp_sym pool = kp_symlabels_get(&n->labels, KP_SYM_NODEPOOL);

@@ -25,6 +25,8 @@ typedef struct kp_snapshot {
     uint32_t n_its, cap_its;
     kp_spod *daemons; /* one pod template per DaemonSet */
     uint32_t n_daemons, cap_daemons;
+    const kp_pdb *const *pdbs; /* borrowed from the builder's input */
+    uint32_t n_pdbs;
 } kp_snapshot;
 
 kp_snapshot *kp_snapshot_new(void);

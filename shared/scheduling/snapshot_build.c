@@ -97,6 +97,7 @@ static int set_limits(kp_snapshot *snap, kp_template *t, const kp_resource_list 
 static int add_template(kp_snapshot *snap, const kp_nodepool *np)
 {
     kp_template *t = kp_snapshot_add_template(snap);
+    t->src = np;
     t->name = np->meta.name;
     t->name_sym = kp_sym_intern(snap->symtab, np->meta.name);
     t->weight = np->has_weight ? np->weight : 0;
@@ -170,6 +171,8 @@ static int add_node(kp_snapshot *snap, const kp_cluster *c, const kp_node *n)
     sn->initialized = !sn->managed || (init && strcmp(init, "true") == 0);
     sn->deleting = n->meta.deletion_timestamp.set || (nc && nc->meta.deletion_timestamp.set);
     sn->nodeclaim = nc ? nc->meta.name : NULL;
+    sn->src_node = n;
+    sn->src_claim = nc;
     sn->instance_type = kp_labels_get(&n->meta.labels, KP_LABEL_INSTANCE_TYPE);
     sn->created_ns = n->meta.creation_timestamp.ns;
     node_taints(snap, sn, n->taints, n->n_taints, nc);
@@ -223,6 +226,7 @@ static int add_in_flight(kp_snapshot *snap, const kp_nodeclaim *nc)
     kp_labels all = {items, k};
     sn->name = nc->meta.name;
     sn->nodeclaim = nc->meta.name;
+    sn->src_claim = nc;
     sn->hostname = kp_sym_intern(snap->symtab, *nc->node_name ? nc->node_name : nc->meta.name);
     sn->labels = labels_of(snap, &all, NULL, NULL);
     sn->managed = true;
@@ -272,6 +276,8 @@ int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
         kp_snapshot_free(snap);
         return err;
     }
+    snap->pdbs = c->pdbs;
+    snap->n_pdbs = (uint32_t)c->n_pdbs;
     kp_snapshot_sort_templates(snap);
     for (uint32_t t = 0; t < snap->n_templates && c->catalog; t++)
         kp_snapshot_template_use_its(snap, t, (uint32_t)first, (uint32_t)c->catalog->count);

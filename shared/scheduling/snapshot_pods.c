@@ -439,6 +439,7 @@ static int compile_pod(build_ctx *b, const kp_pod *p, kp_spod *sp)
     for (size_t i = 0; i < l->count; i++)
         keys[i] = l->items[i].key, vals[i] = l->items[i].value;
     sp->labels = kp_snapshot_labels(snap, keys, vals, (uint32_t)l->count);
+    sp->src = p;
     sp->ns_name = kp_arena_printf(snap->arena, "%s/%s", p->meta.namespace, p->meta.name);
     sp->ns = intern(b, p->meta.namespace);
     sp->uid = *p->meta.uid ? p->meta.uid : sp->ns_name;
@@ -529,6 +530,7 @@ int kp_snapshot_add_daemons(kp_snapshot *snap, const kp_cluster *c)
             return kp_error_wrap(err, "daemonset %s/%s", ds->meta.namespace, ds->meta.name);
         sp->daemon = true;
         sp->volume_error = NULL;
+        sp->src = NULL; /* compiled from a copy of the template on this stack */
     }
     return 0;
 }

@@ -267,6 +267,8 @@ int kp_solve(kp_snapshot *snap, const kp_solve_opts *opts, const uint32_t *pendi
     sort_queue(&ctx, q.items, tmp, s.n_ps);
     q.len = s.n_ps;
     run_queue(&s, &q);
+    if (opts->improve)
+        improve_plan(&s);
 
     kp_plan *plan = plan_new(&s);
     err = plan_finalize(&s, plan);

@@ -170,6 +170,7 @@ bool topo_quick_rejects(solver *s, const podstate *st, const kp_requirements *no
 bool topo_blocks_every_node(solver *s, const podstate *st);
 
 /* claim.c */
+bool min_values_ok(solver *s, const kp_requirements *reqs, const uint32_t *its, uint32_t n);
 int claims_init(solver *s);
 bool claim_try(solver *s, claim *c, podstate *st, bool fresh, const char **why);
 bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why);
@@ -177,6 +178,9 @@ bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why);
 /* existing.c */
 int enodes_init(solver *s);
 bool enode_try(solver *s, enode *e, podstate *st);
+
+/* improve.c */
+void improve_plan(solver *s);
 
 /* finalize.c */
 kp_plan *plan_new(solver *s);

@@ -203,6 +203,68 @@ static int run(const kp_catalog *catalog, uint32_t count)
     return 0;
 }
 
+/* Generic pods (no constraints beyond requests) against the built-in AWS
+ * catalog with the general-purpose NodePool of examples/nginx (Linux, c/m/r
+ * families of generation 6 and later): what the plan costs against the bound. */
+static kp_snapshot *build_generic(const kp_catalog *catalog, uint32_t count)
+{
+    bench b = {kp_snapshot_new(), {7}, 0, 0};
+    b.ns = kp_sym_intern(b.snap->symtab, "default");
+    add_nodepool(&b);
+    kp_template *t = &b.snap->templates[0];
+    const char *linux_os[] = {"linux"};
+    const char *categories[] = {"c", "m", "r"};
+    const char *generation[] = {"5"};
+    kp_requirement r;
+    kp_requirement_new(&r, b.snap->symtab, b.snap->arena, "kubernetes.io/os", KP_OP_IN, linux_os, 1, 0);
+    kp_requirements_add(&t->reqs, b.snap->symtab, b.snap->arena, &r);
+    kp_requirement_new(&r, b.snap->symtab, b.snap->arena, "karpenter.k8s.aws/instance-category", KP_OP_IN,
+                       categories, 3, 0);
+    kp_requirements_add(&t->reqs, b.snap->symtab, b.snap->arena, &r);
+    kp_requirement_new(&r, b.snap->symtab, b.snap->arena, "karpenter.k8s.aws/instance-generation", KP_OP_GT,
+                       generation, 1, 0);
+    kp_requirements_add(&t->reqs, b.snap->symtab, b.snap->arena, &r);
+    int first = kp_snapshot_add_catalog(b.snap, catalog);
+    kp_snapshot_template_use_its(b.snap, 0, (uint32_t)first, (uint32_t)catalog->count);
+    for (uint32_t i = 0; i < count; i++)
+        generic(&b);
+    return b.snap;
+}
+
+static int run_cost(const kp_catalog *catalog, uint32_t count)
+{
+    kp_snapshot *snap = build_generic(catalog, count);
+    kp_arena *arena = kp_arena_new();
+    uint32_t *pending;
+    uint32_t n = kp_snapshot_pending_pods(snap, &pending, arena);
+    kp_solve_opts opts = KP_SOLVE_OPTS_INIT;
+    kp_plan *plan = NULL;
+    if (kp_solve(snap, &opts, pending, n, &plan) < 0)
+        return 1;
+    printf("%8u %10u %12.4f %12.4f %8.3f %10.2f\n", count, plan->n_claims, plan->hourly_cost,
+           plan->lower_bound_cost, plan->lower_bound_cost > 0 ? plan->hourly_cost / plan->lower_bound_cost : 0,
+           (double)plan->solve_ns / 1e6);
+    kp_plan_free(plan);
+    kp_arena_free(arena);
+    kp_snapshot_free(snap);
+    return 0;
+}
+
+static int cost_table(void)
+{
+    static const uint32_t counts[] = {10, 50, 100, 500, 1000, 5000};
+    kp_catalog *catalog;
+    if (kp_catalog_builtin_aws(NULL, &catalog) < 0)
+        return 1;
+    printf("\ncost benchmark: generic pods vs the built-in AWS catalog (%zu types)\n", catalog->count);
+    printf("%8s %10s %12s %12s %8s %10s\n", "pods", "nodeclaims", "cost/h", "bound/h", "ratio", "ms/solve");
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+        rc |= run_cost(catalog, counts[i]);
+    kp_catalog_free(catalog);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const uint32_t defaults[] = {1, 50, 100, 500, 1000, 2000, 5000, 10000, 20000};
@@ -220,5 +282,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
             rc |= run(catalog, defaults[i]);
     kp_catalog_free(catalog);
+    if (argc <= 1)
+        rc |= cost_table();
     return rc;
 }

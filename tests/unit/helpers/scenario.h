@@ -1,0 +1,52 @@
+/*
+ * Test harness for the solver: manifests (YAML text) and a catalog in, a plan
+ * out, with lookups that read like the assertions of Karpenter's scheduling
+ * tests ("the pod landed on a NodeClaim whose zone requirement is In [a]").
+ */
+#ifndef KP_TEST_SCENARIO_H
+#define KP_TEST_SCENARIO_H
+
+#include "cloud/instance_types.h"
+#include "scheduling/manifests.h"
+#include "scheduling/solver.h"
+
+#include <cjson/cJSON.h>
+
+typedef struct kp_scenario {
+    kp_manifests *manifests;
+    kp_catalog *catalog;
+    kp_snapshot *snap;
+    kp_plan *plan;
+    kp_arena *arena;
+    uint32_t n_pending;
+    cJSON *json; /* the plan as `simulate -o json` prints it */
+} kp_scenario;
+
+/* Decode `yaml` (any number of documents), open `catalog` — "builtin",
+ * "synthetic:N", or "json:" followed by an inline instance-type array in the
+ * --instance-types FILE format — and solve. `opts` may be NULL: Karpenter's
+ * behaviour, without the repacking pass (opts.improve) that goes beyond it. Returns 0 or a
+ * negative KP_E* (kp_error_last() says why); the scenario must be freed either way. */
+int kp_scenario_run(kp_scenario *s, const char *yaml, const char *catalog, const kp_solve_opts *opts);
+/* As kp_scenario_run, with manifests from a file or directory. */
+int kp_scenario_run_path(kp_scenario *s, const char *path, const char *catalog, const kp_solve_opts *opts);
+void kp_scenario_free(kp_scenario *s);
+
+/* "ns/name", or "name" for the default namespace. */
+/* Index of the new NodeClaim the pod was planned onto, or -1. */
+int kp_scenario_claim_of(const kp_scenario *s, const char *pod);
+/* Name of the existing node the pod was planned onto, or NULL. */
+const char *kp_scenario_node_of(const kp_scenario *s, const char *pod);
+/* The reason the pod stays pending, or NULL when it was placed. */
+const char *kp_scenario_error_of(const kp_scenario *s, const char *pod);
+/* The requirement of claim `claim` on `key` as Karpenter prints it without
+ * the key ("In [a b]", "Exists", "DoesNotExist"), or NULL when absent. */
+const char *kp_scenario_claim_req(kp_scenario *s, int claim, const char *key);
+/* The claim's cheapest instance type (its launch choice), or NULL. */
+const char *kp_scenario_claim_type(const kp_scenario *s, int claim);
+/* The claim's NodePool name. */
+const char *kp_scenario_claim_pool(const kp_scenario *s, int claim);
+/* Number of pods on claim `claim`. */
+uint32_t kp_scenario_claim_pods(const kp_scenario *s, int claim);
+
+#endif

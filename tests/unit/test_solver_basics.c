@@ -1,0 +1,87 @@
+/* First solver scenarios; the full suites live in test_solver_*.c. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "helpers/scenario.h"
+
+static const char *const nodepool = "apiVersion: karpenter.sh/v1\n"
+                                    "kind: NodePool\n"
+                                    "metadata: {name: default}\n"
+                                    "spec:\n"
+                                    "  template:\n"
+                                    "    spec:\n"
+                                    "      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
+                                    "      requirements: []\n";
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 8;
+    char *s = malloc(n);
+    snprintf(s, n, "%s---\n%s", a, b);
+    return s;
+}
+
+Test(solver_basics, deployment_of_ten_half_cores_gets_one_nodeclaim)
+{
+    char *yaml = join(nodepool, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                                "spec:\n  replicas: 10\n  selector: {matchLabels: {app: web}}\n"
+                                "  template:\n    metadata: {labels: {app: web}}\n"
+                                "    spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}\n");
+    kp_scenario s;
+    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:20", NULL), 0, "%s", kp_error_last());
+    cr_assert_eq(s.plan->n_claims, 1);
+    cr_assert_eq(s.plan->n_scheduled, 10);
+    cr_assert_eq(kp_scenario_claim_of(&s, "web-0"), 0);
+    cr_assert_eq(kp_scenario_claim_of(&s, "web-9"), 0);
+    /* 5 cores of pods + 100m overhead: the 6-core type is the cheapest that fits. */
+    cr_assert_str_eq(kp_scenario_claim_type(&s, 0), "fake-it-5");
+    kp_scenario_free(&s);
+    free(yaml);
+}
+
+Test(solver_basics, pod_without_nodepool_reports_why)
+{
+    kp_scenario s;
+    const char *yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: lonely}\n"
+                       "spec: {containers: [{name: c}]}\n";
+    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:4", NULL), 0, "%s", kp_error_last());
+    cr_assert_eq(s.plan->n_claims, 0);
+    cr_assert_not_null(kp_scenario_error_of(&s, "lonely"));
+    cr_assert(strstr(kp_scenario_error_of(&s, "lonely"), "no nodepool"), "%s", kp_scenario_error_of(&s, "lonely"));
+    kp_scenario_free(&s);
+}
+
+/* Karpenter's TruncateInstanceTypes: minValues must survive keeping only the
+ * cheapest types a launch can take. */
+Test(solver_basics, min_values_broken_by_truncation_leaves_pods_pending)
+{
+    static const char *const pool = "apiVersion: karpenter.sh/v1\n"
+                                    "kind: NodePool\n"
+                                    "metadata: {name: wide}\n"
+                                    "spec:\n"
+                                    "  template:\n"
+                                    "    spec:\n"
+                                    "      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
+                                    "      requirements:\n"
+                                    "      - {key: node.kubernetes.io/instance-type, operator: Exists, minValues: %d}\n"
+                                    "---\n"
+                                    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                                    "spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\n";
+    char yaml[1024];
+    kp_scenario s;
+    snprintf(yaml, sizeof(yaml), pool, 80);
+    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:400", NULL), 0, "%s", kp_error_last());
+    const char *why = kp_scenario_error_of(&s, "p");
+    cr_assert_not_null(why, "80 distinct types cannot survive truncation to 60");
+    cr_assert(strstr(why, "minValues"), "%s", why);
+    cr_assert_eq(s.plan->n_claims, 0);
+    kp_scenario_free(&s);
+
+    snprintf(yaml, sizeof(yaml), pool, 50);
+    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:400", NULL), 0, "%s", kp_error_last());
+    cr_assert_null(kp_scenario_error_of(&s, "p"));
+    cr_assert_eq(s.plan->claims[0].n_its, 60);
+    cr_assert_str_eq(kp_scenario_claim_type(&s, 0), "fake-it-0");
+    kp_scenario_free(&s);
+}
