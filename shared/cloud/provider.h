@@ -56,8 +56,9 @@ typedef struct kp_cloud_provider_ops {
     /* Every instance this provider launched (for garbage collection). */
     int (*list)(kp_cloud_provider *cp, kp_arena *arena, kp_cloud_instance **out, uint32_t *n);
     /* The instance types `pool` may launch, with allocatable and offerings as
-     * they are now. The catalog stays the provider's until the next call for
-     * the same pool; the caller never frees it. */
+     * they are now (`pool` NULL: the provider's default catalog). The catalog
+     * stays the provider's until the next call for the same pool; the caller
+     * never frees it. */
     int (*instance_types)(kp_cloud_provider *cp, const kp_nodepool *pool, const kp_catalog **out);
     /* Why the claim no longer matches its node class (the provider's part of
      * drift: image, subnets, security groups...); *reason NULL when it does. */

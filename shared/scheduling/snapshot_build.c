@@ -206,6 +206,41 @@ static bool claim_has_node(const kp_cluster *c, const kp_nodeclaim *nc)
     return false;
 }
 
+/* A NodeClaim the cloud has not launched yet has no capacity in its status,
+ * but the pods it was made for are already counted on it. Its room is the
+ * smallest of its instance types' (whichever launches, that much is there),
+ * so a provisioning batch that runs before the launch does not make a second
+ * claim for the same pods. */
+static void unlaunched_room(kp_snapshot *snap, const kp_nodeclaim *nc, kp_snode *sn)
+{
+    const kp_selector_req *r = NULL;
+    for (size_t i = 0; i < nc->spec.n_requirements && !r; i++)
+        if (nc->spec.requirements[i].op == KP_OP_IN &&
+            strcmp(nc->spec.requirements[i].key, KP_LABEL_INSTANCE_TYPE) == 0)
+            r = &nc->spec.requirements[i];
+    if (!r)
+        return;
+    kp_sym *names = KP_ARENA_NEW(snap->arena, kp_sym, r->n_values + 1);
+    for (size_t k = 0; k < r->n_values; k++)
+        names[k] = kp_sym_lookup(snap->symtab, r->values[k]);
+    bool any = false;
+    for (uint32_t t = 0; t < snap->n_its; t++) {
+        const kp_sit *it = &snap->its[t];
+        size_t k = 0;
+        while (k < r->n_values && names[k] != it->name)
+            k++;
+        if (k == r->n_values)
+            continue;
+        for (uint32_t res = 0; res < KP_RES_MAX; res++) {
+            if (!any || it->allocatable.v[res] < sn->allocatable.v[res])
+                sn->allocatable.v[res] = it->allocatable.v[res];
+            if (!any || it->capacity.v[res] < sn->capacity.v[res])
+                sn->capacity.v[res] = it->capacity.v[res];
+        }
+        any = true;
+    }
+}
+
 /* A NodeClaim whose Node has not registered: its labels are its own plus its
  * single-valued requirements; its room is what its status reports. */
 static int add_in_flight(kp_snapshot *snap, const kp_nodeclaim *nc)
@@ -236,7 +271,11 @@ static int add_in_flight(kp_snapshot *snap, const kp_nodeclaim *nc)
     sn->instance_type = kp_labels_get(&all, KP_LABEL_INSTANCE_TYPE);
     node_taints(snap, sn, nc->spec.taints, nc->spec.n_taints, nc);
     int err = kp_snapshot_resvec(snap, &nc->capacity, &sn->capacity);
-    return err ? err : kp_snapshot_resvec(snap, &nc->allocatable, &sn->allocatable);
+    if (!err)
+        err = kp_snapshot_resvec(snap, &nc->allocatable, &sn->allocatable);
+    if (!err && nc->allocatable.count == 0)
+        unlaunched_room(snap, nc, sn);
+    return err;
 }
 
 static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
