@@ -627,8 +627,8 @@ Test(spread_zonal, min_domains_met_by_an_existing_node_zone)
     bound(&y, "old", 1, "n3");
     pods(&y, "p", 3, CPU1, SPREAD(MIN_DOMAINS(3)));
     run(&s, &y, "synthetic:10", NULL);
-    /* Zone 3 (from the existing node) makes the third domain: the minimum is
-     * the real one (0, then 1), so zones 1 and 2 reach two pods... */
+    /* Zone 3 (from the existing node) is the third domain, so the minimum is
+     * the real one: zones 1 and 2 take one each, then one of them a second. */
     cr_assert_str_eq(skew(&s, ZONE), "2,1,1");
     expect_errors(&s, 0, ZONE);
     kp_scenario_free(&s);
