@@ -624,3 +624,98 @@ Test(spread_in_flight, nodeclaim_in_flight_takes_its_zone_pod)
     cr_assert_not(any_claim_in(&s, ZONE, "test-zone-1"));
     kp_scenario_free(&s);
 }
+
+/* ---------- volume zones ---------- */
+
+/* A PersistentVolume in zone 1 bound to claim "data". */
+static void volume_in_zone_one(yb *y)
+{
+    yb_add(y, "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\n"
+              "spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], csi: {driver: ebs.csi.aws.com, volumeHandle: v}, "
+              "claimRef: {namespace: default, name: data}, nodeAffinity: {required: {nodeSelectorTerms: "
+              "[{matchExpressions: [{key: " ZONE ", operator: In, values: [test-zone-1]}]}]}}}\n"
+              "status: {phase: Bound}\n");
+    yb_add(y, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: default}\n"
+              "spec: {accessModes: [ReadWriteOnce], volumeName: pv, resources: {requests: {storage: 1Gi}}}\n"
+              "status: {phase: Bound}\n");
+}
+
+#define WITH_VOLUME "volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]"
+
+Test(spread_volumes, volume_zone_over_max_skew_is_unschedulable)
+{
+    yb y = {0};
+    kp_scenario s;
+    default_pool(&y);
+    volume_in_zone_one(&y);
+    node(&y, "n1", ZONE ": test-zone-1", NULL, SMALL);
+    bound(&y, "old", 1, "n1");
+    pods(&y, "p", 1, CPU1, SPREAD(HARD(ZONE, 1)) ", " WITH_VOLUME);
+    run(&s, &y, "synthetic:10", NULL);
+    /* The volume narrows where the NodeClaim goes, not the domains the
+     * skew is measured over: zone 1 would be 2 against empty zones. */
+    cr_assert_eq(s.plan->n_claims, 0);
+    cr_assert_not_null(kp_scenario_error_of(&s, "p-0"));
+    kp_scenario_free(&s);
+}
+
+Test(spread_volumes, volume_zone_over_max_skew_with_schedule_anyway_goes_there)
+{
+    yb y = {0};
+    kp_scenario s;
+    default_pool(&y);
+    volume_in_zone_one(&y);
+    node(&y, "n1", ZONE ": test-zone-1", NULL, SMALL);
+    bound(&y, "old", 1, "n1");
+    pods(&y, "p", 1, CPU1, SPREAD(SOFT(ZONE, 1)) ", " WITH_VOLUME);
+    run(&s, &y, "synthetic:10", NULL);
+    int c = kp_scenario_claim_of(&s, "p-0");
+    cr_assert_geq(c, 0, "%s", kp_scenario_error_of(&s, "p-0"));
+    cr_assert_str_eq(claim_domain(&s, c, ZONE), "test-zone-1");
+    kp_scenario_free(&s);
+}
+
+Test(spread_volumes, volume_zone_within_max_skew_is_used)
+{
+    yb y = {0};
+    kp_scenario s;
+    default_pool(&y);
+    volume_in_zone_one(&y);
+    node(&y, "n2", ZONE ": test-zone-2", NULL, SMALL);
+    bound(&y, "old", 1, "n2");
+    pods(&y, "p", 1, CPU1, SPREAD(HARD(ZONE, 1)) ", " WITH_VOLUME);
+    run(&s, &y, "synthetic:10", NULL);
+    int c = kp_scenario_claim_of(&s, "p-0");
+    cr_assert_geq(c, 0, "%s", kp_scenario_error_of(&s, "p-0"));
+    cr_assert_str_eq(claim_domain(&s, c, ZONE), "test-zone-1");
+    cr_assert_str_eq(skew(&s, ZONE), "1,1");
+    kp_scenario_free(&s);
+}
+
+/* ---------- NotIn ---------- */
+
+Test(spread_node_affinity, not_in_requirement_drops_the_zone_from_the_minimum)
+{
+    yb y = {0};
+    kp_scenario s;
+    default_pool(&y);
+    node(&y, "n3", ZONE ": test-zone-3", NULL, SMALL);
+    pods(&y, "p", 4, CPU1,
+         SPREAD(HARD(ZONE, 1)) ", " REQUIRED("{key: " ZONE ", operator: NotIn, values: [test-zone-3]}"));
+    run(&s, &y, "synthetic:10", NULL);
+    cr_assert_eq(s.plan->n_errors, 0);
+    cr_assert_str_eq(skew(&s, ZONE), "2,2");
+    kp_scenario_free(&s);
+}
+
+Test(spread_zonal_scale, hundred_pods_over_three_zones)
+{
+    yb y = {0};
+    kp_scenario s;
+    default_pool(&y);
+    pods(&y, "p", 100, "cpu: 500m", SPREAD(HARD(ZONE, 1)));
+    run(&s, &y, "synthetic:20", NULL);
+    cr_assert_eq(s.plan->n_errors, 0);
+    cr_assert_str_eq(skew(&s, ZONE), "34,33,33");
+    kp_scenario_free(&s);
+}
