@@ -182,6 +182,14 @@ HELPER const char *zone_req(int claim)
     return kp_scenario_claim_req(&sc, claim, "topology.kubernetes.io/zone");
 }
 
+/* The zone the NodeClaim launches in (its cheapest offering's), the label its node gets. */
+HELPER const char *launch_zone(int claim)
+{
+    if (claim < 0 || (uint32_t)claim >= sc.plan->n_claims || sc.plan->claims[claim].zone == KP_SYM_NONE)
+        return NULL;
+    return kp_sym_str(sc.snap->symtab, sc.plan->claims[claim].zone);
+}
+
 /* The zone requirement of the pod's NodeClaim ("In [z]"), or the zone label
  * of its node ("node z"), or NULL. */
 HELPER const char *zone_of(const char *p)
