@@ -587,3 +587,18 @@ Test(preferences, ignore_keeps_required_terms)
     cr_assert_geq(c, 0);
     cr_expect_eq(kp_scenario_claim_pods(&sc, c), 2 + (kp_scenario_claim_of(&sc, "z-pinned") == c));
 }
+
+/* Ignoring preferences leaves the other relaxations: the next required
+ * term is still tried, and PreferNoSchedule taints are still tolerated
+ * when nothing else is left. */
+Test(preferences, ignore_still_relaxes_required_terms_and_prefer_no_schedule)
+{
+    nodepool_with("default", "", ", taints: [{key: foo, value: bar, effect: PreferNoSchedule}]");
+    pod("p", "", "0",
+        ", affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: ["
+        "{matchExpressions: [{key: " ZONE ", operator: In, values: [invalid]}]}, "
+        "{matchExpressions: [{key: " ZONE ", operator: In, values: [test-zone-2]}]}]}}}");
+    solve_with(FAKE_CATALOG, &ignore);
+    cr_assert_eq(kp_scenario_claim_of(&sc, "p"), 0, "%s", kp_scenario_error_of(&sc, "p"));
+    cr_expect_str_eq(zone_req(0), "In [test-zone-2]");
+}

@@ -253,12 +253,14 @@ static const char *zone_term(const char *zones)
     return frag("{matchExpressions: [{key: " ZONE ", operator: In, values: [%s]}]}", zones);
 }
 
-/* A claim: `class` NULL leaves storageClassName out; `volume` NULL leaves it unbound. */
+/* A claim: `class` NULL leaves storageClassName out; `volume` NULL leaves it
+ * unbound. A bound one carries the annotation the binder sets. */
 static void pvc(const char *name, const char *class, const char *volume)
 {
-    add("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, namespace: default}\n"
+    add("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, namespace: default%s}\n"
         "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}%s%s}%s",
-        name, class ? frag(", storageClassName: '%s'", class) : "", volume ? frag(", volumeName: %s", volume) : "",
+        name, volume ? ", annotations: {pv.kubernetes.io/bind-completed: 'yes'}" : "",
+        class ? frag(", storageClassName: '%s'", class) : "", volume ? frag(", volumeName: %s", volume) : "",
         volume ? "\nstatus: {phase: Bound}" : "");
 }
 
@@ -335,6 +337,30 @@ Test(volume_topology, bound_claim_with_empty_or_missing_class_schedules)
         pod("p", "", "0", claims("data", NULL));
         solve(FAKE_CATALOG);
         expect_scheduled("p");
+    }
+}
+
+/* A CSI volume bound to one host: only that host will do. A new node is
+ * never that host; the existing node of that name is. */
+Test(volume_topology, volume_bound_to_a_host_needs_that_host)
+{
+    static const bool host_exists[] = {false, true};
+    for (size_t i = 0; i < 2; i++) {
+        teardown();
+        setup();
+        nodepool("default", "");
+        if (host_exists[i])
+            node("n1", "test-zone-1", "4", 20);
+        node("n2", "test-zone-1", "4", 20);
+        pv("vol", "{matchExpressions: [{key: " HOST ", operator: In, values: [n1]}]}");
+        pvc("data", "", "vol");
+        pod("p", "", "1", claims("data", NULL));
+        solve(FAKE_CATALOG);
+        cr_expect_eq(sc.plan->n_claims, 0, "case %zu", i);
+        if (host_exists[i])
+            cr_expect_str_eq(place("p"), "node:n1");
+        else
+            expect_pending("p");
     }
 }
 
@@ -539,8 +565,8 @@ Test(volume_topology, refused_claims_name_the_object)
          "data", "storageclass \"invalid-storage-class\" not found"},
         {"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {storageClassName: ''}", "data",
          "persistentvolumeclaim \"data\""},
-        {"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {volumeName: "
-         "invalid-volume-name}\nstatus: {phase: Bound}",
+        {"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, annotations: "
+         "{pv.kubernetes.io/bind-completed: 'yes'}}\nspec: {volumeName: invalid-volume-name}\nstatus: {phase: Bound}",
          "data", "persistentvolume \"invalid-volume-name\""},
         {"apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: io2}\nprovisioner: ebs.csi.aws.com\n"
          "volumeBindingMode: Immediate\n---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n"

@@ -251,12 +251,14 @@ HELPER const char *zone_term(const char *zones)
     return frag("{matchExpressions: [{key: " ZONE ", operator: In, values: [%s]}]}", zones);
 }
 
-/* A claim: `class` NULL leaves storageClassName out; `volume` NULL leaves it unbound. */
+/* A claim: `class` NULL leaves storageClassName out; `volume` NULL leaves it
+ * unbound. A bound one carries the annotation the binder sets. */
 HELPER void pvc(const char *name, const char *class, const char *volume)
 {
-    add("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, namespace: default}\n"
+    add("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, namespace: default%s}\n"
         "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}%s%s}%s",
-        name, class ? frag(", storageClassName: '%s'", class) : "", volume ? frag(", volumeName: %s", volume) : "",
+        name, volume ? ", annotations: {pv.kubernetes.io/bind-completed: 'yes'}" : "",
+        class ? frag(", storageClassName: '%s'", class) : "", volume ? frag(", volumeName: %s", volume) : "",
         volume ? "\nstatus: {phase: Bound}" : "");
 }
 
