@@ -676,6 +676,7 @@ typedef struct kp_pv {
     const char *claim_name;
     kp_resource_list capacity;
     const char *csi_driver; /* spec.csi.driver, "" when not CSI */
+    bool local_or_host_path; /* spec.local or spec.hostPath: tied to a node's disk */
 } kp_pv;
 
 enum kp_volume_binding_mode {

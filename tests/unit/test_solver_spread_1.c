@@ -431,7 +431,8 @@ Test(spread_zonal, pvc_zone_with_min_domains_when_every_zone_has_a_pod)
                "claimRef: {namespace: default, name: data}, nodeAffinity: {required: {nodeSelectorTerms: "
                "[{matchExpressions: [{key: " ZONE ", operator: In, values: [test-zone-1]}]}]}}}\n"
                "status: {phase: Bound}\n");
-    yb_add(&y, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: default}\n"
+    yb_add(&y, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: default, "
+               "annotations: {pv.kubernetes.io/bind-completed: 'yes'}}\n"
                "spec: {accessModes: [ReadWriteOnce], volumeName: pv, resources: {requests: {storage: 1Gi}}}\n"
                "status: {phase: Bound}\n");
     yb_add(&y, "apiVersion: v1\nkind: Pod\nmetadata: {name: vol, labels: {test: test}}\n"

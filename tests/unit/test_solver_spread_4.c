@@ -416,7 +416,8 @@ static void volume_in_zone_one(yb *y)
               "claimRef: {namespace: default, name: data}, nodeAffinity: {required: {nodeSelectorTerms: "
               "[{matchExpressions: [{key: " ZONE ", operator: In, values: [test-zone-1]}]}]}}}\n"
               "status: {phase: Bound}\n");
-    yb_add(y, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: default}\n"
+    yb_add(y, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: default, "
+               "annotations: {pv.kubernetes.io/bind-completed: 'yes'}}\n"
               "spec: {accessModes: [ReadWriteOnce], volumeName: pv, resources: {requests: {storage: 1Gi}}}\n"
               "status: {phase: Bound}\n");
 }

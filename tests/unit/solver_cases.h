@@ -1,8 +1,14 @@
 /*
- * Pod-affinity scenarios where the solver (through the manifests it is fed)
- * differs from Karpenter today. Each asserts Karpenter's behaviour and
- * fails until fixed; the comment says where the difference lies.
+ * Shared by the test_solver_affinity_*.c and test_solver_volume_*.c
+ * programs: a YAML buffer the helpers append documents to, builders for
+ * NodePools, pods, Deployments and spreads, where-did-it-go lookups, and
+ * Karpenter's fake catalog (5 pods per type; spot in zones 1-2, on-demand in
+ * 1-3). Static, so each program has its own copy and tests/unit/helpers/
+ * stays generic.
  */
+#ifndef KP_TEST_SOLVER_CASES_H
+#define KP_TEST_SOLVER_CASES_H
+
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,7 +20,6 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 
-/* ---------- building scenarios (each solver test file has its own copy) ---------- */
 
 #define HELPER static __attribute__((unused))
 
@@ -225,41 +230,4 @@ HELPER const char *zone_of(const char *p)
 #define ZONE "topology.kubernetes.io/zone"
 #define ARCH "kubernetes.io/arch"
 
-TestSuite(affinity_bugs, .init = setup, .fini = teardown);
-
-/* Karpenter resolves a term's namespaceSelector by listing Namespaces
- * (topology.go buildNamespaceList). The manifests loader skips Namespace
- * documents ("not used for planning", shared/scheduling/manifests.c keep /
- * kp_manifests_cluster leave kp_cluster.namespaces empty), so a selector on
- * namespace labels selects nothing and the follower stays pending. */
-Test(affinity_bugs, namespace_selector_matches_namespace_labels)
-{
-    nodepool("default", "");
-    add("apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}");
-    deployment("spread", 4, "test: test", "0", spread(HOST, "test: test"));
-    pod("team-a/target", "security: s2", "0", "");
-    pod("follower", "", "0",
-        ", affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: "
-        "{matchLabels: {security: s2}}, namespaceSelector: {matchLabels: {team: a}}, topologyKey: " HOST "}]}}");
-    solve(FAKE_CATALOG);
-    expect_scheduled("follower");
-    cr_expect_str_eq(place("follower"), place("team-a/target"));
-}
-
-/* Every Namespace carries kubernetes.io/metadata.name (set by the API
- * server), the usual way to select namespaces by name. Without Namespace
- * objects the snapshot knows the namespaces only from pods, with no labels
- * (snapshot_pods.c namespace_labels), so this selector matches nothing. */
-Test(affinity_bugs, namespace_selector_on_the_metadata_name_label)
-{
-    nodepool("default", "");
-    deployment("spread", 4, "test: test", "0", spread(HOST, "test: test"));
-    pod("team-b/target", "security: s2", "0", "");
-    pod("follower", "", "0",
-        ", affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: "
-        "{matchLabels: {security: s2}}, namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: team-b}}, "
-        "topologyKey: " HOST "}]}}");
-    solve(FAKE_CATALOG);
-    expect_scheduled("follower");
-    cr_expect_str_eq(place("follower"), place("team-b/target"));
-}
+#endif
