@@ -26,6 +26,7 @@ run: build
 
 # Every test, under AddressSanitizer and UndefinedBehaviorSanitizer.
 test: build-asan check-source
+	@scripts/install-deps.sh moto
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # End-to-end tests on a real control plane (built once, cached under ~/.cache).

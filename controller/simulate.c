@@ -5,7 +5,9 @@
 #include "controller/simulate.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/clock.h"
 #include "cloud/instance_types.h"
+#include "disruption/disruption.h"
 #include "format/json_out.h"
 #include "format/load.h"
 #include "scheduling/manifests.h"
@@ -26,16 +28,21 @@ typedef struct sim_opts {
     const char *output;
     bool ignore_preferences;
     bool no_improve;
+    bool disrupt;
+    int64_t now_ns;
 } sim_opts;
 
 static void usage(FILE *out)
 {
     fputs("usage: karpenter-controller simulate -f FILE_OR_DIR [-f ...] [--instance-types builtin|synthetic:N|FILE]\n"
           "                                     [-o json|yaml|table] [--ignore-preferences] [--no-improve]\n"
+          "                                     [--disrupt [--now RFC3339]]\n"
           "Plans, without a cluster, where pending pods would go: existing nodes, new NodeClaims\n"
           "(with their instance types and hourly cost), or nowhere (with the reason).\n"
           "--no-improve keeps Karpenter's plan exactly, without the pass that repacks\n"
-          "unconstrained pods onto cheaper NodeClaims.\n",
+          "unconstrained pods onto cheaper NodeClaims.\n"
+          "--disrupt adds what disruption would do (expiration, emptiness, drift, consolidation)\n"
+          "and why every other node stays; --now fixes the clock (node ages, budgets' schedules).\n",
           out);
 }
 
@@ -44,12 +51,14 @@ static int parse_args(int argc, char **argv, sim_opts *o)
     static const struct option longopts[] = {
         {"filename", required_argument, NULL, 'f'},   {"instance-types", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},     {"ignore-preferences", no_argument, NULL, 'p'},
-        {"no-improve", no_argument, NULL, 'n'},
+        {"no-improve", no_argument, NULL, 'n'},       {"disrupt", no_argument, NULL, 'd'},
+        {"now", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
     o->instance_types = "builtin";
     o->output = "json";
+    o->now_ns = kp_clock_system()->now(kp_clock_system());
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
@@ -63,6 +72,11 @@ static int parse_args(int argc, char **argv, sim_opts *o)
         case 'o': o->output = optarg; break;
         case 'p': o->ignore_preferences = true; break;
         case 'n': o->no_improve = true; break;
+        case 'd': o->disrupt = true; break;
+        case 't':
+            if (kp_time_parse_rfc3339(optarg, &o->now_ns) < 0)
+                return kp_error_wrap(KP_EINVALID, "--now");
+            break;
         case 'h': usage(stdout); exit(0);
         default: return kp_error_set(KP_EINVALID, "unknown option (see --help)");
         }
@@ -90,15 +104,63 @@ static int load(const sim_opts *o, kp_manifests *m)
     return err;
 }
 
-static int print_plan(const sim_opts *o, const kp_plan *plan, const kp_snapshot *snap, uint32_t n_pending)
+typedef struct sim_result {
+    const kp_plan *plan;
+    kp_snapshot *snap;
+    uint32_t n_pending;
+    kp_disruption_plan *disruption;
+} sim_result;
+
+static void disruption_table(const sim_result *r, kp_buf *out)
+{
+    const kp_disruption_plan *d = r->disruption;
+    kp_buf_printf(out, "\n%-5s %-26s %-14s %-44s %s\n", "LOOP", "DISRUPTION", "REASON", "NODES", "$/HOUR SAVED");
+    for (uint32_t i = 0; i < d->n_commands; i++) {
+        const kp_disrupt_command *c = &d->commands[i];
+        kp_buf names = KP_BUF_INIT(4096);
+        for (uint32_t k = 0; k < c->n_candidates && k < 4; k++)
+            kp_buf_printf(&names, "%s%s", k ? ", " : "", r->snap->nodes[c->candidates[k]].name);
+        if (c->n_candidates > 4)
+            kp_buf_printf(&names, " and %u more", c->n_candidates - 4);
+        uint32_t repl = c->simulation ? c->simulation->n_claims : 0;
+        if (repl)
+            kp_buf_printf(&names, " -> %u new", repl);
+        kp_buf_printf(out, "%-5u %-26s %-14s %-44s %.4f\n", c->loop, kp_disrupt_method_name(c->method),
+                      kp_disrupt_reason(c->method), kp_buf_cstr(&names), c->savings_hourly);
+        kp_buf_free(&names);
+    }
+    if (d->n_blocked)
+        kp_buf_printf(out, "\n%-40s %s\n", "NODE KEPT", "WHY");
+    for (uint32_t i = 0; i < d->n_blocked; i++)
+        kp_buf_printf(out, "%-40s %s\n", r->snap->nodes[d->blocked[i].node].name, d->blocked[i].reason);
+    kp_buf_printf(out, "\nManaged nodes cost $%.4f/hour now and $%.4f/hour after %u disruption(s).\n",
+                  d->cost_before, d->cost_after, d->n_commands);
+}
+
+static int disrupt(const sim_opts *o, sim_result *r)
+{
+    kp_disrupt_opts d = KP_DISRUPT_OPTS_INIT;
+    d.now_ns = o->now_ns;
+    d.ignore_preferences = o->ignore_preferences;
+    return kp_disruption_plan_compute(r->snap, &d, &r->disruption);
+}
+
+static int print_plan(const sim_opts *o, sim_result *r)
 {
     kp_buf out = KP_BUF_INIT(256u << 20);
-    int err;
+    int err = 0;
     if (strcmp(o->output, "table") == 0) {
-        err = kp_plan_write_table(plan, snap, n_pending, &out);
+        err = kp_plan_write_table(r->plan, r->snap, r->n_pending, &out);
+        if (!err && o->disrupt && !(err = disrupt(o, r)))
+            disruption_table(r, &out);
     } else {
-        cJSON *json = kp_plan_to_json(plan, snap, n_pending);
-        err = strcmp(o->output, "yaml") == 0 ? kp_json_out_yaml(&out, json, 0) : kp_json_out_json(&out, json, 1);
+        cJSON *json = kp_plan_to_json(r->plan, r->snap, r->n_pending);
+        if (o->disrupt && !(err = disrupt(o, r))) {
+            cJSON_AddItemToObject(json, "disruption", kp_disruption_plan_commands_json(r->disruption, r->snap));
+            cJSON_AddItemToObject(json, "blocked", kp_disruption_plan_blocked_json(r->disruption, r->snap));
+        }
+        if (!err)
+            err = strcmp(o->output, "yaml") == 0 ? kp_json_out_yaml(&out, json, 0) : kp_json_out_json(&out, json, 1);
         if (!err && strcmp(o->output, "json") == 0)
             err = kp_buf_putc(&out, '\n');
         cJSON_Delete(json);
@@ -106,6 +168,7 @@ static int print_plan(const sim_opts *o, const kp_plan *plan, const kp_snapshot 
     if (!err)
         fwrite(kp_buf_cstr(&out), 1, out.len, stdout);
     kp_buf_free(&out);
+    kp_disruption_plan_free(r->disruption);
     return err;
 }
 
@@ -132,8 +195,10 @@ static int run(const sim_opts *o)
         n_pending = kp_snapshot_pending_pods(snap, &pending, arena);
         err = kp_solve(snap, &so, pending, n_pending, &plan);
     }
-    if (!err)
-        err = print_plan(o, plan, snap, n_pending);
+    if (!err) {
+        sim_result r = {plan, snap, n_pending, NULL};
+        err = print_plan(o, &r);
+    }
     kp_plan_free(plan);
     kp_snapshot_free(snap);
     kp_catalog_free(catalog);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages a make target needs, and only those that are missing.
 #
-#   scripts/install-deps.sh [GROUP...]     GROUP: build (default), bench, e2e, fuzz
+#   scripts/install-deps.sh [GROUP...]     GROUP: build (default), moto, bench, e2e, fuzz
 #
 # Idempotent: a second run installs nothing and says so. Needs root only when
 # something is actually missing.
@@ -9,7 +9,11 @@ set -euo pipefail
 
 declare -A GROUP_PACKAGES=(
   [build]="gcc make cmake pkg-config libc6-dev libmicrohttpd-dev libssl-dev libcjson-dev
-           libcurl4-openssl-dev libyaml-dev libcriterion-dev libxml2-dev openssl curl jq"
+           libcurl4-openssl-dev libyaml-dev libcriterion-dev libxml2-dev openssl curl jq
+           python3 python3-yaml"
+  [moto]="python3-boto3 python3-botocore python3-cryptography python3-dateutil python3-flask
+          python3-flask-cors python3-jinja2 python3-requests python3-responses python3-werkzeug
+          python3-xmltodict python3-antlr4 curl"
   [bench]="wrk valgrind"
   [e2e]="golang-go golang-github-modern-go-reflect2-dev rsync jq etcd-server openssl curl procps"
   [fuzz]="clang libclang-rt-14-dev"
@@ -31,8 +35,16 @@ for group in "${groups[@]}"; do
   done
 done
 
+# moto itself comes from the next Debian release (scripts/moto-server.sh).
+install_moto() {
+  if printf '%s\n' "${groups[@]}" | grep -qx moto; then
+    bash "$(dirname "$0")/moto-server.sh" install
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages for '${groups[*]}' are installed"
+  install_moto
   exit 0
 fi
 
@@ -53,4 +65,5 @@ fi
 if printf '%s\n' "${missing[@]}" | grep -qx etcd-server; then
   systemctl disable --now etcd 2>/dev/null || service etcd stop 2>/dev/null || true
 fi
+install_moto
 echo "install-deps: done"

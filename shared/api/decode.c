@@ -116,6 +116,19 @@ static int decode_body(kp_arena *arena, const cJSON *json, kp_object *obj)
     return KP_ENOTFOUND;
 }
 
+int kp_decode_meta(kp_arena *arena, const cJSON *json, kp_object_meta *out)
+{
+    kp_decoder d;
+    kp_object_meta meta;
+    kp_dec_init(&d, arena);
+    int err = kp_dec_expect_object(&d, json);
+    if (err == 0)
+        err = kp_dec_meta(&d, json, &meta);
+    if (err == 0)
+        *out = meta;
+    return err;
+}
+
 int kp_decode_object(kp_arena *arena, const cJSON *json, kp_object *out)
 {
     kp_decoder d;

@@ -25,6 +25,8 @@
 
 #include <cjson/cJSON.h>
 
+/* Only metadata, for kinds whose body nothing reads (Namespaces). */
+int kp_decode_meta(kp_arena *arena, const cJSON *json, kp_object_meta *out);
 int kp_decode_pod(kp_arena *arena, const cJSON *json, kp_pod *out);
 int kp_decode_node(kp_arena *arena, const cJSON *json, kp_node *out);
 int kp_decode_nodepool(kp_arena *arena, const cJSON *json, kp_nodepool *out);

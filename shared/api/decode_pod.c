@@ -26,7 +26,8 @@ static int decode_status(kp_decoder *d, const cJSON *json, void *out)
     int err;
     if ((err = kp_dec_enum(d, json, "phase", phase_enum, false, &phase)) < 0 ||
         (err = kp_dec_conditions(d, json, "conditions", &p->conditions)) < 0 ||
-        (err = kp_dec_string(d, json, "nominatedNodeName", &p->nominated_node_name)) < 0)
+        (err = kp_dec_string(d, json, "nominatedNodeName", &p->nominated_node_name)) < 0 ||
+        (err = kp_dec_time(d, json, "startTime", &p->start_time)) < 0)
         return err;
     p->phase = (enum kp_pod_phase)phase;
     return 0;

@@ -338,6 +338,7 @@ typedef struct kp_pod {
     enum kp_pod_phase phase;
     kp_conditions conditions;
     const char *nominated_node_name;
+    kp_time start_time; /* status.startTime: the do-not-disrupt duration runs from here */
 
     /* derived at decode time */
     kp_resource_list requests; /* effective requests, overhead included (pod_requests.h) */
@@ -675,6 +676,7 @@ typedef struct kp_pv {
     const char *claim_name;
     kp_resource_list capacity;
     const char *csi_driver; /* spec.csi.driver, "" when not CSI */
+    bool local_or_host_path; /* spec.local or spec.hostPath: tied to a node's disk */
 } kp_pv;
 
 enum kp_volume_binding_mode {

@@ -64,6 +64,7 @@ const char *kp_error_name(int code)
     case KP_EUNAUTHORIZED: return "unauthorized";
     case KP_EINSUFFICIENT_CAPACITY: return "insufficient capacity";
     case KP_ETIMEOUT: return "timeout";
+    case KP_ENOTREADY: return "not ready";
     default: return "error";
     }
 }

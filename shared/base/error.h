@@ -23,6 +23,7 @@ enum kp_error_code {
     KP_EUNAUTHORIZED = -11,
     KP_EINSUFFICIENT_CAPACITY = -12, /* the cloud has no capacity for the request */
     KP_ETIMEOUT = -13,
+    KP_ENOTREADY = -14, /* a dependency exists but is not ready yet (a node class, a cache) */
 };
 
 /* Set the thread's last error message and return code, so that callers can

@@ -317,6 +317,6 @@ int plan_finalize(solver *s, kp_plan *plan)
         if (s->ps[i].error)
             add_error(plan, s->ps[i].pod, s->ps[i].error);
     plan->n_scheduled = s->n_ps - plan->n_errors;
-    plan->lower_bound_cost = lower_bound(s, plan);
+    plan->lower_bound_cost = s->opts->skip_lower_bound ? 0 : lower_bound(s, plan);
     return 0;
 }

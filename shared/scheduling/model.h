@@ -106,6 +106,7 @@ typedef struct kp_spod {
     bool terminating; /* deletionTimestamp set */
     bool daemon;      /* owned by a DaemonSet */
     bool do_not_disrupt;
+    const kp_pod *src; /* the decoded object, when built from one */
 } kp_spod;
 
 typedef struct kp_soffering {
@@ -146,6 +147,7 @@ typedef struct kp_template {
     const char *node_class; /* nodeClassRef name */
     const uint32_t *its;    /* indices into the snapshot's instance types */
     uint32_t n_its;
+    const kp_nodepool *src; /* the decoded object, when built from one */
 } kp_template;
 
 /* A node that exists (or a NodeClaim in flight whose node has not registered). */
@@ -165,6 +167,8 @@ typedef struct kp_snode {
     const char *nodeclaim;
     const char *instance_type;
     int64_t created_ns;
+    const kp_node *src_node;       /* the decoded objects, when built from them */
+    const kp_nodeclaim *src_claim; /* NULL when unmanaged */
 } kp_snode;
 
 #endif

@@ -146,7 +146,7 @@ static cJSON *taints_json(const kp_template *t)
     return arr;
 }
 
-static cJSON *claim_json(const kp_plan *plan, const kp_snapshot *snap, uint32_t i)
+cJSON *kp_plan_claim_json(const kp_plan *plan, const kp_snapshot *snap, uint32_t i)
 {
     const kp_plan_claim *c = &plan->claims[i];
     const kp_template *t = &snap->templates[c->template_index];
@@ -175,7 +175,7 @@ cJSON *kp_plan_to_json(const kp_plan *plan, const kp_snapshot *snap, uint32_t n_
     cJSON *root = cJSON_CreateObject();
     cJSON *claims = cJSON_AddArrayToObject(root, "nodeClaims");
     for (uint32_t i = 0; i < plan->n_claims; i++)
-        cJSON_AddItemToArray(claims, claim_json(plan, snap, i));
+        cJSON_AddItemToArray(claims, kp_plan_claim_json(plan, snap, i));
     cJSON *nodes = cJSON_AddArrayToObject(root, "existingNodes");
     for (uint32_t i = 0; i < plan->n_nodes; i++) {
         cJSON *o = cJSON_CreateObject();

@@ -13,6 +13,9 @@
 /* {"nodeClaims":[...],"existingNodes":[...],"unschedulable":[...],"summary":{...}} */
 cJSON *kp_plan_to_json(const kp_plan *plan, const kp_snapshot *snap, uint32_t n_pending);
 
+/* One planned NodeClaim as it appears in "nodeClaims". */
+cJSON *kp_plan_claim_json(const kp_plan *plan, const kp_snapshot *snap, uint32_t claim);
+
 /* NodeClaims with instance type, zone, capacity type, price, pods and
  * utilisation; existing nodes that receive pods; pending pods with reasons. */
 int kp_plan_write_table(const kp_plan *plan, const kp_snapshot *snap, uint32_t n_pending, kp_buf *out);

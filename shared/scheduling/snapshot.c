@@ -20,10 +20,18 @@ kp_snapshot *kp_snapshot_new(void)
     return snap;
 }
 
+void kp_snapshot_invalidate(kp_snapshot *snap)
+{
+    if (snap->solver_cache && snap->solver_cache_free)
+        snap->solver_cache_free(snap->solver_cache);
+    snap->solver_cache = NULL;
+}
+
 kp_snapshot *kp_snapshot_free(kp_snapshot *snap)
 {
     if (!snap)
         return NULL;
+    kp_snapshot_invalidate(snap);
     free(snap->pods);
     free(snap->nodes);
     free(snap->templates);
@@ -63,12 +71,14 @@ kp_snode *kp_snapshot_add_node(kp_snapshot *snap)
 
 kp_template *kp_snapshot_add_template(kp_snapshot *snap)
 {
+    kp_snapshot_invalidate(snap);
     ADD_SLOT(snap, templates, n_templates, cap_templates);
     return &snap->templates[snap->n_templates++];
 }
 
 kp_spod *kp_snapshot_add_daemon(kp_snapshot *snap)
 {
+    kp_snapshot_invalidate(snap);
     ADD_SLOT(snap, daemons, n_daemons, cap_daemons);
     kp_spod *p = &snap->daemons[snap->n_daemons++];
     p->node = -1;
@@ -125,6 +135,7 @@ static int compile_type(kp_snapshot *snap, const kp_instance_type *src, kp_sit *
 
 int kp_snapshot_add_catalog(kp_snapshot *snap, const kp_catalog *catalog)
 {
+    kp_snapshot_invalidate(snap);
     uint32_t first = snap->n_its;
     for (size_t i = 0; i < catalog->n_well_known; i++)
         kp_symtab_mark_well_known(snap->symtab, kp_sym_intern(snap->symtab, catalog->well_known[i]));
@@ -143,11 +154,12 @@ static int cmp_templates(const void *a, const void *b)
     const kp_template *x = a, *y = b;
     if (x->weight != y->weight)
         return x->weight > y->weight ? -1 : 1;
-    return strcmp(x->name, y->name);
+    return strcmp(y->name, x->name); /* Karpenter: equal weights, the later name first */
 }
 
 void kp_snapshot_sort_templates(kp_snapshot *snap)
 {
+    kp_snapshot_invalidate(snap);
     if (snap->n_templates > 1)
         qsort(snap->templates, snap->n_templates, sizeof(kp_template), cmp_templates);
     for (uint32_t i = 0; i < snap->n_nodes; i++) {
@@ -162,6 +174,7 @@ void kp_snapshot_sort_templates(kp_snapshot *snap)
 
 void kp_snapshot_template_use_its(kp_snapshot *snap, uint32_t t, uint32_t first, uint32_t count)
 {
+    kp_snapshot_invalidate(snap);
     kp_template *tp = &snap->templates[t];
     uint32_t *its = KP_ARENA_NEW(snap->arena, uint32_t, count ? count : 1);
     uint32_t n = 0;

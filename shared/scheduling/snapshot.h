@@ -19,13 +19,23 @@ typedef struct kp_snapshot {
     uint32_t n_pods, cap_pods;
     kp_snode *nodes;
     uint32_t n_nodes, cap_nodes;
-    kp_template *templates; /* by weight, heaviest first, then name */
+    kp_template *templates; /* by weight, heaviest first, then the later name first */
     uint32_t n_templates, cap_templates;
     kp_sit *its;
     uint32_t n_its, cap_its;
     kp_spod *daemons; /* one pod template per DaemonSet */
     uint32_t n_daemons, cap_daemons;
+    const kp_pdb *const *pdbs; /* borrowed from the builder's input */
+    uint32_t n_pdbs;
+    /* What the solver derives from NodePools, instance types and DaemonSets
+     * alone (price order, DaemonSet overhead groups, topology domains), kept
+     * across solves of the same snapshot; adding any of those drops it. */
+    void *solver_cache;
+    void (*solver_cache_free)(void *cache);
 } kp_snapshot;
+
+/* Drop the solver's cached derivations (done by every add that changes them). */
+void kp_snapshot_invalidate(kp_snapshot *snapshot);
 
 kp_snapshot *kp_snapshot_new(void);
 kp_snapshot *kp_snapshot_free(kp_snapshot *snapshot);
@@ -42,7 +52,7 @@ kp_spod *kp_snapshot_add_daemon(kp_snapshot *snapshot);
  * must outlive the snapshot. */
 int kp_snapshot_add_catalog(kp_snapshot *snapshot, const kp_catalog *catalog);
 
-/* Put templates in Karpenter's order (weight desc, then name); call once after adding them. */
+/* Put templates in Karpenter's order (weight, then the later name first); call once after adding them. */
 void kp_snapshot_sort_templates(kp_snapshot *snapshot);
 
 /* Give template `t` every instance type in [first, first+count) whose

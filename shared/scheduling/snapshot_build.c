@@ -97,6 +97,7 @@ static int set_limits(kp_snapshot *snap, kp_template *t, const kp_resource_list 
 static int add_template(kp_snapshot *snap, const kp_nodepool *np)
 {
     kp_template *t = kp_snapshot_add_template(snap);
+    t->src = np;
     t->name = np->meta.name;
     t->name_sym = kp_sym_intern(snap->symtab, np->meta.name);
     t->weight = np->has_weight ? np->weight : 0;
@@ -170,6 +171,8 @@ static int add_node(kp_snapshot *snap, const kp_cluster *c, const kp_node *n)
     sn->initialized = !sn->managed || (init && strcmp(init, "true") == 0);
     sn->deleting = n->meta.deletion_timestamp.set || (nc && nc->meta.deletion_timestamp.set);
     sn->nodeclaim = nc ? nc->meta.name : NULL;
+    sn->src_node = n;
+    sn->src_claim = nc;
     sn->instance_type = kp_labels_get(&n->meta.labels, KP_LABEL_INSTANCE_TYPE);
     sn->created_ns = n->meta.creation_timestamp.ns;
     node_taints(snap, sn, n->taints, n->n_taints, nc);
@@ -203,6 +206,41 @@ static bool claim_has_node(const kp_cluster *c, const kp_nodeclaim *nc)
     return false;
 }
 
+/* A NodeClaim the cloud has not launched yet has no capacity in its status,
+ * but the pods it was made for are already counted on it. Its room is the
+ * smallest of its instance types' (whichever launches, that much is there),
+ * so a provisioning batch that runs before the launch does not make a second
+ * claim for the same pods. */
+static void unlaunched_room(kp_snapshot *snap, const kp_nodeclaim *nc, kp_snode *sn)
+{
+    const kp_selector_req *r = NULL;
+    for (size_t i = 0; i < nc->spec.n_requirements && !r; i++)
+        if (nc->spec.requirements[i].op == KP_OP_IN &&
+            strcmp(nc->spec.requirements[i].key, KP_LABEL_INSTANCE_TYPE) == 0)
+            r = &nc->spec.requirements[i];
+    if (!r)
+        return;
+    kp_sym *names = KP_ARENA_NEW(snap->arena, kp_sym, r->n_values + 1);
+    for (size_t k = 0; k < r->n_values; k++)
+        names[k] = kp_sym_lookup(snap->symtab, r->values[k]);
+    bool any = false;
+    for (uint32_t t = 0; t < snap->n_its; t++) {
+        const kp_sit *it = &snap->its[t];
+        size_t k = 0;
+        while (k < r->n_values && names[k] != it->name)
+            k++;
+        if (k == r->n_values)
+            continue;
+        for (uint32_t res = 0; res < KP_RES_MAX; res++) {
+            if (!any || it->allocatable.v[res] < sn->allocatable.v[res])
+                sn->allocatable.v[res] = it->allocatable.v[res];
+            if (!any || it->capacity.v[res] < sn->capacity.v[res])
+                sn->capacity.v[res] = it->capacity.v[res];
+        }
+        any = true;
+    }
+}
+
 /* A NodeClaim whose Node has not registered: its labels are its own plus its
  * single-valued requirements; its room is what its status reports. */
 static int add_in_flight(kp_snapshot *snap, const kp_nodeclaim *nc)
@@ -223,6 +261,7 @@ static int add_in_flight(kp_snapshot *snap, const kp_nodeclaim *nc)
     kp_labels all = {items, k};
     sn->name = nc->meta.name;
     sn->nodeclaim = nc->meta.name;
+    sn->src_claim = nc;
     sn->hostname = kp_sym_intern(snap->symtab, *nc->node_name ? nc->node_name : nc->meta.name);
     sn->labels = labels_of(snap, &all, NULL, NULL);
     sn->managed = true;
@@ -232,7 +271,11 @@ static int add_in_flight(kp_snapshot *snap, const kp_nodeclaim *nc)
     sn->instance_type = kp_labels_get(&all, KP_LABEL_INSTANCE_TYPE);
     node_taints(snap, sn, nc->spec.taints, nc->spec.n_taints, nc);
     int err = kp_snapshot_resvec(snap, &nc->capacity, &sn->capacity);
-    return err ? err : kp_snapshot_resvec(snap, &nc->allocatable, &sn->allocatable);
+    if (!err)
+        err = kp_snapshot_resvec(snap, &nc->allocatable, &sn->allocatable);
+    if (!err && nc->allocatable.count == 0)
+        unlaunched_room(snap, nc, sn);
+    return err;
 }
 
 static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
@@ -252,6 +295,15 @@ static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
     return 0;
 }
 
+/* Karpenter provisions from NodePools that are not static (spec.replicas),
+ * not being deleted, and Ready. Manifests written by hand carry no status, so
+ * only an explicit Ready other than True rules a NodePool out. */
+static bool provisions(const kp_nodepool *np)
+{
+    const kp_condition *ready = kp_conditions_get(&np->conditions, "Ready");
+    return !np->has_replicas && !np->meta.deletion_timestamp.set && (!ready || ready->status == KP_CONDITION_TRUE);
+}
+
 int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
 {
     kp_snapshot *snap = kp_snapshot_new();
@@ -260,7 +312,7 @@ int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
     if (c->catalog && (first = kp_snapshot_add_catalog(snap, c->catalog)) < 0)
         err = first;
     for (size_t i = 0; i < c->n_nodepools && !err; i++)
-        if (!c->nodepools[i]->meta.deletion_timestamp.set)
+        if (provisions(c->nodepools[i]))
             err = add_template(snap, c->nodepools[i]);
     if (!err)
         err = add_nodes(snap, c);
@@ -272,6 +324,8 @@ int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
         kp_snapshot_free(snap);
         return err;
     }
+    snap->pdbs = c->pdbs;
+    snap->n_pdbs = (uint32_t)c->n_pdbs;
     kp_snapshot_sort_templates(snap);
     for (uint32_t t = 0; t < snap->n_templates && c->catalog; t++)
         kp_snapshot_template_use_its(snap, t, (uint32_t)first, (uint32_t)c->catalog->count);

@@ -32,6 +32,8 @@ typedef struct kp_cluster {
     size_t n_pvs;
     const kp_storage_class *const *storage_classes;
     size_t n_storage_classes;
+    const kp_pdb *const *pdbs;
+    size_t n_pdbs;
     const kp_namespace_info *namespaces; /* for namespaceSelector; may be empty */
     size_t n_namespaces;
     const kp_catalog *catalog; /* the instance types every NodePool can use */

@@ -246,6 +246,8 @@ int kp_solve(kp_snapshot *snap, const kp_solve_opts *opts, const uint32_t *pendi
     s.scratch = kp_arena_new();
     int err = init_pods(&s, pending, n_pending);
     if (!err)
+        err = cache_ensure(&s);
+    if (!err)
         err = enodes_init(&s);
     if (!err)
         err = claims_init(&s);

@@ -22,9 +22,15 @@ typedef struct kp_solve_opts {
     uint32_t max_instance_types; /* per NodeClaim; Karpenter launches with 60 */
     const bool *exclude_nodes;   /* n_nodes flags: nodes treated as gone (disruption) */
     bool improve;                /* post-pass that repacks NodeClaims more cheaply */
+    /* Consolidation simulations (Karpenter's IsConsolidationSimulation): pods
+     * being moved off disrupted nodes may not land on nodes still within their
+     * NodePool's consolidateAfter; pending pods may. Both arrays optional. */
+    const bool *closed_to_moves; /* n_nodes flags */
+    const bool *moved;           /* n_pods flags */
+    bool skip_lower_bound;       /* simulations nobody prices against the bound */
 } kp_solve_opts;
 
-#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true}
+#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL, false}
 
 typedef struct kp_plan_claim {
     uint32_t template_index;

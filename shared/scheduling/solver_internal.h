@@ -127,6 +127,26 @@ typedef struct enode {
     uint32_t n_bound;
 } enode;
 
+/* Derived from NodePools, instance types and DaemonSets only: built on the
+ * first solve of a snapshot and shared by later ones (kp_snapshot.solver_cache). */
+/* What a node contributes to every solve, whatever the pods do: its labels as
+ * requirements, and the requests of the DaemonSets that would run on it. */
+typedef struct node_static {
+    kp_requirements reqs;
+    kp_resvec daemon_want;
+} node_static;
+
+typedef struct solver_cache {
+    kp_arena *arena;
+    node_static *nodes; /* the snapshot's first n_nodes nodes */
+    uint32_t n_nodes, cap_nodes;
+    tstate *ts; /* limits not applied */
+    kp_symmap it_keys;
+    bool tolerate_pns_available;
+    domain_group *dgroups;
+    uint32_t n_dgroups;
+} solver_cache;
+
 typedef struct solver {
     kp_snapshot *snap;
     const kp_solve_opts *opts;
@@ -157,6 +177,7 @@ bool ps_tolerates(const solver *s, const podstate *st, const kp_taint *taints, u
 bool ps_spread_active(const podstate *st, uint32_t i);
 
 /* topology.c */
+void topo_build_universe(solver *s);
 int topo_build(solver *s);
 void topo_update(solver *s, podstate *st);
 bool topo_add_requirements(solver *s, const podstate *st, const kp_requirements *node_reqs,
@@ -168,6 +189,9 @@ bool topo_filter_matches(solver *s, const tgroup *g, const kp_taint *taints, uin
                          const kp_requirements *reqs, unsigned compat);
 bool topo_quick_rejects(solver *s, const podstate *st, const kp_requirements *node_reqs);
 bool topo_blocks_every_node(solver *s, const podstate *st);
+
+/* template_state.c */
+int cache_ensure(solver *s);
 
 /* claim.c */
 bool min_values_ok(solver *s, const kp_requirements *reqs, const uint32_t *its, uint32_t n);

@@ -6,6 +6,7 @@
  */
 #include "scheduling/solver_internal.h"
 #include "base/error.h"
+#include "base/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,8 @@ static int32_t find_or_add_group(solver *s, tstate *ts, uint64_t *keys, const ui
             continue;
         const kp_spod *dp = &s->snap->daemons[d];
         kp_resvec_add(&dg->overhead, &dp->requests, s->n_res);
-        memcpy(ports + dg->n_ports, dp->ports, dp->n_ports * sizeof(kp_host_port));
+        if (dp->n_ports)
+            memcpy(ports + dg->n_ports, dp->ports, dp->n_ports * sizeof(kp_host_port));
         dg->n_ports += dp->n_ports;
     }
     dg->ports = ports;
@@ -144,14 +146,17 @@ static void init_limits(solver *s, uint32_t t)
     ts->nodes_remaining = tp->node_limit;
     for (uint32_t i = 0; i < s->snap->n_nodes; i++) {
         const kp_snode *n = &s->snap->nodes[i];
-        if (n->template_index != (int32_t)t || (s->opts->exclude_nodes && s->opts->exclude_nodes[i]))
+        /* Karpenter counts active nodes only: one being deleted frees its share. */
+        if (n->template_index != (int32_t)t || n->deleting || (s->opts->exclude_nodes && s->opts->exclude_nodes[i]))
             continue;
         kp_resvec_sub(&ts->remaining, &n->capacity, s->n_res);
         ts->nodes_remaining--;
     }
 }
 
-int claims_init(solver *s)
+/* Everything about the templates that no solve changes; run with s->arena
+ * being the cache's arena. */
+static int build_static(solver *s)
 {
     kp_snapshot *snap = s->snap;
     for (uint32_t i = 0; i < snap->n_its; i++)
@@ -170,10 +175,66 @@ int claims_init(solver *s)
         if (err < 0)
             return err;
         keep_launchable(s, t);
-        init_limits(s, t);
         for (uint32_t i = 0; i < tp->n_taints; i++)
             if (tp->taints[i].effect == KP_EFFECT_PREFER_NO_SCHEDULE)
                 s->tolerate_pns_available = true;
     }
+    topo_build_universe(s);
+    return 0;
+}
+
+static void cache_free(void *p)
+{
+    solver_cache *c = p;
+    kp_arena_free(c->arena);
+    free(c);
+}
+
+static int cache_build(solver *s, solver_cache **out)
+{
+    solver_cache *c = kp_xcalloc(1, sizeof(*c));
+    kp_arena *solve_arena = s->arena;
+    c->arena = kp_arena_new();
+    s->arena = c->arena;
+    int err = build_static(s);
+    s->arena = solve_arena;
+    if (err < 0) {
+        cache_free(c);
+        return err;
+    }
+    c->ts = s->ts;
+    c->it_keys = s->it_keys;
+    c->tolerate_pns_available = s->tolerate_pns_available;
+    c->dgroups = s->topo.dgroups;
+    c->n_dgroups = s->topo.n_dgroups;
+    *out = c;
+    return 0;
+}
+
+int cache_ensure(solver *s)
+{
+    kp_snapshot *snap = s->snap;
+    if (snap->solver_cache)
+        return 0;
+    solver_cache *c;
+    int err = cache_build(s, &c);
+    if (err < 0)
+        return err;
+    snap->solver_cache = c;
+    snap->solver_cache_free = cache_free;
+    return 0;
+}
+
+int claims_init(solver *s)
+{
+    kp_snapshot *snap = s->snap;
+    const solver_cache *c = snap->solver_cache;
+    s->it_keys = c->it_keys;
+    s->tolerate_pns_available = c->tolerate_pns_available;
+    s->topo.dgroups = c->dgroups;
+    s->topo.n_dgroups = s->topo.cap_dgroups = c->n_dgroups;
+    s->ts = kp_arena_memdup(s->arena, c->ts, (snap->n_templates ? snap->n_templates : 1) * sizeof(tstate));
+    for (uint32_t t = 0; t < snap->n_templates; t++)
+        init_limits(s, t);
     return 0;
 }

@@ -228,7 +228,7 @@ static void universe_add(solver *s, const kp_requirements *reqs, uint32_t tmpl, 
 
 /* Karpenter's buildDomainGroups: the NodePool's requirements and labels
  * intersected with each of its instance types, plus the NodePool's own In values. */
-static void build_universe(solver *s)
+void topo_build_universe(solver *s)
 {
     kp_snapshot *snap = s->snap;
     for (uint32_t t = 0; t < snap->n_templates; t++) {
@@ -487,7 +487,6 @@ static void inverse_from_existing(solver *s)
 
 int topo_build(solver *s)
 {
-    build_universe(s);
     inverse_from_existing(s);
     for (uint32_t i = 0; i < s->n_ps; i++)
         topo_update(s, &s->ps[i]);

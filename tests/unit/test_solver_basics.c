@@ -85,3 +85,30 @@ Test(solver_basics, min_values_broken_by_truncation_leaves_pods_pending)
     cr_assert_str_eq(kp_scenario_claim_type(&s, 0), "fake-it-0");
     kp_scenario_free(&s);
 }
+
+/* A NodeClaim created by the last batch but not launched yet has no capacity
+ * in its status. Pods that were planned onto it (and are still pending) must
+ * fit on it again rather than make a second claim: the controller may run a
+ * batch in that window, and after a restart it always does. */
+Test(solver_basics, unlaunched_nodeclaim_holds_its_pods)
+{
+    char *yaml = join(nodepool,
+                      "apiVersion: karpenter.sh/v1\nkind: NodeClaim\n"
+                      "metadata: {name: default-abcde, labels: {karpenter.sh/nodepool: default}}\n"
+                      "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
+                      "  requirements:\n"
+                      "    - {key: node.kubernetes.io/instance-type, operator: In, values: [fake-it-5, fake-it-6]}\n"
+                      "    - {key: karpenter.sh/nodepool, operator: In, values: [default]}\n"
+                      "  resources: {requests: {cpu: '5', pods: '10'}}\n"
+                      "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                      "spec:\n  replicas: 10\n  selector: {matchLabels: {app: web}}\n"
+                      "  template:\n    metadata: {labels: {app: web}}\n"
+                      "    spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}\n");
+    kp_scenario s;
+    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:20", NULL), 0, "%s", kp_error_last());
+    cr_expect_eq(s.plan->n_claims, 0, "a second claim was made for pods the first one holds");
+    cr_expect_str_eq(kp_scenario_node_of(&s, "web-0"), "default-abcde");
+    cr_expect_str_eq(kp_scenario_node_of(&s, "web-9"), "default-abcde");
+    kp_scenario_free(&s);
+    free(yaml);
+}

@@ -1,10 +1,13 @@
 /* The solver test harness (see scenario.h). */
 #include "scenario.h"
+#include "base/buf.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "format/load.h"
 #include "scheduling/plan_output.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int open_catalog(const char *spec, kp_catalog **out)
@@ -67,6 +70,8 @@ int kp_scenario_run_path(kp_scenario *s, const char *path, const char *catalog, 
 
 void kp_scenario_free(kp_scenario *s)
 {
+    cJSON_Delete(s->disruption_json);
+    kp_disruption_plan_free(s->disruption);
     cJSON_Delete(s->json);
     kp_plan_free(s->plan);
     kp_snapshot_free(s->snap);
@@ -156,4 +161,90 @@ uint32_t kp_scenario_claim_pods(const kp_scenario *s, int claim)
     if (claim < 0 || (uint32_t)claim >= s->plan->n_claims)
         return 0;
     return s->plan->claims[claim].n_pods;
+}
+
+int kp_scenario_disrupt(kp_scenario *s, const char *now, const kp_disrupt_opts *opts)
+{
+    kp_disrupt_opts o = opts ? *opts : (kp_disrupt_opts)KP_DISRUPT_OPTS_INIT;
+    int err = kp_time_parse_rfc3339(now, &o.now_ns);
+    if (!err)
+        err = kp_disruption_plan_compute(s->snap, &o, &s->disruption);
+    if (err)
+        return err;
+    s->disruption_json = cJSON_CreateObject();
+    cJSON_AddItemToObject(s->disruption_json, "disruption",
+                          kp_disruption_plan_commands_json(s->disruption, s->snap));
+    cJSON_AddItemToObject(s->disruption_json, "blocked", kp_disruption_plan_blocked_json(s->disruption, s->snap));
+    return 0;
+}
+
+uint32_t kp_scenario_n_commands(const kp_scenario *s)
+{
+    return s->disruption ? s->disruption->n_commands : 0;
+}
+
+static const kp_disrupt_command *command_at(const kp_scenario *s, uint32_t i)
+{
+    return i < kp_scenario_n_commands(s) ? &s->disruption->commands[i] : NULL;
+}
+
+const char *kp_scenario_command_method(const kp_scenario *s, uint32_t i)
+{
+    const kp_disrupt_command *c = command_at(s, i);
+    return c ? kp_disrupt_method_name(c->method) : NULL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char *kp_scenario_command_nodes(kp_scenario *s, uint32_t i)
+{
+    const kp_disrupt_command *c = command_at(s, i);
+    if (!c)
+        return NULL;
+    const char **names = KP_ARENA_NEW(s->arena, const char *, c->n_candidates + 1);
+    for (uint32_t k = 0; k < c->n_candidates; k++)
+        names[k] = s->snap->nodes[c->candidates[k]].name;
+    qsort(names, c->n_candidates, sizeof(*names), cmp_str);
+    kp_buf out = KP_BUF_INIT(1 << 20);
+    for (uint32_t k = 0; k < c->n_candidates; k++)
+        kp_buf_printf(&out, "%s%s", k ? "," : "", names[k]);
+    const char *joined = kp_arena_strdup(s->arena, kp_buf_cstr(&out));
+    kp_buf_free(&out);
+    return joined;
+}
+
+uint32_t kp_scenario_command_replacements(const kp_scenario *s, uint32_t i)
+{
+    const kp_disrupt_command *c = command_at(s, i);
+    return c && c->simulation ? c->simulation->n_claims : 0;
+}
+
+const char *kp_scenario_command_replacement_type(const kp_scenario *s, uint32_t i, uint32_t r)
+{
+    const kp_disrupt_command *c = command_at(s, i);
+    if (!c || !c->simulation || r >= c->simulation->n_claims || !c->simulation->claims[r].n_its)
+        return NULL;
+    return kp_sym_str(s->snap->symtab, s->snap->its[c->simulation->claims[r].its[0]].name);
+}
+
+int kp_scenario_disrupted_by(const kp_scenario *s, const char *node)
+{
+    for (uint32_t i = 0; i < kp_scenario_n_commands(s); i++) {
+        const kp_disrupt_command *c = &s->disruption->commands[i];
+        for (uint32_t k = 0; k < c->n_candidates; k++)
+            if (strcmp(s->snap->nodes[c->candidates[k]].name, node) == 0)
+                return (int)i;
+    }
+    return -1;
+}
+
+const char *kp_scenario_blocked_reason(const kp_scenario *s, const char *node)
+{
+    for (uint32_t i = 0; s->disruption && i < s->disruption->n_blocked; i++)
+        if (strcmp(s->snap->nodes[s->disruption->blocked[i].node].name, node) == 0)
+            return s->disruption->blocked[i].reason;
+    return NULL;
 }

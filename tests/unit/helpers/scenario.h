@@ -7,6 +7,7 @@
 #define KP_TEST_SCENARIO_H
 
 #include "cloud/instance_types.h"
+#include "disruption/disruption.h"
 #include "scheduling/manifests.h"
 #include "scheduling/solver.h"
 
@@ -20,6 +21,8 @@ typedef struct kp_scenario {
     kp_arena *arena;
     uint32_t n_pending;
     cJSON *json; /* the plan as `simulate -o json` prints it */
+    kp_disruption_plan *disruption; /* after kp_scenario_disrupt */
+    cJSON *disruption_json;         /* {"disruption":[...],"blocked":[...]} as simulate --disrupt prints them */
 } kp_scenario;
 
 /* Decode `yaml` (any number of documents), open `catalog` — "builtin",
@@ -48,5 +51,30 @@ const char *kp_scenario_claim_type(const kp_scenario *s, int claim);
 const char *kp_scenario_claim_pool(const kp_scenario *s, int claim);
 /* Number of pods on claim `claim`. */
 uint32_t kp_scenario_claim_pods(const kp_scenario *s, int claim);
+
+/*
+ * Disruption, after kp_scenario_run (whose plan places the pending pods first,
+ * as `simulate --disrupt` does): plan with the clock at `now` (RFC 3339).
+ * `opts` NULL: Karpenter's defaults (loops until nothing changes). Commands
+ * and blocked nodes name snapshot nodes; the snapshot then holds the cluster
+ * after the plan.
+ */
+int kp_scenario_disrupt(kp_scenario *s, const char *now, const kp_disrupt_opts *opts);
+/* Number of commands in the plan. */
+uint32_t kp_scenario_n_commands(const kp_scenario *s);
+/* Command `i`'s method ("emptiness", "drift", "multi-node consolidation", ...;
+ * kp_disrupt_method_name) or NULL when out of range. */
+const char *kp_scenario_command_method(const kp_scenario *s, uint32_t i);
+/* Command `i`'s candidate node names, sorted and joined by "," ("a,b"). */
+const char *kp_scenario_command_nodes(kp_scenario *s, uint32_t i);
+/* Number of replacement NodeClaims command `i` launches, and the cheapest
+ * instance type of replacement `r` (or NULL). */
+uint32_t kp_scenario_command_replacements(const kp_scenario *s, uint32_t i);
+const char *kp_scenario_command_replacement_type(const kp_scenario *s, uint32_t i, uint32_t r);
+/* Index of the first command that takes `node` away, or -1. */
+int kp_scenario_disrupted_by(const kp_scenario *s, const char *node);
+/* Why `node` stays (the plan's blocked reason), or NULL when it is disrupted
+ * or not a managed node. */
+const char *kp_scenario_blocked_reason(const kp_scenario *s, const char *node);
 
 #endif

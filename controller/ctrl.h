@@ -1,0 +1,140 @@
+/*
+ * The running controller: what every controller of `karpenter-controller run`
+ * shares, and the two ways they run.
+ *
+ *   kp_ctrl        the process-wide context: options, the Kubernetes client,
+ *                  the informers (one cache per kind), the cloud provider,
+ *                  events, metrics, the clock and the stop signal. Built by
+ *                  run.c before any controller starts; read-only afterwards
+ *                  (each field is thread-safe on its own).
+ *   reconcilers    N worker threads taking keys from a work queue that the
+ *                  informers feed, calling a function per key; failures are
+ *                  retried with back-off, successes may ask to be called
+ *                  again after a delay (Karpenter's RequeueAfter).
+ *   loops          one thread calling a function every period (disruption,
+ *                  garbage collection), woken early when asked.
+ *
+ * Controllers start when this replica becomes the leader and the process
+ * exits when it stops being one, as controller-runtime does: a replica that
+ * lost its lease cannot know what it missed.
+ */
+#ifndef KP_CONTROLLER_CTRL_H
+#define KP_CONTROLLER_CTRL_H
+
+#include "base/clock.h"
+#include "cloud/provider.h"
+#include "kube/informer.h"
+#include "kube/rest.h"
+#include "kube/workqueue.h"
+#include "metrics/metrics.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The kinds the controller caches. */
+enum kp_ctrl_kind {
+    KP_CK_POD,
+    KP_CK_NODE,
+    KP_CK_NODECLAIM,
+    KP_CK_NODEPOOL,
+    KP_CK_DAEMONSET,
+    KP_CK_PDB,
+    KP_CK_PVC,
+    KP_CK_PV,
+    KP_CK_STORAGECLASS,
+    KP_CK_NAMESPACE,
+    KP_CK_NODECLASS, /* the provider's node class (EC2NodeClass); unused with kwok */
+    KP_CK_COUNT
+};
+
+/* Informer index names. */
+#define KP_INDEX_POD_NODE "node"          /* pods by spec.nodeName */
+#define KP_INDEX_PROVIDER_ID "providerID" /* nodes by spec.providerID, claims by status.providerID */
+#define KP_INDEX_NODEPOOL "nodepool"      /* nodes and claims by karpenter.sh/nodepool */
+
+typedef struct kp_ctrl_opts {
+    const char *kubeconfig;     /* NULL: in-cluster, then ~/.kube/config */
+    const char *cloud_provider; /* "kwok" (default) or "aws" */
+    const char *instance_types; /* kwok's catalog: "builtin", "synthetic:N" or a file */
+    const char *cluster_name;
+    int64_t batch_idle_ms; /* provisioning batch: 1 s without new pods ... */
+    int64_t batch_max_ms;  /* ... or 10 s after the first */
+    int64_t disruption_poll_ms;
+    int64_t registration_ttl_ms; /* a launched claim whose node never registers is deleted */
+    int64_t consolidation_validation_ms; /* the wait before a consolidation is re-checked */
+    int metrics_port;       /* 0: none */
+    int health_port;        /* 0: none */
+    const char *bind_address;
+    bool leader_elect;
+    const char *lease_namespace;
+    const char *lease_name;
+    const char *identity; /* this replica's name in the Lease; default hostname_pid */
+    double kube_qps;
+    int kube_burst;
+    bool spot_to_spot; /* Karpenter's SpotToSpotConsolidation gate */
+    bool kwok_finish_immediately; /* kwok: finish terminating pods at once, not after their grace */
+    const char *log_level;
+} kp_ctrl_opts;
+
+void kp_ctrl_opts_init(kp_ctrl_opts *o);
+
+typedef struct kp_ctrl kp_ctrl;
+struct kp_ctrl {
+    kp_ctrl_opts opts;
+    const kp_clock *clock;
+    kp_kube_client *kube;
+    struct kp_eventq *events;            /* eventq.h: written in the background */
+    kp_metrics *metrics;
+    kp_cloud_provider *cloud;
+    kp_informer *informers[KP_CK_COUNT]; /* NULL for kinds not watched */
+    kp_kube_cancel *stop;                /* fired when the process shuts down */
+    struct kp_ctrl_metrics *m;           /* the controller's metric families (metrics_ctrl.h) */
+    struct kp_provisioner *provisioner;  /* for triggers from other controllers */
+};
+
+/* The informer of a kind (NULL when the kind is not watched). */
+static inline kp_informer *kp_ctrl_informer(const kp_ctrl *c, enum kp_ctrl_kind kind)
+{
+    return c->informers[kind];
+}
+
+/* Whether the process is shutting down. */
+bool kp_ctrl_stopping(const kp_ctrl *c);
+
+/* ---- reconcilers ---- */
+
+/* Reconcile `key` ("namespace/name" or "name"). Return 0 when done (set
+ * *requeue_ms > 0 to be called again after that long), a negative KP_E* to
+ * be retried with back-off (the message is logged). */
+typedef int (*kp_reconcile_fn)(kp_ctrl *c, void *state, const char *key, int64_t *requeue_ms);
+
+typedef struct kp_reconciler kp_reconciler;
+
+/* Start `workers` threads on `queue` (borrowed; it must outlive the
+ * reconciler). `name` is the logger and metric label. */
+kp_reconciler *kp_reconciler_start(kp_ctrl *c, const char *name, kp_workqueue *queue, int workers,
+                                   kp_reconcile_fn fn, void *state);
+/* Shut the queue down, let the workers finish their keys, join them. NULL-safe. */
+kp_reconciler *kp_reconciler_stop(kp_reconciler *r);
+
+/* ---- loops ---- */
+
+/* One pass; a negative KP_E* is logged and the loop goes on. */
+typedef int (*kp_loop_fn)(kp_ctrl *c, void *state);
+
+typedef struct kp_loop kp_loop;
+
+kp_loop *kp_loop_start(kp_ctrl *c, const char *name, int64_t period_ms, kp_loop_fn fn, void *state);
+/* Run the next pass now instead of at the end of the period. */
+void kp_loop_wake(kp_loop *loop);
+kp_loop *kp_loop_stop(kp_loop *loop);
+
+/* ---- small helpers every controller uses ---- */
+
+/* A copy of a cached object (cJSON_Delete it), or NULL. */
+cJSON *kp_ctrl_get(const kp_ctrl *c, enum kp_ctrl_kind kind, const char *key);
+
+/* Log a failure of `what` with the last error message, under `logger`. */
+void kp_ctrl_log_error(const char *logger, const char *what, const char *key, int err);
+
+#endif

@@ -1,0 +1,137 @@
+/* Background event writer (see eventq.h). */
+#include "controller/eventq.h"
+#include "base/xalloc.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pending_event {
+    enum kp_kube_res res;
+    cJSON *obj; /* apiVersion, kind, metadata */
+    char *type, *reason, *message;
+} pending_event;
+
+struct kp_eventq {
+    kp_kube_recorder *recorder;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pending_event *ring;
+    size_t cap, head, len;
+    size_t dropped, written;
+    bool stopping;
+    pthread_t thread;
+};
+
+/* What an Event's involvedObject needs; a Pod's metadata can be large
+ * (managedFields), so only the identifying fields are kept. */
+static cJSON *reference_of(const cJSON *obj)
+{
+    cJSON *ref = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(ref, "metadata");
+    static const char *const top[] = {"apiVersion", "kind"};
+    static const char *const ids[] = {"name", "namespace", "uid", "resourceVersion"};
+    for (size_t i = 0; i < 2; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, top[i]);
+        if (cJSON_IsString(v))
+            cJSON_AddStringToObject(ref, top[i], v->valuestring);
+    }
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    for (size_t i = 0; i < 4; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, ids[i]);
+        if (cJSON_IsString(v))
+            cJSON_AddStringToObject(meta, ids[i], v->valuestring);
+    }
+    return ref;
+}
+
+static void event_free(pending_event *e)
+{
+    cJSON_Delete(e->obj);
+    free(e->type), free(e->reason), free(e->message);
+}
+
+static void *writer(void *arg)
+{
+    kp_eventq *q = arg;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (!q->len && !q->stopping)
+            pthread_cond_wait(&q->cv, &q->mu);
+        if (!q->len)
+            break;
+        pending_event e = q->ring[q->head];
+        q->head = (q->head + 1) % q->cap, q->len--;
+        pthread_mutex_unlock(&q->mu);
+        int err = kp_kube_record(q->recorder, e.res, e.obj, e.type, e.reason, e.message);
+        event_free(&e);
+        pthread_mutex_lock(&q->mu);
+        q->written += err == 0;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+kp_eventq *kp_eventq_start(kp_kube_client *client, const char *component, size_t capacity)
+{
+    kp_eventq *q = kp_xcalloc(1, sizeof(*q));
+    q->recorder = kp_kube_recorder_new(client, component, NULL);
+    q->cap = capacity ? capacity : 1;
+    q->ring = kp_xcalloc(q->cap, sizeof(pending_event));
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    if (pthread_create(&q->thread, NULL, writer, q) != 0)
+        abort();
+    return q;
+}
+
+kp_eventq *kp_eventq_stop(kp_eventq *q)
+{
+    if (!q)
+        return NULL;
+    pthread_mutex_lock(&q->mu);
+    q->stopping = true;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->thread, NULL);
+    kp_kube_recorder_free(q->recorder);
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q->ring);
+    free(q);
+    return NULL;
+}
+
+void kp_eventq_post(kp_eventq *q, enum kp_kube_res res, const cJSON *obj, const char *type, const char *reason,
+                    const char *message)
+{
+    if (!q)
+        return;
+    pending_event e = {res, reference_of(obj), kp_xstrdup(type), kp_xstrdup(reason), kp_xstrdup(message)};
+    pthread_mutex_lock(&q->mu);
+    bool full = q->len == q->cap || q->stopping;
+    if (full)
+        q->dropped++;
+    else
+        q->ring[(q->head + q->len++) % q->cap] = e;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    if (full)
+        event_free(&e);
+}
+
+size_t kp_eventq_dropped(kp_eventq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->dropped;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+size_t kp_eventq_written(kp_eventq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->written;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}

@@ -1,0 +1,36 @@
+/*
+ * Events, written in the background. A provisioning batch of a thousand pods
+ * has a thousand "Nominated" events to write; doing that inline would put a
+ * thousand API calls between the decision and the next NodeClaim. Events go
+ * into a bounded queue instead and one thread writes them through its own
+ * client and rate limit (client-go's event broadcaster does the same). When
+ * the queue is full, new events are dropped and counted: an event is never
+ * worth slowing capacity down.
+ */
+#ifndef KP_CONTROLLER_EVENTQ_H
+#define KP_CONTROLLER_EVENTQ_H
+
+#include "kube/events.h"
+#include "kube/resources.h"
+#include "kube/rest.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+typedef struct kp_eventq kp_eventq;
+
+/* `client` is borrowed (give it its own rate limit); `capacity` events at most wait. */
+kp_eventq *kp_eventq_start(kp_kube_client *client, const char *component, size_t capacity);
+/* Writes what is queued (within a few seconds), then stops. NULL-safe. */
+kp_eventq *kp_eventq_stop(kp_eventq *q);
+
+/* Queue an event about `obj` (only its apiVersion, kind and metadata are
+ * kept). Never blocks. */
+void kp_eventq_post(kp_eventq *q, enum kp_kube_res res, const cJSON *obj, const char *type, const char *reason,
+                    const char *message);
+
+/* Events dropped because the queue was full, and events written. */
+size_t kp_eventq_dropped(kp_eventq *q);
+size_t kp_eventq_written(kp_eventq *q);
+
+#endif

@@ -1,0 +1,320 @@
+/* The provisioner: batches, solves, creates NodeClaims (see provisioner.h). */
+#include "controller/provisioner.h"
+#include "api/nodepool_hash.h"
+#include "api/wellknown.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/xalloc.h"
+#include "controller/eventq.h"
+#include "controller/metrics_ctrl.h"
+#include "controller/view.h"
+#include "kube/ops.h"
+#include "provisioning/nodeclaim_object.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOGGER "provisioner"
+
+struct kp_provisioner {
+    kp_ctrl *c;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool open;        /* a batch is open */
+    int64_t first_ns; /* monotonic: when it opened */
+    int64_t last_ns;  /* monotonic: the latest trigger */
+    bool stopping;
+    bool started;
+    pthread_t thread;
+};
+
+static int64_t mono(const kp_provisioner *p)
+{
+    return p->c->clock->monotonic(p->c->clock);
+}
+
+bool kp_pod_json_provisionable(const cJSON *pod)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(pod, "status");
+    const cJSON *node = cJSON_GetObjectItemCaseSensitive(spec, "nodeName");
+    if (cJSON_IsString(node) && *node->valuestring)
+        return false;
+    if (kp_kube_meta(pod, "deletionTimestamp"))
+        return false;
+    const cJSON *phase = cJSON_GetObjectItemCaseSensitive(status, "phase");
+    if (cJSON_IsString(phase) && (!strcmp(phase->valuestring, "Succeeded") || !strcmp(phase->valuestring, "Failed")))
+        return false;
+    const cJSON *cond;
+    cJSON_ArrayForEach(cond, cJSON_GetObjectItemCaseSensitive(status, "conditions"))
+    {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(cond, "type");
+        const cJSON *reason = cJSON_GetObjectItemCaseSensitive(cond, "reason");
+        if (cJSON_IsString(type) && !strcmp(type->valuestring, "PodScheduled"))
+            return cJSON_IsString(reason) && !strcmp(reason->valuestring, "Unschedulable");
+    }
+    return false;
+}
+
+kp_provisioner *kp_provisioner_new(kp_ctrl *c)
+{
+    kp_provisioner *p = kp_xcalloc(1, sizeof(*p));
+    p->c = c;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    return p;
+}
+
+void kp_provisioner_trigger(kp_provisioner *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    int64_t now = mono(p);
+    if (!p->open)
+        p->open = true, p->first_ns = now;
+    p->last_ns = now;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void wait_ns(kp_provisioner *p, int64_t ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t at = (int64_t)ts.tv_sec * KP_NS_PER_SEC + ts.tv_nsec + (ns > 0 ? ns : 0);
+    ts.tv_sec = at / KP_NS_PER_SEC, ts.tv_nsec = at % KP_NS_PER_SEC;
+    pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+}
+
+/* Wait for a batch to close: idle for batch_idle_ms, or open for batch_max_ms.
+ * False when stopping. */
+static bool wait_batch(kp_provisioner *p)
+{
+    const kp_ctrl_opts *o = &p->c->opts;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        if (p->stopping) {
+            pthread_mutex_unlock(&p->mu);
+            return false;
+        }
+        if (!p->open) {
+            wait_ns(p, 1000 * KP_NS_PER_MS);
+            continue;
+        }
+        int64_t idle_end = p->last_ns + o->batch_idle_ms * KP_NS_PER_MS;
+        int64_t max_end = p->first_ns + o->batch_max_ms * KP_NS_PER_MS;
+        int64_t end = idle_end < max_end ? idle_end : max_end, now = mono(p);
+        if (now >= end)
+            break;
+        wait_ns(p, end - now);
+    }
+    p->open = false;
+    pthread_mutex_unlock(&p->mu);
+    return true;
+}
+
+static void *batch_thread(void *arg)
+{
+    kp_provisioner *p = arg;
+    while (wait_batch(p)) {
+        kp_provision_result r;
+        kp_error_clear();
+        int err = kp_provisioner_run_once(p, &r);
+        if (err < 0) {
+            kp_ctrl_log_error(LOGGER, "provisioning failed", NULL, err);
+            kp_provisioner_trigger(p); /* try again after the idle period */
+        }
+    }
+    return NULL;
+}
+
+int kp_provisioner_start(kp_provisioner *p)
+{
+    if (pthread_create(&p->thread, NULL, batch_thread, p) != 0)
+        return kp_error_set(KP_ERROR, "provisioner: cannot start its thread");
+    p->started = true;
+    return 0;
+}
+
+kp_provisioner *kp_provisioner_free(kp_provisioner *p)
+{
+    if (!p)
+        return NULL;
+    pthread_mutex_lock(&p->mu);
+    p->stopping = true;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (p->started)
+        pthread_join(p->thread, NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ one batch */
+
+typedef struct batch {
+    kp_provisioner *p;
+    kp_ctrl_view *view;
+    kp_plan *plan;
+    const char **claim_names; /* as the API server named them; NULL when refused */
+    kp_provision_result *result;
+} batch;
+
+/* The NodePool's template hash: its annotation when the NodePool controller
+ * has set it, else computed from the cached object. */
+static const char *pool_hash(batch *b, const kp_nodepool *np, char *buf, size_t size)
+{
+    const char *h = kp_labels_get(&np->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH);
+    const char *v = kp_labels_get(&np->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH_VERSION);
+    if (h && v && strcmp(v, KP_NODEPOOL_HASH_VERSION) == 0)
+        return h;
+    cJSON *obj = kp_ctrl_get(b->p->c, KP_CK_NODEPOOL, np->meta.name);
+    if (!obj)
+        return NULL;
+    kp_nodepool_hash(obj, buf, size);
+    cJSON_Delete(obj);
+    return buf;
+}
+
+static void create_claim(batch *b, uint32_t i)
+{
+    kp_ctrl *c = b->p->c;
+    const kp_snapshot *snap = b->view->snap;
+    const kp_template *t = &snap->templates[b->plan->claims[i].template_index];
+    char hash[KP_NODEPOOL_HASH_LEN];
+    cJSON *obj = kp_nodeclaim_object(b->plan, snap, i, t->src ? pool_hash(b, t->src, hash, sizeof(hash)) : NULL);
+    cJSON *created = NULL;
+    int err = obj ? kp_kube_create(c->kube, KP_RES_NODECLAIM, NULL, obj, &created) : KP_EINVALID;
+    cJSON_Delete(obj);
+    if (err < 0) {
+        b->result->claims_failed++;
+        kp_ctrl_log_error(LOGGER, "creating nodeclaim failed", t->name, err);
+        return;
+    }
+    const char *name = kp_kube_meta(created, "name");
+    b->claim_names[i] = kp_arena_strdup(b->view->arena, name ? name : "");
+    b->result->claims_created++;
+    char n_pods[16];
+    snprintf(n_pods, sizeof(n_pods), "%u", b->plan->claims[i].n_pods);
+    KP_LOG(KP_LOG_INFO, LOGGER, "created nodeclaim", "NodeClaim", b->claim_names[i], "NodePool", t->name, "pods",
+           n_pods);
+    kp_ctrl_count(c->m ? c->m->nodeclaims_created : NULL, (const char *const[]){"provisioning", t->name, "false"});
+    cJSON_Delete(created);
+}
+
+/* An event on the pod, through the cached object (for its uid). */
+static void pod_event(batch *b, uint32_t pod, const char *type, const char *reason, const char *message)
+{
+    const kp_pod *src = b->view->cluster.pods[pod];
+    kp_ctrl *c = b->p->c;
+    if (!c->events)
+        return;
+    cJSON *ref = cJSON_CreateObject();
+    cJSON_AddStringToObject(ref, "apiVersion", "v1");
+    cJSON_AddStringToObject(ref, "kind", "Pod");
+    cJSON *meta = cJSON_AddObjectToObject(ref, "metadata");
+    cJSON_AddStringToObject(meta, "name", src->meta.name);
+    cJSON_AddStringToObject(meta, "namespace", src->meta.namespace);
+    cJSON_AddStringToObject(meta, "uid", src->meta.uid ? src->meta.uid : "");
+    kp_eventq_post(c->events, KP_RES_POD, ref, type, reason, message);
+    cJSON_Delete(ref);
+}
+
+static void events(batch *b)
+{
+    const kp_plan *plan = b->plan;
+    char msg[512];
+    for (uint32_t i = 0; i < plan->n_claims; i++)
+        for (uint32_t k = 0; k < plan->claims[i].n_pods && b->claim_names[i]; k++) {
+            snprintf(msg, sizeof(msg), "Pod should schedule on: nodeclaim/%s", b->claim_names[i]);
+            pod_event(b, plan->claims[i].pods[k], "Normal", "Nominated", msg);
+        }
+    for (uint32_t i = 0; i < plan->n_nodes; i++) {
+        const kp_snode *n = &b->view->snap->nodes[plan->nodes[i].node];
+        snprintf(msg, sizeof(msg), "Pod should schedule on: %s/%s", n->in_flight ? "nodeclaim" : "node", n->name);
+        for (uint32_t k = 0; k < plan->nodes[i].n_pods; k++)
+            pod_event(b, plan->nodes[i].pods[k], "Normal", "Nominated", msg);
+    }
+    for (uint32_t i = 0; i < plan->n_errors; i++) {
+        snprintf(msg, sizeof(msg), "Failed to schedule pod, %s", plan->errors[i].reason);
+        pod_event(b, plan->errors[i].pod, "Warning", "FailedScheduling", msg);
+    }
+}
+
+/* The next batch must see the claims this one made, or it would place the
+ * same pods again: wait (briefly) for the informer to have them. */
+static void await_cache(batch *b)
+{
+    kp_ctrl *c = b->p->c;
+    for (int tries = 0; tries < 100 && !kp_ctrl_stopping(c); tries++) {
+        bool all = true;
+        for (uint32_t i = 0; i < b->plan->n_claims && all; i++) {
+            if (!b->claim_names[i])
+                continue;
+            cJSON *o = kp_ctrl_get(c, KP_CK_NODECLAIM, b->claim_names[i]);
+            all = o != NULL;
+            cJSON_Delete(o);
+        }
+        if (all)
+            return;
+        kp_kube_cancel_sleep(c->stop, 50);
+    }
+}
+
+static int solve(batch *b, const uint32_t *pending, uint32_t n)
+{
+    kp_solve_opts opts = KP_SOLVE_OPTS_INIT;
+    opts.skip_lower_bound = true;
+    int err = kp_solve(b->view->snap, &opts, pending, n, &b->plan);
+    if (err < 0)
+        return err;
+    b->result->solve_ns = b->plan->solve_ns;
+    b->result->unschedulable = b->plan->n_errors;
+    for (uint32_t i = 0; i < b->plan->n_nodes; i++)
+        b->result->on_existing += b->plan->nodes[i].n_pods;
+    kp_ctrl_metrics *m = b->p->c->m;
+    if (m) {
+        kp_ctrl_observe(m->scheduling_duration, (const char *const[]){"provisioner"}, (double)b->plan->solve_ns / 1e9);
+        kp_ctrl_set(m->unschedulable_pods, (const char *const[]){"provisioner"}, b->plan->n_errors);
+    }
+    return 0;
+}
+
+static int catalog(kp_ctrl *c, const kp_catalog **out)
+{
+    if (!c->cloud)
+        return kp_error_set(KP_EINVALID, "provisioner: no cloud provider");
+    return c->cloud->ops->instance_types(c->cloud, NULL, out);
+}
+
+int kp_provisioner_run_once(kp_provisioner *p, kp_provision_result *out)
+{
+    batch b = {p, NULL, NULL, NULL, out};
+    memset(out, 0, sizeof(*out));
+    const kp_catalog *cat;
+    int err = catalog(p->c, &cat);
+    if (!err)
+        err = kp_ctrl_view_build(p->c, cat, &b.view);
+    if (err < 0)
+        return err;
+    uint32_t *pending;
+    out->pending = kp_ctrl_view_provisionable(b.view, &pending);
+    if (out->pending && !(err = solve(&b, pending, out->pending))) {
+        char n[16];
+        snprintf(n, sizeof(n), "%u", out->pending);
+        KP_LOG(KP_LOG_INFO, LOGGER, "found provisionable pod(s)", "pods", n);
+        b.claim_names = KP_ARENA_NEW(b.view->arena, const char *, b.plan->n_claims + 1);
+        for (uint32_t i = 0; i < b.plan->n_claims && !kp_ctrl_stopping(p->c); i++)
+            create_claim(&b, i);
+        events(&b);
+        await_cache(&b);
+    }
+    kp_plan_free(b.plan);
+    kp_ctrl_view_free(b.view);
+    return err;
+}

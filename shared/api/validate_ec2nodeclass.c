@@ -1,0 +1,759 @@
+/*
+ * EC2NodeClass (karpenter.k8s.aws/v1) validation: the CRD schema and its CEL
+ * rules (selector terms and their exclusivity, AMI aliases and families,
+ * role or instance profile, restricted tags, block devices, network
+ * interfaces, metadata options, connection tracking), and Karpenter's kubelet
+ * configuration checks, which it runs in its controller and we run at
+ * admission as well. Warnings flag settings EC2 itself will refuse or that
+ * weaken a node's security.
+ */
+#include "api/duration.h"
+#include "api/quantity.h"
+#include "api/validate_internal.h"
+#include "base/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXCLUSIVE "is mutually exclusive, cannot be set with a combination of other fields in"
+
+static const char *const ami_families[] = {"AL2",         "AL2023",      "Bottlerocket", "Custom",
+                                           "Windows2019", "Windows2022", "Windows2025",  NULL};
+/* Alias families and the amiFamily each implies (same order). */
+static const char *const alias_families[] = {
+    "al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025", NULL};
+static const char *const enabled_disabled[] = {"enabled", "disabled", NULL};
+
+static bool has_member(const cJSON *obj, const char *name)
+{
+    const cJSON *m = kp_v_get(obj, name);
+    /* An empty tag map is what a Go client drops (omitempty): it selects nothing. */
+    return m && !(cJSON_IsObject(m) && strcmp(name, "tags") == 0 && !m->child);
+}
+
+/* "<prefix>[0-9a-z]+" found anywhere (the CRD's id patterns are unanchored
+ * unless `anchored`). */
+static bool id_like(const char *s, const char *prefix, bool anchored)
+{
+    size_t n = strlen(prefix);
+    for (const char *p = s; (p = strstr(p, prefix)) != NULL; p++) {
+        size_t tail = strspn(p + n, "0123456789abcdefghijklmnopqrstuvwxyz");
+        if (tail && (!anchored || (p == s && p[n + tail] == '\0'))) return true;
+        if (anchored) return false;
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------- selector terms */
+
+typedef struct term_kind {
+    const char *list;             /* member of spec */
+    bool required;                /* and not empty */
+    const char *const *selectors; /* at least one of these */
+    const char *at_least;         /* message when none */
+    const char *id_prefix;        /* "subnet-" */
+    bool id_anchored;
+    const char *const *id_excludes; /* fields `id` may not be combined with */
+    const char *id_message;
+    const char *const *name_excludes; /* fields `name` may not be combined with, or NULL */
+    const char *name_message;
+} term_kind;
+
+static const char *const subnet_sel[] = {"tags", "id", NULL};
+static const char *const sg_sel[] = {"tags", "id", "name", NULL};
+static const char *const cr_sel[] = {"tags", "id", "instanceMatchCriteria", NULL};
+static const char *const ami_sel[] = {"tags", "id", "name", "alias", "ssmParameter", NULL};
+static const char *const tags_only[] = {"tags", NULL};
+static const char *const tags_name[] = {"tags", "name", NULL};
+static const char *const tags_id[] = {"tags", "id", NULL};
+static const char *const cr_id_ex[] = {"tags", "ownerID", "instanceMatchCriteria", NULL};
+static const char *const ami_id_ex[] = {"alias", "tags", "name", "owner", NULL};
+static const char *const ami_alias_ex[] = {"id", "tags", "name", "owner", NULL};
+
+static const term_kind subnet_terms = {"subnetSelectorTerms",
+                                       true,
+                                       subnet_sel,
+                                       "expected at least one, got none, ['tags', 'id']",
+                                       "subnet-",
+                                       false,
+                                       tags_only,
+                                       "'id' " EXCLUSIVE " a subnet selector term",
+                                       NULL,
+                                       NULL};
+static const term_kind sg_terms = {"securityGroupSelectorTerms",
+                                   true,
+                                   sg_sel,
+                                   "expected at least one, got none, ['tags', 'id', 'name']",
+                                   "sg-",
+                                   false,
+                                   tags_name,
+                                   "'id' " EXCLUSIVE " a security group selector term",
+                                   tags_id,
+                                   "'name' " EXCLUSIVE " a security group selector term"};
+static const term_kind cr_terms = {
+    "capacityReservationSelectorTerms",
+    false,
+    cr_sel,
+    "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']",
+    "cr-",
+    true,
+    cr_id_ex,
+    "'id' is mutually exclusive, cannot be set along with other fields in a capacity "
+    "reservation selector term",
+    NULL,
+    NULL};
+static const term_kind ami_terms = {
+    "amiSelectorTerms",
+    true,
+    ami_sel,
+    "expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']",
+    "ami-",
+    false,
+    ami_id_ex,
+    "'id' " EXCLUSIVE " amiSelectorTerms",
+    NULL,
+    NULL};
+
+static bool any_member(const cJSON *term, const char *const *names)
+{
+    for (size_t i = 0; names[i]; i++)
+        if (has_member(term, names[i])) return true;
+    return false;
+}
+
+/* Selector tags: at most 20, keys and values not empty. */
+static void selector_tags(kp_vctx *v, const cJSON *term)
+{
+    const cJSON *tags = kp_v_string_map(v, term, "tags", 20);
+    const cJSON *e;
+    kp_v_push(v, "tags");
+    cJSON_ArrayForEach(e, tags)
+    {
+        if (!*e->string || (cJSON_IsString(e) && !*e->valuestring)) {
+            kp_v_invalid_str(v, e->string, "empty tag keys or values aren't supported");
+            break;
+        }
+    }
+    kp_v_pop(v);
+}
+
+static void alias(kp_vctx *v, const char *a)
+{
+    kp_v_push(v, "alias");
+    const char *at = strchr(a, '@');
+    size_t fam = at ? (size_t)(at - a) : strlen(a);
+    bool shaped = at && fam > 0 && at[1] &&
+                  strspn(a, "abcdefghijklmnopqrstuvwxyz"
+                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == fam;
+    size_t known = 0;
+    while (alias_families[known] &&
+           !(strlen(alias_families[known]) == fam && strncmp(a, alias_families[known], fam) == 0))
+        known++;
+    if (strlen(a) > 30) kp_v_too_long(v, 30);
+    if (!shaped)
+        kp_v_invalid_str(v, a,
+                         "'alias' is improperly formatted, must match the format "
+                         "'family@version'");
+    if (!alias_families[known])
+        kp_v_invalid_str(v, a,
+                         "family is not supported, must be one of the following: 'al2', "
+                         "'al2023', 'bottlerocket', 'windows2019', 'windows2022', "
+                         "'windows2025'");
+    else if (known >= 3 &&
+             (!at || strncmp(at + 1, "latest", 6) != 0 || (at[7] != '\0' && at[7] != '@')))
+        kp_v_invalid_str(v, a, "windows families may only specify version 'latest'");
+    kp_v_pop(v);
+}
+
+static void exclusive(kp_vctx *v, const cJSON *term, const char *field, const char *const *others,
+                      const char *message)
+{
+    if (others && has_member(term, field) && any_member(term, others))
+        kp_v_invalid(v, term, "%s", message);
+}
+
+static void selector_term(kp_vctx *v, const term_kind *k, const cJSON *term)
+{
+    if (!cJSON_IsObject(term)) {
+        kp_v_type(v, term, "object");
+        return;
+    }
+    if (!any_member(term, k->selectors)) kp_v_invalid(v, term, "%s", k->at_least);
+    exclusive(v, term, "id", k->id_excludes, k->id_message);
+    exclusive(v, term, "name", k->name_excludes, k->name_message);
+    if (k == &ami_terms)
+        exclusive(v, term, "alias", ami_alias_ex, "'alias' " EXCLUSIVE " amiSelectorTerms");
+    selector_tags(v, term);
+    const char *id = kp_v_string(v, term, "id");
+    if (id && !id_like(id, k->id_prefix, k->id_anchored)) {
+        kp_v_push(v, "id");
+        kp_v_pattern(v, id,
+                     kp_arena_printf(v->arena, "%s%s[0-9a-z]+%s", k->id_anchored ? "^" : "",
+                                     k->id_prefix, k->id_anchored ? "$" : ""));
+        kp_v_pop(v);
+    }
+    kp_v_string(v, term, "name");
+    kp_v_string(v, term, "owner");
+    kp_v_string(v, term, "ssmParameter");
+    const char *a = k == &ami_terms ? kp_v_string(v, term, "alias") : NULL;
+    if (a) alias(v, a);
+}
+
+static void capacity_reservation_fields(kp_vctx *v, const cJSON *term)
+{
+    static const char *const criteria[] = {"open", "targeted", NULL};
+    kp_v_enum(v, term, "instanceMatchCriteria", criteria);
+    const char *owner = kp_v_string(v, term, "ownerID");
+    if (owner && (strlen(owner) != 12 || strspn(owner, "0123456789") != 12)) {
+        kp_v_push(v, "ownerID");
+        kp_v_pattern(v, owner, "^[0-9]{12}$");
+        kp_v_pop(v);
+    }
+}
+
+static const cJSON *selector_terms(kp_vctx *v, const cJSON *spec, const term_kind *k)
+{
+    if (k->required && !kp_v_has(spec, k->list)) {
+        kp_v_required(v, k->list);
+        return NULL;
+    }
+    const cJSON *terms = kp_v_array(v, spec, k->list, 30);
+    if (!terms) return NULL;
+    kp_v_push(v, k->list);
+    if (k->required && !terms->child) {
+        if (k == &ami_terms)
+            kp_v_invalid(v, terms, "should have at least 1 items");
+        else
+            kp_v_invalid(v, terms, "%s cannot be empty", k->list);
+    }
+    size_t i = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, terms)
+    {
+        kp_v_push_index(v, i++);
+        selector_term(v, k, t);
+        if (k == &cr_terms && cJSON_IsObject(t)) capacity_reservation_fields(v, t);
+        kp_v_pop(v);
+    }
+    if (k == &ami_terms && i > 1) {
+        cJSON_ArrayForEach(t, terms)
+        {
+            if (!has_member(t, "alias")) continue;
+            kp_v_invalid(v, terms,
+                         "'alias' is mutually exclusive, cannot be set with a "
+                         "combination of other amiSelectorTerms");
+            break;
+        }
+    }
+    kp_v_pop(v);
+    return terms;
+}
+
+/* ---------------------------------------------------------------- AMI family, role */
+
+static void ami_family(kp_vctx *v, const cJSON *spec, const cJSON *terms)
+{
+    static const char *const implied[] = {"AL2",         "AL2023",      "Bottlerocket",
+                                          "Windows2019", "Windows2022", "Windows2025"};
+    static const char *const article[] = {"an", "an", "a", "a", "a", "a"};
+    const char *family = kp_v_enum(v, spec, "amiFamily", ami_families);
+    bool any_alias = false;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, terms)
+    {
+        const cJSON *a = kp_v_get(t, "alias");
+        if (!cJSON_IsString(a)) continue;
+        any_alias = true;
+        size_t fam = strcspn(a->valuestring, "@");
+        for (size_t i = 0; family && alias_families[i]; i++) {
+            if (strlen(alias_families[i]) != fam || strncmp(a->valuestring, alias_families[i], fam))
+                continue;
+            if (strcmp(family, "Custom") != 0 && strcmp(family, implied[i]) != 0) {
+                kp_v_push(v, "amiFamily");
+                kp_v_invalid_str(v, family,
+                                 "if set, amiFamily must be '%s' or 'Custom' when "
+                                 "using %s %s alias",
+                                 implied[i], article[i], implied[i]);
+                kp_v_pop(v);
+            }
+        }
+    }
+    if (terms && !any_alias && !kp_v_has(spec, "amiFamily")) {
+        kp_v_push(v, "amiFamily");
+        kp_field_errors_add(v->errs, KP_FIELD_REQUIRED, kp_v_here(v), NULL,
+                            "must specify amiFamily if amiSelectorTerms does not contain an alias");
+        kp_v_pop(v);
+    }
+}
+
+static void role(kp_vctx *v, const cJSON *spec)
+{
+    static const char *const fields[] = {"role", "instanceProfile"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *s = kp_v_string(v, spec, fields[i]);
+        if (!s || *s) continue;
+        kp_v_push(v, fields[i]);
+        kp_v_invalid_str(v, s, "%s cannot be empty", fields[i]);
+        kp_v_pop(v);
+    }
+    if (kp_v_has(spec, "role") == kp_v_has(spec, "instanceProfile"))
+        kp_v_invalid(v, spec, "must specify exactly one of ['role', 'instanceProfile']");
+}
+
+/* ---------------------------------------------------------------- tags */
+
+static void tags(kp_vctx *v, const cJSON *spec)
+{
+    static const char *const exact[] = {"eks:eks-cluster-name", "karpenter.sh/nodepool",
+                                        "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass",
+                                        NULL};
+    const cJSON *map = kp_v_string_map(v, spec, "tags", 0);
+    const cJSON *e;
+    kp_v_push(v, "tags");
+    cJSON_ArrayForEach(e, map)
+    {
+        const char *k = e->string, *match = NULL;
+        for (size_t i = 0; exact[i]; i++)
+            if (strcmp(k, exact[i]) == 0) match = exact[i];
+        if (strncmp(k, "kubernetes.io/cluster", 21) == 0) match = "kubernetes.io/cluster/";
+        if (!*k) kp_v_invalid_str(v, k, "empty tag keys aren't supported");
+        if (match)
+            kp_v_invalid_str(v, k, "tag contains a restricted tag matching %s; Karpenter sets it",
+                             match);
+        if (strlen(k) > 128 || (cJSON_IsString(e) && strlen(e->valuestring) > 256))
+            kp_v_warn(v, "tag %s is longer than EC2 allows (keys 128, values 256 characters)",
+                      kp_quote(v->arena, k));
+        if (strncmp(k, "aws:", 4) == 0)
+            kp_v_warn(v, "tag %s uses the aws: prefix, which EC2 reserves", kp_quote(v->arena, k));
+    }
+    kp_v_pop(v);
+}
+
+/* ---------------------------------------------------------------- block devices */
+
+/* The CRD's volumeSize pattern: 1-59000Gi, 1-64000G, 1-9 or 10-17 ... 50-57
+ * or 58 Ti (the pattern's odd ranges, kept), 1-64T. The pattern also admits a
+ * bare "Ti" or "T" (an empty alternative); that is zero bytes, refused here. */
+static bool volume_size(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    const char *unit = s + n;
+    if (n == 0 || s[0] == '0' || n > 5) return false;
+    long value = 0;
+    for (size_t i = 0; i < n; i++)
+        value = value * 10 + (s[i] - '0');
+    if (strcmp(unit, "Gi") == 0) return value <= 59000;
+    if (strcmp(unit, "G") == 0) return value <= 64000;
+    if (strcmp(unit, "Ti") == 0)
+        return value <= 9 || (value >= 10 && value <= 57 && value % 10 <= 7) || value == 58;
+    if (strcmp(unit, "T") == 0) return value <= 64;
+    return false;
+}
+
+#define VOLUME_SIZE_PATTERN                                                                        \
+    "^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{"  \
+    "4}|"                                                                                          \
+    "[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$"
+
+static void ebs_warnings(kp_vctx *v, const char *type, bool has_iops, bool has_throughput,
+                         int64_t throughput)
+{
+    if (!type) type = "gp3";
+    if (has_iops && strcmp(type, "gp3") && strcmp(type, "io1") && strcmp(type, "io2"))
+        kp_v_warn(v, "iops is only supported for gp3, io1 and io2 volumes, not %s", type);
+    if (has_throughput && strcmp(type, "gp3") != 0)
+        kp_v_warn(v, "throughput is only supported for gp3 volumes, not %s", type);
+    else if (has_throughput && (throughput < 125 || throughput > 1000))
+        kp_v_warn(v, "throughput %lld MiB/s is outside EC2's 125-1000 range for gp3",
+                  (long long)throughput);
+}
+
+static void ebs(kp_vctx *v, const cJSON *bdm)
+{
+    static const char *const types[] = {"standard", "io1", "io2", "gp2", "sc1", "st1", "gp3", NULL};
+    const cJSON *e = kp_v_object(v, bdm, "ebs");
+    if (!e) return;
+    kp_v_push(v, "ebs");
+    const char *size = kp_v_string(v, e, "volumeSize");
+    if (size && !volume_size(size)) {
+        kp_v_push(v, "volumeSize");
+        kp_v_pattern(v, size, VOLUME_SIZE_PATTERN);
+        kp_v_pop(v);
+    }
+    const char *snapshot = kp_v_string(v, e, "snapshotID");
+    const char *type = kp_v_enum(v, e, "volumeType", types);
+    int64_t throughput = 0;
+    bool has_iops = kp_v_int(v, e, "iops", INT64_MIN, INT64_MAX, NULL);
+    bool has_throughput = kp_v_int(v, e, "throughput", INT64_MIN, INT64_MAX, &throughput);
+    kp_v_int(v, e, "volumeInitializationRate", 100, 300, NULL);
+    kp_v_bool(v, e, "deleteOnTermination", NULL);
+    kp_v_bool(v, e, "encrypted", NULL);
+    kp_v_string(v, e, "kmsKeyID");
+    if (!kp_v_has(e, "snapshotID") && !kp_v_has(e, "volumeSize"))
+        kp_v_invalid(v, e, "snapshotID or volumeSize must be defined");
+    if (kp_v_has(e, "volumeInitializationRate") && (!snapshot || !*snapshot))
+        kp_v_invalid(v, e, "snapshotID must be set when volumeInitializationRate is set");
+    ebs_warnings(v, type, has_iops, has_throughput, throughput);
+    kp_v_pop(v);
+}
+
+static void block_devices(kp_vctx *v, const cJSON *spec)
+{
+    const cJSON *list = kp_v_array(v, spec, "blockDeviceMappings", 50);
+    kp_v_push(v, "blockDeviceMappings");
+    size_t i = 0, roots = 0;
+    const cJSON *b;
+    cJSON_ArrayForEach(b, list)
+    {
+        kp_v_push_index(v, i++);
+        bool root = false;
+        if (!cJSON_IsObject(b)) {
+            kp_v_type(v, b, "object");
+        } else {
+            kp_v_string(v, b, "deviceName");
+            if (kp_v_bool(v, b, "rootVolume", &root) && root) roots++;
+            ebs(v, b);
+        }
+        kp_v_pop(v);
+    }
+    if (roots > 1) kp_v_invalid(v, list, "must have only one blockDeviceMappings with rootVolume");
+    kp_v_pop(v);
+}
+
+/* ---------------------------------------------------------------- network */
+
+#define NI_DUPLICATE                                                                               \
+    "networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can "   \
+    "have at most one efa device per network card"
+
+static void network_interfaces(kp_vctx *v, const cJSON *spec)
+{
+    static const char *const types[] = {"interface", "efa-only", NULL};
+    static const char *const required[] = {"networkCardIndex", "deviceIndex", "interfaceType"};
+    const cJSON *list = kp_v_array(v, spec, "networkInterfaces", 150);
+    if (!list) return;
+    size_t n = (size_t)cJSON_GetArraySize(list), i = 0;
+    int64_t *card = KP_ARENA_NEW(v->arena, int64_t, n + 1);
+    int64_t *dev = KP_ARENA_NEW(v->arena, int64_t, n + 1);
+    const char **type = KP_ARENA_NEW(v->arena, const char *, n + 1);
+    bool primary = false;
+    kp_v_push(v, "networkInterfaces");
+    const cJSON *ni;
+    cJSON_ArrayForEach(ni, list)
+    {
+        kp_v_push_index(v, i);
+        card[i] = dev[i] = -1;
+        if (!cJSON_IsObject(ni)) kp_v_type(v, ni, "object");
+        for (size_t r = 0; r < 3 && cJSON_IsObject(ni); r++)
+            if (!kp_v_has(ni, required[r])) kp_v_required(v, required[r]);
+        kp_v_int(v, ni, "networkCardIndex", 0, INT32_MAX, &card[i]);
+        kp_v_int(v, ni, "deviceIndex", 0, INT32_MAX, &dev[i]);
+        type[i] = kp_v_enum(v, ni, "interfaceType", types);
+        primary =
+            primary || (card[i] == 0 && dev[i] == 0 && type[i] && !strcmp(type[i], "interface"));
+        for (size_t j = 0; j < i && card[i] >= 0; j++) {
+            bool same_slot = card[j] == card[i] && dev[j] == dev[i] && dev[i] >= 0;
+            bool two_efa = card[j] == card[i] && type[i] && type[j] &&
+                           !strcmp(type[i], "efa-only") && !strcmp(type[j], "efa-only");
+            if (same_slot || two_efa) {
+                kp_v_invalid(v, ni, NI_DUPLICATE);
+                break;
+            }
+        }
+        kp_v_pop(v);
+        i++;
+    }
+    if (n > 0 && !primary)
+        kp_v_invalid(v, list,
+                     "networkInterfaces must include a primary interface with "
+                     "interfaceType='interface'");
+    kp_v_pop(v);
+}
+
+static void placement_group(kp_vctx *v, const cJSON *spec)
+{
+    const cJSON *pg = kp_v_object(v, spec, "placementGroupSelector");
+    if (!pg) return;
+    kp_v_push(v, "placementGroupSelector");
+    const char *name = kp_v_string(v, pg, "name");
+    const char *id = kp_v_string(v, pg, "id");
+    if (!kp_v_has(pg, "name") && !kp_v_has(pg, "id"))
+        kp_v_invalid(v, pg, "expected at least one, got none, ['name', 'id']");
+    if (kp_v_has(pg, "name") && kp_v_has(pg, "id"))
+        kp_v_invalid(v, pg, "'name' and 'id' are mutually exclusive");
+    kp_v_push(v, "name");
+    if (name && !*name) kp_v_invalid_str(v, name, "should be at least 1 chars long");
+    kp_v_pop(v);
+    kp_v_push(v, "id");
+    if (id && !id_like(id, "pg-", true)) kp_v_pattern(v, id, "^pg-[0-9a-z]+$");
+    kp_v_pop(v);
+    kp_v_pop(v);
+}
+
+static void metadata_options(kp_vctx *v, const cJSON *spec)
+{
+    static const char *const tokens[] = {"required", "optional", NULL};
+    const cJSON *m = kp_v_object(v, spec, "metadataOptions");
+    if (!m) return;
+    kp_v_push(v, "metadataOptions");
+    kp_v_enum(v, m, "httpEndpoint", enabled_disabled);
+    kp_v_enum(v, m, "httpProtocolIPv6", enabled_disabled);
+    kp_v_int(v, m, "httpPutResponseHopLimit", 1, 64, NULL);
+    const char *t = kp_v_enum(v, m, "httpTokens", tokens);
+    if (t && strcmp(t, "optional") == 0)
+        kp_v_warn(v, "httpTokens: optional allows IMDSv1, which hands instance credentials to any "
+                     "request that reaches the metadata service");
+    kp_v_pop(v);
+}
+
+static void connection_tracking(kp_vctx *v, const cJSON *spec)
+{
+    const cJSON *ct = kp_v_object(v, spec, "connectionTracking");
+    if (!ct) return;
+    kp_v_push(v, "connectionTracking");
+    bool any = kp_v_has(ct, "tcpEstablishedTimeout") || kp_v_has(ct, "udpStreamTimeout") ||
+               kp_v_has(ct, "udpTimeout");
+    if (!any)
+        kp_v_invalid(v, ct,
+                     "at least one of tcpEstablishedTimeout, udpStreamTimeout, or "
+                     "udpTimeout must be set");
+    kp_v_int(v, ct, "tcpEstablishedTimeout", 60, 432000, NULL);
+    kp_v_int(v, ct, "udpStreamTimeout", 60, 180, NULL);
+    kp_v_int(v, ct, "udpTimeout", 30, 60, NULL);
+    kp_v_pop(v);
+}
+
+static void scalars(kp_vctx *v, const cJSON *spec)
+{
+    static const char *const store[] = {"RAID0", NULL};
+    kp_v_bool(v, spec, "associatePublicIPAddress", NULL);
+    kp_v_bool(v, spec, "detailedMonitoring", NULL);
+    kp_v_int(v, spec, "ipPrefixCount", 0, INT32_MAX, NULL);
+    kp_v_string(v, spec, "userData");
+    kp_v_string(v, spec, "context");
+    kp_v_enum(v, spec, "instanceStorePolicy", store);
+    const cJSON *cpu = kp_v_object(v, spec, "cpuOptions");
+    if (cpu) {
+        kp_v_push(v, "cpuOptions");
+        kp_v_enum(v, cpu, "nestedVirtualization", enabled_disabled);
+        kp_v_pop(v);
+    }
+}
+
+void kp_validate_ec2nodeclass(kp_vctx *v, const cJSON *obj, const cJSON *old)
+{
+    (void)old; /* no transition rules: role and instanceProfile may be swapped */
+    kp_v_name_as_label(v, obj, "karpenter.k8s.aws/ec2nodeclass");
+    const cJSON *spec = kp_v_required_object(v, obj, "spec");
+    if (!spec) return;
+    kp_v_push(v, "spec");
+    selector_terms(v, spec, &subnet_terms);
+    selector_terms(v, spec, &sg_terms);
+    selector_terms(v, spec, &cr_terms);
+    ami_family(v, spec, selector_terms(v, spec, &ami_terms));
+    role(v, spec);
+    tags(v, spec);
+    block_devices(v, spec);
+    network_interfaces(v, spec);
+    placement_group(v, spec);
+    metadata_options(v, spec);
+    connection_tracking(v, spec);
+    scalars(v, spec);
+    kp_v_kubelet(v, spec);
+    kp_v_pop(v);
+}
+
+/* ---------------------------------------------------------------- kubelet */
+
+static const char *const eviction_signals[] = {"memory.available",
+                                               "nodefs.available",
+                                               "nodefs.inodesFree",
+                                               "imagefs.available",
+                                               "imagefs.inodesFree",
+                                               "pid.available",
+                                               NULL};
+static const char *const reservable[] = {"cpu", "memory", "ephemeral-storage", "pid", NULL};
+
+/* Top-level fields of the kubelet's KubeletConfiguration (config/v1beta1).
+ * Others are passed through by Karpenter but fail its kubelet validation. */
+/* clang-format off */
+static const char *const kubelet_fields[] = {
+    "apiVersion", "kind", "enableServer", "staticPodPath", "podLogsDir", "syncFrequency",
+    "fileCheckFrequency", "httpCheckFrequency", "staticPodURL", "staticPodURLHeader", "address",
+    "port", "readOnlyPort", "tlsCertFile", "tlsPrivateKeyFile", "tlsCipherSuites", "tlsMinVersion",
+    "rotateCertificates", "serverTLSBootstrap", "authentication", "authorization",
+    "registryPullQPS", "registryBurst", "imagePullCredentialsVerificationPolicy",
+    "preloadedImagesVerificationAllowlist", "eventRecordQPS", "eventBurst",
+    "enableDebuggingHandlers", "enableContentionProfiling", "healthzPort", "healthzBindAddress",
+    "oomScoreAdj", "clusterDomain", "clusterDNS", "streamingConnectionIdleTimeout",
+    "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds",
+    "imageMinimumGCAge", "imageMaximumGCAge", "imageGCHighThresholdPercent",
+    "imageGCLowThresholdPercent", "volumeStatsAggPeriod", "kubeletCgroups", "systemCgroups",
+    "cgroupRoot", "cgroupsPerQOS", "cgroupDriver", "cpuManagerPolicy", "singleProcessOOMKill",
+    "cpuManagerPolicyOptions", "cpuManagerReconcilePeriod", "memoryManagerPolicy",
+    "topologyManagerPolicy", "topologyManagerScope", "topologyManagerPolicyOptions", "qosReserved",
+    "runtimeRequestTimeout", "hairpinMode", "maxPods", "podCIDR", "podPidsLimit", "resolvConf",
+    "runOnce", "cpuCFSQuota", "cpuCFSQuotaPeriod", "nodeStatusMaxImages", "maxOpenFiles",
+    "contentType", "kubeAPIQPS", "kubeAPIBurst", "serializeImagePulls", "maxParallelImagePulls",
+    "evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionPressureTransitionPeriod",
+    "evictionMaxPodGracePeriod", "evictionMinimumReclaim", "mergeDefaultEvictionSettings",
+    "podsPerCore", "enableControllerAttachDetach", "protectKernelDefaults",
+    "makeIPTablesUtilChains", "iptablesMasqueradeBit", "iptablesDropBit", "featureGates",
+    "failSwapOn", "memorySwap", "containerLogMaxSize", "containerLogMaxFiles",
+    "containerLogMaxWorkers", "containerLogMonitorInterval",
+    "configMapAndSecretChangeDetectionStrategy", "systemReserved", "kubeReserved",
+    "reservedSystemCPUs", "showHiddenMetricsForVersion", "systemReservedCgroup",
+    "kubeReservedCgroup", "enforceNodeAllocatable", "allowedUnsafeSysctls", "volumePluginDir",
+    "providerID", "kernelMemcgNotification", "logging", "enableSystemLogHandler",
+    "enableSystemLogQuery", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods",
+    "shutdownGracePeriodByPodPriority", "crashLoopBackOff", "reservedMemory",
+    "enableProfilingHandler", "enableDebugFlagsHandler", "seccompDefault",
+    "memoryThrottlingFactor", "registerWithTaints", "registerNode", "tracing",
+    "localStorageCapacityIsolation", "containerRuntimeEndpoint", "imageServiceEndpoint",
+    "failCgroupV1", "userNamespaces", NULL};
+/* clang-format on */
+
+static bool listed(const char *const *list, const char *s)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (strcmp(list[i], s) == 0) return true;
+    return false;
+}
+
+/* A percentage in [0, 100] ("5%"), or a non-negative quantity ("500Mi"). */
+static void eviction_threshold(kp_vctx *v, const char *value)
+{
+    size_t len = strlen(value);
+    if (len && value[len - 1] == '%') {
+        char *end = NULL;
+        double pct = len > 1 && value[0] != ' ' ? strtod(value, &end) : -1;
+        if (end != value + len - 1 || !(pct >= 0 && pct <= 100))
+            kp_v_invalid_str(v, value, "must be a percentage or a resource quantity");
+        return;
+    }
+    kp_quantity q;
+    if (kp_quantity_parse(value, &q) < 0)
+        kp_v_invalid_str(v, value, "must be a percentage or a resource quantity");
+    else if (q.milli < 0)
+        kp_v_invalid_str(v, value, "can't be a negative resource quantity");
+}
+
+static void grace_period(kp_vctx *v, const char *value)
+{
+    kp_duration d;
+    if (kp_duration_parse(value, &d) < 0)
+        kp_v_invalid_str(v, value, "must be a duration");
+    else if (d.ns < 0)
+        kp_v_invalid_str(v, value, "can't be a negative duration");
+}
+
+/* An eviction or reservation map: keys from `keys`, values by `check`. */
+static const cJSON *kubelet_map(kp_vctx *v, const cJSON *k, const char *field,
+                                const char *const *keys, void (*check)(kp_vctx *, const char *))
+{
+    const cJSON *map = kp_v_string_map(v, k, field, 0);
+    const cJSON *e;
+    kp_v_push(v, field);
+    cJSON_ArrayForEach(e, map)
+    {
+        kp_v_push_key(v, e->string);
+        if (!listed(keys, e->string)) kp_v_not_supported(v, e->string, keys);
+        if (cJSON_IsString(e) && check) check(v, e->valuestring);
+        kp_v_pop(v);
+    }
+    kp_v_pop(v);
+    return map;
+}
+
+static void not_negative_reservation(kp_vctx *v, const char *value)
+{
+    /* May be a CEL expression ("vcpus * 10m") resolved per instance type. */
+    if (value[0] == '-') kp_v_invalid_str(v, value, "can't be a negative resource quantity");
+}
+
+/* evictionSoft and evictionSoftGracePeriod name the same signals. */
+static void soft_pairs(kp_vctx *v, const cJSON *soft, const cJSON *grace)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, soft)
+    {
+        if (cJSON_GetObjectItemCaseSensitive(grace, e->string)) continue;
+        kp_v_push(v, "evictionSoft");
+        kp_v_push_key(v, e->string);
+        kp_v_forbidden(v, "has no matching evictionSoftGracePeriod");
+        kp_v_pop(v);
+        kp_v_pop(v);
+    }
+    cJSON_ArrayForEach(e, grace)
+    {
+        if (cJSON_GetObjectItemCaseSensitive(soft, e->string)) continue;
+        kp_v_push(v, "evictionSoftGracePeriod");
+        kp_v_push_key(v, e->string);
+        kp_v_forbidden(v, "has no matching evictionSoft");
+        kp_v_pop(v);
+        kp_v_pop(v);
+    }
+}
+
+static void kubelet_scalars(kp_vctx *v, const cJSON *k)
+{
+    const cJSON *max_pods = kp_v_get(k, "maxPods");
+    if (max_pods && !cJSON_IsString(max_pods)) /* a string is a CEL expression */
+        kp_v_int(v, k, "maxPods", 0, INT32_MAX, NULL);
+    kp_v_int(v, k, "podsPerCore", 0, INT32_MAX, NULL);
+    kp_v_int(v, k, "evictionMaxPodGracePeriod", 0, INT32_MAX, NULL);
+    kp_v_bool(v, k, "cpuCFSQuota", NULL);
+    const cJSON *dns = kp_v_array(v, k, "clusterDNS", 0);
+    const cJSON *e;
+    size_t i = 0;
+    kp_v_push(v, "clusterDNS");
+    cJSON_ArrayForEach(e, dns)
+    {
+        kp_v_push_index(v, i++);
+        if (!cJSON_IsString(e)) kp_v_type(v, e, "string");
+        kp_v_pop(v);
+    }
+    kp_v_pop(v);
+    int64_t high = 0, low = 0;
+    bool has_high = kp_v_int(v, k, "imageGCHighThresholdPercent", 0, 100, &high);
+    bool has_low = kp_v_int(v, k, "imageGCLowThresholdPercent", 0, 100, &low);
+    if (has_high && has_low && high <= low) {
+        kp_v_push(v, "imageGCHighThresholdPercent");
+        kp_v_invalid(v, kp_v_get(k, "imageGCHighThresholdPercent"),
+                     "must be greater than imageGCLowThresholdPercent (%lld)", (long long)low);
+        kp_v_pop(v);
+    }
+}
+
+void kp_v_kubelet(kp_vctx *v, const cJSON *spec)
+{
+    const cJSON *k = kp_v_object(v, spec, "kubelet");
+    if (!k) return;
+    kp_v_push(v, "kubelet");
+    if (kp_v_has(k, "registerWithTaints")) {
+        kp_v_push(v, "registerWithTaints");
+        kp_v_forbidden(v, "can't be set: Karpenter sets it from the NodeClaim's taints so the "
+                          "node registers unschedulable until it is ready");
+        kp_v_pop(v);
+    }
+    kubelet_scalars(v, k);
+    kubelet_map(v, k, "evictionHard", eviction_signals, eviction_threshold);
+    kubelet_map(v, k, "evictionMinimumReclaim", eviction_signals, eviction_threshold);
+    const cJSON *soft = kubelet_map(v, k, "evictionSoft", eviction_signals, eviction_threshold);
+    const cJSON *grace =
+        kubelet_map(v, k, "evictionSoftGracePeriod", eviction_signals, grace_period);
+    soft_pairs(v, soft, grace);
+    kubelet_map(v, k, "kubeReserved", reservable, not_negative_reservation);
+    kubelet_map(v, k, "systemReserved", reservable, not_negative_reservation);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, k)
+    {
+        if (!listed(kubelet_fields, e->string))
+            kp_v_warn(v,
+                      "%s is not a kubelet configuration field; Karpenter will report the "
+                      "EC2NodeClass as not valid",
+                      kp_quote(v->arena, e->string));
+    }
+    kp_v_pop(v);
+}

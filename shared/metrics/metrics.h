@@ -1,0 +1,88 @@
+/*
+ * Metrics: counters, gauges and histograms with labels, kept in a registry and
+ * written out in the Prometheus text exposition format (version 0.0.4), which
+ * every Prometheus-compatible scraper reads. Both programs use it: the webhook
+ * for request counts and latencies, the controller for its own figures.
+ *
+ * A registry owns its metric families; a family owns its series (one per set
+ * of label values). Series pointers stay valid for the registry's lifetime,
+ * so a hot path may look a series up once and keep it. Every operation is
+ * thread-safe. The number of series in one family is capped (label values
+ * coming from requests must not grow memory without bound): past the cap,
+ * kp_metric_with() returns NULL, and every update accepts NULL and does nothing.
+ */
+#ifndef KP_METRICS_METRICS_H
+#define KP_METRICS_METRICS_H
+
+#include "base/buf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct kp_metrics kp_metrics;
+typedef struct kp_metric kp_metric;
+typedef struct kp_metric_series kp_metric_series;
+
+enum kp_metric_type {
+    KP_METRIC_COUNTER = 0,
+    KP_METRIC_GAUGE,
+    KP_METRIC_HISTOGRAM,
+};
+
+enum {
+    KP_METRICS_MAX_LABELS = 8,   /* label names per family */
+    KP_METRICS_MAX_BUCKETS = 32, /* histogram buckets, +Inf not counted */
+    KP_METRICS_MAX_SERIES = 4096 /* series per family */
+};
+
+#define KP_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+kp_metrics *kp_metrics_new(void);
+/* Frees every family and series. Accepts NULL; returns NULL. */
+kp_metrics *kp_metrics_free(kp_metrics *metrics);
+
+/* Register a family. `name` must match [a-zA-Z_:][a-zA-Z0-9_:]*, label names
+ * [a-zA-Z_][a-zA-Z0-9_]* without a "__" prefix (and not "le" on histograms).
+ * KP_EINVALID for a bad name, too many labels or buckets, or buckets that do
+ * not strictly increase; KP_ECONFLICT when the name is already registered. */
+int kp_metrics_counter(kp_metric **out, kp_metrics *metrics, const char *name, const char *help,
+                       const char *const *labels, size_t n_labels);
+int kp_metrics_gauge(kp_metric **out, kp_metrics *metrics, const char *name, const char *help,
+                     const char *const *labels, size_t n_labels);
+/* `buckets` are the upper bounds, strictly increasing, +Inf implied. */
+int kp_metrics_histogram(kp_metric **out, kp_metrics *metrics, const char *name, const char *help,
+                         const char *const *labels, size_t n_labels, const double *buckets,
+                         size_t n_buckets);
+
+/* Prometheus' default buckets (5 ms .. 10 s) and ones fit for sub-millisecond
+ * request handling (100 µs .. 5 s). */
+extern const double kp_metrics_default_buckets[11];
+extern const double kp_metrics_latency_buckets[14];
+
+/* The series with these label values (as many as the family has labels; NULL
+ * values read as ""), created on first use. NULL once the family holds
+ * KP_METRICS_MAX_SERIES series. */
+kp_metric_series *kp_metric_with(kp_metric *metric, const char *const *values);
+
+/* Counters only go up: negative or NaN increments are ignored. */
+void kp_counter_add(kp_metric_series *series, double value);
+void kp_counter_inc(kp_metric_series *series);
+void kp_gauge_set(kp_metric_series *series, double value);
+void kp_gauge_add(kp_metric_series *series, double value);
+void kp_histogram_observe(kp_metric_series *series, double value);
+
+/* A counter's or gauge's value; for a histogram, its observation count. */
+double kp_metric_series_value(kp_metric_series *series);
+/* A histogram's sum of observations (0 for other types). */
+double kp_metric_series_sum(kp_metric_series *series);
+
+/* Append every family in registration order, series in creation order, as
+ * Prometheus text. Families with no series print their HELP and TYPE only.
+ * KP_ETOOLARGE when `out` reaches its cap. */
+int kp_metrics_write(kp_metrics *metrics, kp_buf *out);
+
+/* Append `value` as Prometheus prints it: the shortest decimal that reads
+ * back as the same double, "+Inf", "-Inf" or "NaN". */
+int kp_metrics_format_value(kp_buf *out, double value);
+
+#endif
