@@ -22,7 +22,10 @@ for need in "$bin_dir/kube-apiserver" "$(command -v etcd || true)" "$(command -v
 done
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT # until e2e_setup's own trap takes over (see e2e_cleanup below)
+cluster="$work/cluster"
+cluster_sh="$src/tests/e2e/cluster.sh"
+# Until e2e_setup's EXIT trap takes over (it runs the e2e_cleanup steps below).
+trap '"$cluster_sh" down "$cluster" --clean >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 . "$src/tests/e2e/lib.sh"
 
 # ---------------------------------------------------------------- the driver
@@ -466,8 +469,30 @@ cc "${cflags[@]}" "$work/driver.c" "$build/libkarpenter.a" \
   $(pkg-config --libs libcjson libcurl yaml-0.1 libxml-2.0 openssl) -lpthread -lm -o "$work/driver"
 
 # ---------------------------------------------------------------- the cluster
+# Started here rather than by e2e_setup so that a start that fails is retried: under
+# load, cluster.sh sometimes takes a component that is still being exec'd for one
+# that died ("kube-scheduler exited while waiting for kube-scheduler /healthz").
+# `run` in the background, as e2e_setup does, keeps the supervisor our child: it is
+# reaped here, whatever PID 1 does with orphans.
+sup=""
+start_cluster() {
+  "$cluster_sh" run "$cluster" >"$work/cluster.log" 2>&1 &
+  sup=$!
+  wait_for "[ -f '$cluster/env' ] || ! kill -0 $sup" 900 0.2 || true
+  [ -f "$cluster/env" ] && return 0
+  wait "$sup" || true
+  return 1
+}
+for attempt in 1 2 3; do
+  start_cluster && break
+  echo "cluster start, attempt $attempt, failed: $(grep -m1 'error:' "$work/cluster.log" || true)"
+  [ "$attempt" -lt 3 ] || { cat "$work/cluster.log"; exit 1; }
+done
+export KP_E2E_ENV="$cluster/env"
 e2e_setup
 e2e_cleanup rm -rf "$work"
+e2e_cleanup wait "$sup"
+e2e_cleanup "$cluster_sh" down "$cluster" --clean
 ns=kp-kube-client
 e2e_namespace "$ns"
 k -n "$ns" create serviceaccount reader >/dev/null
