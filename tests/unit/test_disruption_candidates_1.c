@@ -294,6 +294,9 @@ Test(disruption_candidates, unknown_instance_type_blocks_consolidation_with_a_re
 Test(disruption_candidates, every_kept_managed_node_has_a_reason)
 {
     kp_scenario s;
+    /* The empty unmanaged node comes first: the solver reads past its pod list
+     * when the last node is empty and every pod is bound
+     * (test_disruption_candidates_bugs.c). */
     run(&s,
         POOL UNMANAGED("u") NODE_FULL("dnd", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}",
                                       INIT, "True") NODE_FULL("young", "default", "", "", "True")

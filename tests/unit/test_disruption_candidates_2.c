@@ -193,6 +193,7 @@ static void expect_reason(const kp_scenario *s, const char *node, const char *ne
 Test(disruption_candidates_policy, when_empty_takes_empty_nodes_only)
 {
     kp_scenario s;
+    /* The empty node c is not last: see test_disruption_candidates_bugs.c. */
     run(&s, POOL_WITH("consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '100%'}]")
                 NODE("c") NODE("a") NODE("b") POD_ON_A("p", "")
                     POD_FULL("q", "b", "", RS, "", "phase: Running"));
