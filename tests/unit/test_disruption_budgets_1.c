@@ -41,14 +41,15 @@ static void add_pool(yaml_buf *b, const char *name, const char *budgets)
 {
     add(b,
         "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, "
+        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
+        "name: default}, "
         "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]}}, "
         "disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s%s%s}}\n",
         name, budgets ? ", budgets: " : "", budgets ? budgets : "");
 }
 
 typedef struct node_opts {
-    const char *pool;  /* "default" when NULL */
+    const char *pool; /* "default" when NULL */
     bool uninitialized;
     bool not_ready;
     bool deleting;
@@ -58,16 +59,23 @@ typedef struct node_opts {
 static void add_node(yaml_buf *b, const char *name, node_opts o)
 {
     const char *pool = o.pool ? o.pool : "default";
-    add(b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '" OLD "'%s, labels: {", name,
-        o.deleting ? ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]" : "");
+    add(b,
+        "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '" OLD
+        "'%s, labels: {",
+        name,
+        o.deleting
+            ? ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]"
+            : "");
     if (!o.unmanaged)
         add(b, "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true', %s", pool,
             o.uninitialized ? "" : "karpenter.sh/initialized: 'true', ");
     add(b,
         "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, "
-        "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: %s, kubernetes.io/arch: amd64, "
+        "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: %s, kubernetes.io/arch: "
+        "amd64, "
         "kubernetes.io/os: linux}}\nspec: {providerID: 'aws:///us-east-1a/i-%s'}\n"
-        "status: {capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, "
+        "status: {capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: "
+        "16Gi, pods: '58'}, "
         "conditions: [{type: Ready, status: '%s'}]}\n",
         name, name, o.not_ready ? "False" : "True");
 }
@@ -86,7 +94,8 @@ static void add_pod(yaml_buf *b, const char *name, const char *node)
     add(b,
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default, ownerReferences: "
         "[{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}]}\n"
-        "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]}\n"
+        "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '1', memory: "
+        "1Gi}}}]}\n"
         "status: {phase: Running}\n",
         name, node);
 }
@@ -102,8 +111,7 @@ static void plan(kp_scenario *s, const yaml_buf *b, uint32_t max_loops)
 /* Nodes taken by the first loop's emptiness command (0 when there is none). */
 static uint32_t first_emptiness(kp_scenario *s)
 {
-    if (kp_scenario_n_commands(s) == 0)
-        return 0;
+    if (kp_scenario_n_commands(s) == 0) return 0;
     cr_assert_str_eq(kp_scenario_command_method(s, 0), "emptiness");
     const char *nodes = kp_scenario_command_nodes(s, 0);
     uint32_t n = 1;
@@ -138,20 +146,29 @@ static const allowance_case allowance_cases[] = {
     {"smallest of two: percentage", 10, "[{nodes: '2'}, {nodes: '10%'}]", 1},
     {"Empty budget applies", 10, "[{nodes: '1', reasons: [Empty]}, {nodes: '100%'}]", 1},
     {"Drifted-only budget does not apply", 10, "[{nodes: '0', reasons: [Drifted]}]", 10},
-    {"other reasons' budgets do not apply", 10, "[{nodes: '0', reasons: [Underutilized, Drifted]}, {nodes: '40%'}]", 4},
-    {"all three reasons listed", 10, "[{nodes: '0', reasons: [Underutilized, Drifted, Empty]}, {nodes: '40%'}]", 0},
+    {"other reasons' budgets do not apply", 10,
+     "[{nodes: '0', reasons: [Underutilized, Drifted]}, {nodes: '40%'}]", 4},
+    {"all three reasons listed", 10,
+     "[{nodes: '0', reasons: [Underutilized, Drifted, Empty]}, {nodes: '40%'}]", 0},
     {"window opening now is active", 10, "[{nodes: '0', schedule: '0 12 * * *', duration: 1h}]", 0},
     {"window earlier today is over", 10, "[{nodes: '0', schedule: '0 9 * * *', duration: 1h}]", 10},
-    {"window ending exactly now is over", 10, "[{nodes: '0', schedule: '0 11 * * *', duration: 1h}]", 10},
-    {"window ending in a minute is active", 10, "[{nodes: '0', schedule: '1 11 * * *', duration: 1h}]", 0},
-    {"duration longer than the recurrence", 10, "[{nodes: '0', schedule: '@daily', duration: 48h}]", 0},
-    {"weekday window (Saturday 07:00 + 6h)", 10, "[{nodes: '2', schedule: '0 7 * * SAT', duration: 6h}]", 2},
-    {"weekday window of another day", 10, "[{nodes: '2', schedule: '0 7 * * SUN', duration: 6h}]", 10},
+    {"window ending exactly now is over", 10,
+     "[{nodes: '0', schedule: '0 11 * * *', duration: 1h}]", 10},
+    {"window ending in a minute is active", 10,
+     "[{nodes: '0', schedule: '1 11 * * *', duration: 1h}]", 0},
+    {"duration longer than the recurrence", 10, "[{nodes: '0', schedule: '@daily', duration: 48h}]",
+     0},
+    {"weekday window (Saturday 07:00 + 6h)", 10,
+     "[{nodes: '2', schedule: '0 7 * * SAT', duration: 6h}]", 2},
+    {"weekday window of another day", 10, "[{nodes: '2', schedule: '0 7 * * SUN', duration: 6h}]",
+     10},
     {"inactive weekly window next to an active budget", 10,
      "[{nodes: '0', schedule: '@weekly', duration: 1h}, {nodes: '30%'}]", 3},
     {"active window for another reason", 10,
-     "[{nodes: '0', schedule: '0 12 * * *', duration: 1h, reasons: [Underutilized]}, {nodes: '2'}]", 2},
-    {"an invalid schedule allows nothing", 10, "[{nodes: '10', schedule: '@wrongly', duration: 1h}]", 0},
+     "[{nodes: '0', schedule: '0 12 * * *', duration: 1h, reasons: [Underutilized]}, {nodes: '2'}]",
+     2},
+    {"an invalid schedule allows nothing", 10,
+     "[{nodes: '10', schedule: '@wrongly', duration: 1h}]", 0},
     {"an invalid nodes value allows nothing", 10, "[{nodes: '1000a%'}]", 0},
 };
 
@@ -183,12 +200,11 @@ ParameterizedTest(size_t *i, disruption_budgets, allowance)
     for (int k = 0; k < c->nodes; k++) {
         char name[16];
         snprintf(name, sizeof(name), "n%02d", k);
-        if (kp_scenario_disrupted_by(&s, name) >= 0)
-            continue;
+        if (kp_scenario_disrupted_by(&s, name) >= 0) continue;
         const char *why = kp_scenario_blocked_reason(&s, name);
         cr_assert_not_null(why, "%s: %s", c->name, name);
-        cr_expect(strstr(why, "budget") && strstr(why, "Empty") && strstr(why, "default"), "%s: %s: %s", c->name,
-                  name, why);
+        cr_expect(strstr(why, "budget") && strstr(why, "Empty") && strstr(why, "default"),
+                  "%s: %s: %s", c->name, name, why);
     }
     kp_scenario_free(&s);
 }
@@ -228,10 +244,11 @@ Test(disruption_budgets, nodeclaims_without_nodes_do_not_count)
     add_nodes(&b, "n", 2, (node_opts){0});
     for (int i = 0; i < 2; i++)
         add(&b,
-            "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: launching-%d, creationTimestamp: '" OLD
-            "', labels: {karpenter.sh/nodepool: default}}\n"
+            "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: launching-%d, "
+            "creationTimestamp: '" OLD "', labels: {karpenter.sh/nodepool: default}}\n"
             "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
-            "status: {providerID: 'aws:///us-east-1a/i-launching-%d', conditions: [{type: Launched, status: 'True'}]}\n",
+            "status: {providerID: 'aws:///us-east-1a/i-launching-%d', conditions: [{type: "
+            "Launched, status: 'True'}]}\n",
             i, i);
     kp_scenario s;
     plan(&s, &b, 1);

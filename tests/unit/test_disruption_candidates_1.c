@@ -18,52 +18,63 @@
 #define NOW "2026-11-21T12:00:00Z"
 #define OLD "2026-11-20T08:00:00Z"
 
-#define POOL_NAMED(name)                                                                                       \
-    "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: " name "}\n"                           \
-    "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, "   \
-    "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]}}, "                  \
-    "disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: '100%'}]}}\n"
+#define POOL_NAMED(name)                                                                           \
+    "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: " name "}\n"               \
+    "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: " \
+    "default}, "                                                                                   \
+    "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]}}, "     \
+    "disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: "  \
+    "[{nodes: '100%'}]}}\n"
 #define POOL POOL_NAMED("default")
 
 /* A Node of NodePool `pool`; `meta` adds metadata fields (", annotations: {...}"),
  * `labels` adds labels (", key: value"), `ready` is its Ready condition. */
-#define NODE_FULL(name, pool, meta, labels, ready)                                                             \
-    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name ", creationTimestamp: '" OLD "'" meta           \
-    ", labels: {karpenter.sh/nodepool: " pool ", karpenter.sh/registered: 'true', "                            \
-    "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, "                   \
-    "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: " name ", kubernetes.io/arch: amd64, "     \
-    "kubernetes.io/os: linux" labels "}}\nspec: {providerID: 'aws:///us-east-1a/i-" name "'}\n"               \
-    "status: {capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, " \
+#define NODE_FULL(name, pool, meta, labels, ready)                                                 \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name ", creationTimestamp: '" OLD         \
+    "'" meta ", labels: {karpenter.sh/nodepool: " pool ", karpenter.sh/registered: 'true', "       \
+    "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, "       \
+    "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: " name                         \
+    ", kubernetes.io/arch: amd64, "                                                                \
+    "kubernetes.io/os: linux" labels "}}\nspec: {providerID: 'aws:///us-east-1a/i-" name "'}\n"    \
+    "status: {capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: "    \
+    "16Gi, pods: '58'}, "                                                                          \
     "conditions: [{type: Ready, status: '" ready "'}]}\n"
-#define INIT ", karpenter.sh/initialized: 'true'"
+#define INIT       ", karpenter.sh/initialized: 'true'"
 #define NODE(name) NODE_FULL(name, "default", "", INIT, "True")
 
-#define UNMANAGED(name)                                                                                        \
-    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name ", creationTimestamp: '" OLD "', labels: {"       \
-    "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, "                   \
-    "kubernetes.io/hostname: " name ", kubernetes.io/arch: amd64, kubernetes.io/os: linux}}\n"                 \
-    "spec: {providerID: 'aws:///us-east-1a/i-" name "'}\n"                                                     \
-    "status: {capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, " \
+#define UNMANAGED(name)                                                                            \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name ", creationTimestamp: '" OLD         \
+    "', labels: {"                                                                                 \
+    "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, "       \
+    "kubernetes.io/hostname: " name ", kubernetes.io/arch: amd64, kubernetes.io/os: linux}}\n"     \
+    "spec: {providerID: 'aws:///us-east-1a/i-" name "'}\n"                                         \
+    "status: {capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: "    \
+    "16Gi, pods: '58'}, "                                                                          \
     "conditions: [{type: Ready, status: 'True'}]}\n"
 
 /* The NodeClaim of node `node` (or of no node, when none has that name). */
-#define CLAIM_FULL(name, node, meta)                                                                           \
-    "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: " name ", creationTimestamp: '" OLD "'" \
-    meta ", labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: m5.xlarge, "            \
-    "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand, kubernetes.io/arch: amd64, " \
-    "kubernetes.io/os: linux}}\n"                                                                              \
-    "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"                    \
-    "status: {providerID: 'aws:///us-east-1a/i-" node "', nodeName: " node ", "                                 \
-    "capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, "      \
-    "conditions: [{type: Launched, status: 'True'}, {type: Initialized, status: 'True', lastTransitionTime: '" OLD "'}]}\n"
+#define CLAIM_FULL(name, node, meta)                                                               \
+    "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: " name                    \
+    ", creationTimestamp: '" OLD "'" meta                                                          \
+    ", labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: m5.xlarge, "     \
+    "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand, "             \
+    "kubernetes.io/arch: amd64, "                                                                  \
+    "kubernetes.io/os: linux}}\n"                                                                  \
+    "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"        \
+    "status: {providerID: 'aws:///us-east-1a/i-" node "', nodeName: " node ", "                    \
+    "capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: 16Gi, pods: " \
+    "'58'}, "                                                                                      \
+    "conditions: [{type: Launched, status: 'True'}, {type: Initialized, status: 'True', "          \
+    "lastTransitionTime: '" OLD "'}]}\n"
 
 #define RS "{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}"
 
 /* A running pod bound to `node`, asking for one CPU. */
-#define POD(name, node, meta)                                                                                  \
-    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default" meta                       \
-    ", ownerReferences: [" RS "]}\n"                                                                           \
-    "spec: {nodeName: " node ", containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]}\n"    \
+#define POD(name, node, meta)                                                                      \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default" meta           \
+    ", ownerReferences: [" RS "]}\n"                                                               \
+    "spec: {nodeName: " node                                                                       \
+    ", containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]}\n"                 \
     "status: {phase: Running}\n"
 
 static void run(kp_scenario *s, const char *yaml, const kp_disrupt_opts *opts)
@@ -79,7 +90,8 @@ static void expect_kept(const kp_scenario *s, const char *node, const char *cons
     const char *why = kp_scenario_blocked_reason(s, node);
     cr_assert_not_null(why, "%s has no reason", node);
     for (size_t i = 0; needles[i]; i++)
-        cr_expect(strstr(why, needles[i]) != NULL, "reason for %s lacks \"%s\": %s", node, needles[i], why);
+        cr_expect(strstr(why, needles[i]) != NULL, "reason for %s lacks \"%s\": %s", node,
+                  needles[i], why);
 }
 
 #define KEPT(s, node, ...) expect_kept((s), (node), (const char *const[]){__VA_ARGS__, NULL})
@@ -130,7 +142,8 @@ Test(disruption_candidates, uninitialized_node)
 Test(disruption_candidates, initialized_label_other_than_true)
 {
     kp_scenario s;
-    run(&s, POOL NODE_FULL("a", "default", "", ", karpenter.sh/initialized: 'false'", "True"), NULL);
+    run(&s, POOL NODE_FULL("a", "default", "", ", karpenter.sh/initialized: 'false'", "True"),
+        NULL);
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
     KEPT(&s, "a", "not initialized");
     kp_scenario_free(&s);
@@ -139,8 +152,11 @@ Test(disruption_candidates, initialized_label_other_than_true)
 Test(disruption_candidates, node_being_deleted)
 {
     kp_scenario s;
-    run(&s, POOL NODE_FULL("a", "default", ", deletionTimestamp: '2026-11-21T11:59:00Z', finalizers: [karpenter.sh/termination]",
-                           INIT, "True"),
+    run(&s,
+        POOL NODE_FULL(
+            "a", "default",
+            ", deletionTimestamp: '2026-11-21T11:59:00Z', finalizers: [karpenter.sh/termination]",
+            INIT, "True"),
         NULL);
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
     KEPT(&s, "a", "deleted");
@@ -150,7 +166,9 @@ Test(disruption_candidates, node_being_deleted)
 Test(disruption_candidates, nodeclaim_being_deleted)
 {
     kp_scenario s;
-    run(&s, POOL NODE("a") CLAIM_FULL("a-claim", "a", ", deletionTimestamp: '2026-11-21T11:59:00Z'"), NULL);
+    run(&s,
+        POOL NODE("a") CLAIM_FULL("a-claim", "a", ", deletionTimestamp: '2026-11-21T11:59:00Z'"),
+        NULL);
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
     KEPT(&s, "a", "deleted");
     kp_scenario_free(&s);
@@ -181,7 +199,9 @@ Test(disruption_candidates, node_with_its_nodeclaim_is_a_candidate)
 Test(disruption_candidates, node_do_not_disrupt_true)
 {
     kp_scenario s;
-    run(&s, POOL NODE_FULL("a", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}", INIT, "True"),
+    run(&s,
+        POOL NODE_FULL("a", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}", INIT,
+                       "True"),
         NULL);
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
     KEPT(&s, "a", "karpenter.sh/do-not-disrupt", "node");
@@ -191,7 +211,9 @@ Test(disruption_candidates, node_do_not_disrupt_true)
 Test(disruption_candidates, node_do_not_disrupt_false_does_not_protect)
 {
     kp_scenario s;
-    run(&s, POOL NODE_FULL("a", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'false'}", INIT, "True"),
+    run(&s,
+        POOL NODE_FULL("a", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'false'}",
+                       INIT, "True"),
         NULL);
     cr_assert_eq(kp_scenario_n_commands(&s), 1);
     cr_expect_str_eq(kp_scenario_command_nodes(&s, 0), "a");
@@ -203,8 +225,8 @@ Test(disruption_candidates, node_do_not_disrupt_protects_a_node_with_pods_too)
     kp_scenario s;
     /* a's pod would fit on b, and b's on a: only b may go. */
     run(&s,
-        POOL NODE_FULL("a", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}", INIT, "True")
-            NODE("b") POD("p", "a", "") POD("q", "b", ""),
+        POOL NODE_FULL("a", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}", INIT,
+                       "True") NODE("b") POD("p", "a", "") POD("q", "b", ""),
         NULL);
     KEPT(&s, "a", "do-not-disrupt");
     cr_expect_geq(kp_scenario_disrupted_by(&s, "b"), 0);
@@ -218,10 +240,11 @@ Test(disruption_candidates, pod_without_a_controller_does_not_block)
     kp_scenario s;
     /* Karpenter v1 moves bare pods like any other. */
     run(&s,
-        POOL NODE("a") NODE("b")
-            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: bare, namespace: default}\n"
-            "spec: {nodeName: a, containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]}\n"
-            "status: {phase: Running}\n" POD("q", "b", ""),
+        POOL NODE("a")
+            NODE("b") "---\napiVersion: v1\nkind: Pod\nmetadata: {name: bare, namespace: default}\n"
+                      "spec: {nodeName: a, containers: [{name: c, resources: {requests: {cpu: '1', "
+                      "memory: 1Gi}}}]}\n"
+                      "status: {phase: Running}\n" POD("q", "b", ""),
         NULL);
     cr_expect_geq(kp_scenario_disrupted_by(&s, "a"), 0);
     cr_expect_null(kp_scenario_blocked_reason(&s, "a"));
@@ -243,11 +266,14 @@ Test(disruption_candidates, node_without_zone_or_capacity_type_label_can_still_b
 {
     kp_scenario s;
     run(&s,
-        POOL "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD "', labels: {"
-             "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', karpenter.sh/initialized: 'true', "
+        POOL "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD
+             "', labels: {"
+             "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', "
+             "karpenter.sh/initialized: 'true', "
              "node.kubernetes.io/instance-type: m5.xlarge, kubernetes.io/hostname: a}}\n"
              "spec: {providerID: 'aws:///us-east-1a/i-a'}\n"
-             "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: Ready, status: 'True'}]}\n",
+             "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: "
+             "Ready, status: 'True'}]}\n",
         NULL);
     cr_assert_eq(kp_scenario_n_commands(&s), 1);
     cr_expect_str_eq(kp_scenario_command_method(&s, 0), "emptiness");
@@ -258,12 +284,16 @@ Test(disruption_candidates, node_of_an_unknown_instance_type_can_still_be_emptie
 {
     kp_scenario s;
     run(&s,
-        POOL "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD "', labels: {"
-             "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', karpenter.sh/initialized: 'true', "
-             "node.kubernetes.io/instance-type: no-such-type.9xlarge, topology.kubernetes.io/zone: us-east-1a, "
+        POOL "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD
+             "', labels: {"
+             "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', "
+             "karpenter.sh/initialized: 'true', "
+             "node.kubernetes.io/instance-type: no-such-type.9xlarge, topology.kubernetes.io/zone: "
+             "us-east-1a, "
              "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: a}}\n"
              "spec: {providerID: 'aws:///us-east-1a/i-a'}\n"
-             "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: Ready, status: 'True'}]}\n",
+             "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: "
+             "Ready, status: 'True'}]}\n",
         NULL);
     cr_assert_eq(kp_scenario_n_commands(&s), 1);
     cr_expect_str_eq(kp_scenario_command_nodes(&s, 0), "a");
@@ -275,14 +305,18 @@ Test(disruption_candidates, unknown_instance_type_blocks_consolidation_with_a_re
     kp_scenario s;
     /* Not empty: consolidation needs the node's price, which it cannot know. */
     run(&s,
-        POOL "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD "', labels: {"
-             "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', karpenter.sh/initialized: 'true', "
-             "node.kubernetes.io/instance-type: no-such-type.9xlarge, topology.kubernetes.io/zone: us-east-1a, "
-             "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: a, kubernetes.io/arch: amd64, "
+        POOL "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD
+             "', labels: {"
+             "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', "
+             "karpenter.sh/initialized: 'true', "
+             "node.kubernetes.io/instance-type: no-such-type.9xlarge, topology.kubernetes.io/zone: "
+             "us-east-1a, "
+             "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: a, "
+             "kubernetes.io/arch: amd64, "
              "kubernetes.io/os: linux}}\n"
              "spec: {providerID: 'aws:///us-east-1a/i-a'}\n"
-             "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: Ready, status: 'True'}]}\n"
-             POD("p", "a", ""),
+             "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: "
+             "Ready, status: 'True'}]}\n" POD("p", "a", ""),
         NULL);
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
     KEPT(&s, "a", "no-such-type.9xlarge");
@@ -298,10 +332,11 @@ Test(disruption_candidates, every_kept_managed_node_has_a_reason)
      * when the last node is empty and every pod is bound
      * (test_disruption_candidates_bugs.c). */
     run(&s,
-        POOL UNMANAGED("u") NODE_FULL("dnd", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}",
-                                      INIT, "True") NODE_FULL("young", "default", "", "", "True")
-            NODE_FULL("orphan", "ghost", "", INIT, "True") NODE("busy")
-                POD("p", "busy", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}"),
+        POOL UNMANAGED("u")
+            NODE_FULL("dnd", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}",
+                      INIT, "True") NODE_FULL("young", "default", "", "", "True")
+                NODE_FULL("orphan", "ghost", "", INIT, "True") NODE("busy")
+                    POD("p", "busy", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}"),
         NULL);
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
     static const char *const kept[] = {"dnd", "young", "orphan", "busy"};
@@ -311,7 +346,8 @@ Test(disruption_candidates, every_kept_managed_node_has_a_reason)
         cr_expect_gt(strlen(why), 10, "%s: %s", kept[i], why);
     }
     /* Each reason is its own: they name different things. */
-    cr_expect_str_neq(kp_scenario_blocked_reason(&s, "dnd"), kp_scenario_blocked_reason(&s, "young"));
+    cr_expect_str_neq(kp_scenario_blocked_reason(&s, "dnd"),
+                      kp_scenario_blocked_reason(&s, "young"));
     cr_expect(strstr(kp_scenario_blocked_reason(&s, "busy"), "default/p") != NULL, "%s",
               kp_scenario_blocked_reason(&s, "busy"));
     cr_expect_null(kp_scenario_blocked_reason(&s, "u"));
@@ -321,13 +357,16 @@ Test(disruption_candidates, every_kept_managed_node_has_a_reason)
 Test(disruption_candidates, blocked_nodes_appear_in_the_json_output)
 {
     kp_scenario s;
-    run(&s, POOL NODE_FULL("a", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}", INIT, "True"),
+    run(&s,
+        POOL NODE_FULL("a", "default", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}", INIT,
+                       "True"),
         NULL);
     const cJSON *blocked = cJSON_GetObjectItemCaseSensitive(s.disruption_json, "blocked");
     cr_assert(cJSON_IsArray(blocked));
     cr_assert_eq(cJSON_GetArraySize(blocked), 1);
     const cJSON *row = cJSON_GetArrayItem(blocked, 0);
     cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(row, "node")->valuestring, "a");
-    cr_expect(strstr(cJSON_GetObjectItemCaseSensitive(row, "reason")->valuestring, "do-not-disrupt") != NULL);
+    cr_expect(strstr(cJSON_GetObjectItemCaseSensitive(row, "reason")->valuestring,
+                     "do-not-disrupt") != NULL);
     kp_scenario_free(&s);
 }

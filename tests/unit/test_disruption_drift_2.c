@@ -39,24 +39,30 @@ __attribute__((format(printf, 2, 3))) static void add(yaml_buf *b, const char *f
     b->len += (size_t)n;
 }
 
-#define NEVER "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never, budgets: [{nodes: '100%'}]"
+#define NEVER                                                                                      \
+    "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never, budgets: [{nodes: "   \
+    "'100%'}]"
 
-static void add_pool(yaml_buf *b, const char *name, const char *requirements, const char *disruption)
+static void add_pool(yaml_buf *b, const char *name, const char *requirements,
+                     const char *disruption)
 {
     add(b,
         "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, "
+        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
+        "name: default}, "
         "requirements: [%s]}}, disruption: {%s}}\n",
-        name, requirements ? requirements : "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}",
+        name,
+        requirements ? requirements
+                     : "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}",
         disruption);
 }
 
 typedef struct node_opts {
-    const char *pool;         /* "default" when NULL */
-    const char *drifted_at;   /* Drifted condition's time; NULL: not drifted */
-    const char *node_meta;    /* extra Node metadata */
-    const char *claim_spec;   /* extra NodeClaim spec */
-    const char *initialized;  /* the claim's Initialized time (OLD when NULL) */
+    const char *pool;        /* "default" when NULL */
+    const char *drifted_at;  /* Drifted condition's time; NULL: not drifted */
+    const char *node_meta;   /* extra Node metadata */
+    const char *claim_spec;  /* extra NodeClaim spec */
+    const char *initialized; /* the claim's Initialized time (OLD when NULL) */
     bool deleting;
 } node_opts;
 
@@ -65,38 +71,51 @@ static void add_node(yaml_buf *b, const char *name, node_opts o)
 {
     const char *pool = o.pool ? o.pool : "default";
     add(b,
-        "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '" OLD "'%s%s, labels: {"
-        "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true', karpenter.sh/initialized: 'true', "
+        "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '" OLD
+        "'%s%s, labels: {"
+        "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true', karpenter.sh/initialized: "
+        "'true', "
         "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, "
-        "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: %s, kubernetes.io/arch: amd64, "
+        "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: %s, kubernetes.io/arch: "
+        "amd64, "
         "kubernetes.io/os: linux}}\nspec: {providerID: 'aws:///us-east-1a/i-%s'}\n"
-        "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: Ready, status: 'True'}]}\n",
+        "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: Ready, "
+        "status: 'True'}]}\n",
         name, o.node_meta ? o.node_meta : "",
-        o.deleting ? ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]" : "", pool,
-        name, name);
+        o.deleting
+            ? ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]"
+            : "",
+        pool, name, name);
     add(b,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, creationTimestamp: '" OLD "', "
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, "
+        "creationTimestamp: '" OLD "', "
         "labels: {karpenter.sh/nodepool: %s, node.kubernetes.io/instance-type: m5.xlarge, "
-        "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand, kubernetes.io/arch: amd64, "
+        "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand, "
+        "kubernetes.io/arch: amd64, "
         "kubernetes.io/os: linux}}\n"
         "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}%s}\n"
-        "status: {providerID: 'aws:///us-east-1a/i-%s', nodeName: %s, conditions: [{type: Launched, status: 'True'}, "
+        "status: {providerID: 'aws:///us-east-1a/i-%s', nodeName: %s, conditions: [{type: "
+        "Launched, status: 'True'}, "
         "{type: Initialized, status: 'True', lastTransitionTime: '%s'}",
-        name, pool, o.claim_spec ? o.claim_spec : "", name, name, o.initialized ? o.initialized : OLD);
+        name, pool, o.claim_spec ? o.claim_spec : "", name, name,
+        o.initialized ? o.initialized : OLD);
     if (o.drifted_at)
-        add(b, ", {type: Drifted, status: 'True', reason: AMIDrifted, lastTransitionTime: '%s'}", o.drifted_at);
+        add(b, ", {type: Drifted, status: 'True', reason: AMIDrifted, lastTransitionTime: '%s'}",
+            o.drifted_at);
     add(b, "]}\n");
 }
 
 #define RS "{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}"
 
 /* A running pod on `node` asking for `cpu`; `meta` adds metadata, `spec` adds spec fields. */
-static void add_pod(yaml_buf *b, const char *name, const char *node, const char *cpu, const char *meta,
-                    const char *spec, const char *status)
+static void add_pod(yaml_buf *b, const char *name, const char *node, const char *cpu,
+                    const char *meta, const char *spec, const char *status)
 {
     add(b,
-        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default%s, ownerReferences: [" RS "]}\n"
-        "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '%s', memory: 1Gi}}}]%s}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default%s, "
+        "ownerReferences: [" RS "]}\n"
+        "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '%s', memory: "
+        "1Gi}}}]%s}\n"
         "status: {phase: Running%s}\n",
         name, meta, node, cpu, spec, status);
 }
@@ -119,8 +138,8 @@ static void expect_drift(kp_scenario *s, uint32_t i, const char *node, uint32_t 
     cr_assert_gt(kp_scenario_n_commands(s), i, "no command %u", i);
     cr_expect_str_eq(kp_scenario_command_method(s, i), "drift");
     cr_expect_str_eq(kp_scenario_command_nodes(s, i), node);
-    cr_expect_eq(kp_scenario_command_replacements(s, i), replacements, "command %u: %u replacements", i,
-                 kp_scenario_command_replacements(s, i));
+    cr_expect_eq(kp_scenario_command_replacements(s, i), replacements,
+                 "command %u: %u replacements", i, kp_scenario_command_replacements(s, i));
 }
 
 static void expect_kept(const kp_scenario *s, const char *node, const char *needle)
@@ -132,8 +151,8 @@ static void expect_kept(const kp_scenario *s, const char *node, const char *need
 }
 
 #define DRIFTED(t) ((node_opts){.drifted_at = (t)})
-#define T1 "2026-11-21T09:00:00Z"
-#define T2 "2026-11-21T10:00:00Z"
+#define T1         "2026-11-21T09:00:00Z"
+#define T2         "2026-11-21T10:00:00Z"
 
 /* ---------- replace or delete ---------- */
 
@@ -214,7 +233,8 @@ Test(disruption_drift_method, one_node_per_command)
     cr_assert_eq(kp_scenario_n_commands(&s), 3);
     for (uint32_t i = 0; i < 3; i++) {
         cr_expect_str_eq(kp_scenario_command_method(&s, i), "drift");
-        cr_expect_null(strchr(kp_scenario_command_nodes(&s, i), ','), "%s", kp_scenario_command_nodes(&s, i));
+        cr_expect_null(strchr(kp_scenario_command_nodes(&s, i), ','), "%s",
+                       kp_scenario_command_nodes(&s, i));
     }
     kp_scenario_free(&s);
 }
@@ -277,7 +297,9 @@ Test(disruption_drift_method, node_do_not_disrupt_holds_it)
 {
     static yaml_buf b;
     add_pool(&b, "default", NULL, NEVER);
-    add_node(&b, "a", (node_opts){.drifted_at = T1, .node_meta = ", annotations: {karpenter.sh/do-not-disrupt: 'true'}"});
+    add_node(&b, "a",
+             (node_opts){.drifted_at = T1,
+                         .node_meta = ", annotations: {karpenter.sh/do-not-disrupt: 'true'}"});
     simple_pod(&b, "p", "a");
     kp_scenario s;
     plan(&s, &b, 0);
@@ -290,7 +312,9 @@ Test(disruption_drift_method, node_do_not_disrupt_false_does_not)
 {
     static yaml_buf b;
     add_pool(&b, "default", NULL, NEVER);
-    add_node(&b, "a", (node_opts){.drifted_at = T1, .node_meta = ", annotations: {karpenter.sh/do-not-disrupt: 'false'}"});
+    add_node(&b, "a",
+             (node_opts){.drifted_at = T1,
+                         .node_meta = ", annotations: {karpenter.sh/do-not-disrupt: 'false'}"});
     simple_pod(&b, "p", "a");
     kp_scenario s;
     plan(&s, &b, 0);
@@ -318,8 +342,10 @@ Test(disruption_drift_method, blocking_pdb_holds_it_without_a_grace_period)
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", DRIFTED(T1));
     add_pod(&b, "p", "a", "1", ", labels: {app: web}", "", "");
-    add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\n"
-            "spec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\nstatus: {disruptionsAllowed: 0}\n");
+    add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
+            "namespace: default}\n"
+            "spec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\nstatus: "
+            "{disruptionsAllowed: 0}\n");
     kp_scenario s;
     plan(&s, &b, 0);
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
@@ -348,8 +374,10 @@ Test(disruption_drift_method, grace_period_lets_drift_past_a_blocking_pdb)
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", (node_opts){.drifted_at = T1, .claim_spec = ", terminationGracePeriod: 5m"});
     add_pod(&b, "p", "a", "1", ", labels: {app: web}", "", "");
-    add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\n"
-            "spec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\nstatus: {disruptionsAllowed: 0}\n");
+    add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
+            "namespace: default}\n"
+            "spec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\nstatus: "
+            "{disruptionsAllowed: 0}\n");
     kp_scenario s;
     plan(&s, &b, 1);
     cr_assert_eq(kp_scenario_n_commands(&s), 1);
@@ -360,7 +388,8 @@ Test(disruption_drift_method, grace_period_lets_drift_past_a_blocking_pdb)
 Test(disruption_drift_method, grace_period_does_not_open_consolidation)
 {
     static yaml_buf b;
-    add_pool(&b, "default", NULL, "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s");
+    add_pool(&b, "default", NULL,
+             "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s");
     /* Not drifted, a grace period, a do-not-disrupt pod: consolidation is
      * graceful, so the pod holds the node. */
     add_node(&b, "b", (node_opts){0});
@@ -381,7 +410,8 @@ Test(disruption_drift_method, do_not_disrupt_duration_active_then_elapsed)
         add_pool(&b, "default", NULL, NEVER);
         add_node(&b, "a", DRIFTED(T1));
         add_pod(&b, "p", "a", "1", ", annotations: {karpenter.sh/do-not-disrupt: 2m}", "",
-                elapsed ? ", startTime: '2026-11-21T11:57:00Z'" : ", startTime: '2026-11-21T11:59:00Z'");
+                elapsed ? ", startTime: '2026-11-21T11:57:00Z'"
+                        : ", startTime: '2026-11-21T11:59:00Z'");
         kp_scenario s;
         plan(&s, &b, 0);
         if (elapsed) {
@@ -400,7 +430,8 @@ Test(disruption_drift_method, invalid_do_not_disrupt_does_not_hold_it)
     static yaml_buf b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", DRIFTED(T1));
-    add_pod(&b, "p", "a", "1", ", annotations: {karpenter.sh/do-not-disrupt: invalid-format}", "", "");
+    add_pod(&b, "p", "a", "1", ", annotations: {karpenter.sh/do-not-disrupt: invalid-format}", "",
+            "");
     kp_scenario s;
     plan(&s, &b, 0);
     cr_assert_eq(kp_scenario_n_commands(&s), 1);
@@ -413,8 +444,11 @@ Test(disruption_drift_method, invalid_do_not_disrupt_does_not_hold_it)
 Test(disruption_drift_method, not_held_by_consolidate_after)
 {
     static yaml_buf b;
-    add_pool(&b, "default", NULL, "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1h");
-    add_node(&b, "a", (node_opts){.drifted_at = "2026-11-21T11:58:00Z", .initialized = "2026-11-21T11:55:00Z"});
+    add_pool(&b, "default", NULL,
+             "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1h");
+    add_node(
+        &b, "a",
+        (node_opts){.drifted_at = "2026-11-21T11:58:00Z", .initialized = "2026-11-21T11:55:00Z"});
     simple_pod(&b, "p", "a");
     kp_scenario s;
     plan(&s, &b, 1);
@@ -440,15 +474,21 @@ Test(disruption_drift_method, uninitialized_drifted_node_waits)
 {
     static yaml_buf b;
     add_pool(&b, "default", NULL, NEVER);
-    add(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD "', labels: {"
-            "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', node.kubernetes.io/instance-type: m5.xlarge, "
-            "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: a}}\n"
+    add(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD
+            "', labels: {"
+            "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', "
+            "node.kubernetes.io/instance-type: m5.xlarge, "
+            "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand, "
+            "kubernetes.io/hostname: a}}\n"
             "spec: {providerID: 'aws:///us-east-1a/i-a'}\n"
-            "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: Ready, status: 'True'}]}\n"
-            "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, creationTimestamp: '" OLD "', "
+            "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: "
+            "Ready, status: 'True'}]}\n"
+            "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, "
+            "creationTimestamp: '" OLD "', "
             "labels: {karpenter.sh/nodepool: default, karpenter.sh/capacity-type: on-demand}}\n"
             "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
-            "status: {providerID: 'aws:///us-east-1a/i-a', nodeName: a, conditions: [{type: Launched, status: 'True'}, "
+            "status: {providerID: 'aws:///us-east-1a/i-a', nodeName: a, conditions: [{type: "
+            "Launched, status: 'True'}, "
             "{type: Drifted, status: 'True', reason: AMIDrifted}]}\n");
     kp_scenario s;
     plan(&s, &b, 0);
@@ -478,7 +518,8 @@ Test(disruption_drift_method, drifted_budget_zero_does_not_hold_emptiness)
 {
     static yaml_buf b;
     add_pool(&b, "default", NULL,
-             "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '0', reasons: [Drifted]}]");
+             "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '0', "
+             "reasons: [Drifted]}]");
     add_node(&b, "idle", (node_opts){0});
     add_node(&b, "a", DRIFTED(T1));
     simple_pod(&b, "p", "a");
@@ -497,7 +538,9 @@ Test(disruption_drift_method, nodes_already_deleting_use_the_drift_budget)
         static yaml_buf b;
         b.len = 0;
         /* 50% of 4 nodes is 2. */
-        add_pool(&b, "default", NULL, "consolidationPolicy: WhenEmpty, consolidateAfter: Never, budgets: [{nodes: '50%'}]");
+        add_pool(
+            &b, "default", NULL,
+            "consolidationPolicy: WhenEmpty, consolidateAfter: Never, budgets: [{nodes: '50%'}]");
         add_node(&b, "d1", (node_opts){.deleting = true});
         add_node(&b, "d2", (node_opts){.deleting = deleting == 2});
         add_node(&b, "a", DRIFTED(T1));
@@ -521,8 +564,10 @@ Test(disruption_drift_method, nodes_already_deleting_use_the_drift_budget)
 Test(disruption_drift_method, budgets_per_nodepool)
 {
     static yaml_buf b;
-    add_pool(&b, "held", NULL, "consolidationPolicy: WhenEmpty, consolidateAfter: Never, budgets: [{nodes: '0'}]");
-    add_pool(&b, "open", NULL, "consolidationPolicy: WhenEmpty, consolidateAfter: Never, budgets: [{nodes: '1'}]");
+    add_pool(&b, "held", NULL,
+             "consolidationPolicy: WhenEmpty, consolidateAfter: Never, budgets: [{nodes: '0'}]");
+    add_pool(&b, "open", NULL,
+             "consolidationPolicy: WhenEmpty, consolidateAfter: Never, budgets: [{nodes: '1'}]");
     add_node(&b, "h1", (node_opts){.pool = "held", .drifted_at = T1});
     add_node(&b, "o1", (node_opts){.pool = "open", .drifted_at = T2});
     simple_pod(&b, "p", "h1");

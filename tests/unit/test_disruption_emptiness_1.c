@@ -39,23 +39,29 @@ static void add_pool(yaml_buf *b, const char *name, const char *disruption)
 {
     add(b,
         "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, "
+        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
+        "name: default}, "
         "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]}}, "
         "disruption: {%s}}\n",
         name, disruption);
 }
 
-#define WHEN_EMPTY "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '100%'}]"
+#define WHEN_EMPTY                                                                                 \
+    "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '100%'}]"
 
 static void add_node_typed(yaml_buf *b, const char *name, const char *pool, const char *type)
 {
     add(b,
-        "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '" OLD "', labels: {"
-        "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true', karpenter.sh/initialized: 'true', "
+        "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '" OLD
+        "', labels: {"
+        "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true', karpenter.sh/initialized: "
+        "'true', "
         "node.kubernetes.io/instance-type: %s, topology.kubernetes.io/zone: us-east-1a, "
-        "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: %s, kubernetes.io/arch: amd64, "
+        "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: %s, kubernetes.io/arch: "
+        "amd64, "
         "kubernetes.io/os: linux}}\nspec: {providerID: 'aws:///us-east-1a/i-%s'}\n"
-        "status: {capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, "
+        "status: {capacity: {cpu: '4', memory: 16Gi, pods: '58'}, allocatable: {cpu: '4', memory: "
+        "16Gi, pods: '58'}, "
         "conditions: [{type: Ready, status: 'True'}]}\n",
         name, pool, type, name, name);
 }
@@ -69,11 +75,13 @@ static void add_node(yaml_buf *b, const char *name)
 static void add_claim(yaml_buf *b, const char *node, const char *init)
 {
     add(b,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, creationTimestamp: '" OLD "', "
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, "
+        "creationTimestamp: '" OLD "', "
         "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: m5.xlarge, "
         "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand}}\n"
         "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
-        "status: {providerID: 'aws:///us-east-1a/i-%s', nodeName: %s, conditions: [{type: Launched, status: 'True'}, "
+        "status: {providerID: 'aws:///us-east-1a/i-%s', nodeName: %s, conditions: [{type: "
+        "Launched, status: 'True'}, "
         "{type: Initialized, status: 'True', lastTransitionTime: '%s'}]}\n",
         node, node, node, init);
 }
@@ -84,12 +92,14 @@ static void add_claim(yaml_buf *b, const char *node, const char *init)
 
 /* A pod on `node`: `meta` adds metadata, `owner` is its controller, `spec`
  * adds spec fields, `phase` its phase. */
-static void add_pod(yaml_buf *b, const char *name, const char *node, const char *meta, const char *owner,
-                    const char *spec, const char *phase)
+static void add_pod(yaml_buf *b, const char *name, const char *node, const char *meta,
+                    const char *owner, const char *spec, const char *phase)
 {
     add(b,
-        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default%s, ownerReferences: [%s]}\n"
-        "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]%s}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default%s, "
+        "ownerReferences: [%s]}\n"
+        "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '1', memory: "
+        "1Gi}}}]%s}\n"
         "status: {phase: %s}\n",
         name, meta, owner, node, spec, phase);
 }
@@ -125,7 +135,8 @@ Test(disruption_emptiness, empty_nodes_go_in_one_command)
     cr_expect_str_eq(kp_scenario_command_nodes(&s, 0), "a,b");
     cr_expect_eq(kp_scenario_command_replacements(&s, 0), 0);
     cr_expect_float_eq(command_savings(&s, 0), 2 * M5_XLARGE_PRICE, 1e-6);
-    const cJSON *cmd = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s.disruption_json, "disruption"), 0);
+    const cJSON *cmd =
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s.disruption_json, "disruption"), 0);
     cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(cmd, "reason")->valuestring, "Empty");
     kp_scenario_free(&s);
 }
@@ -170,7 +181,8 @@ Test(disruption_emptiness, only_the_empty_nodes)
 Test(disruption_emptiness, the_dearest_empty_nodes_go_first_under_a_budget)
 {
     static yaml_buf b;
-    add_pool(&b, "default", "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '1'}]");
+    add_pool(&b, "default",
+             "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '1'}]");
     add_node_typed(&b, "small", "default", "m5.large");
     add_node_typed(&b, "large", "default", "m5.2xlarge");
     add_node_typed(&b, "medium", "default", "m5.xlarge");
@@ -190,7 +202,8 @@ Test(disruption_emptiness, the_dearest_empty_nodes_go_first_under_a_budget)
 Test(disruption_emptiness, budget_holds_the_rest_with_its_reason)
 {
     static yaml_buf b;
-    add_pool(&b, "default", "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '2'}]");
+    add_pool(&b, "default",
+             "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '2'}]");
     for (int i = 0; i < 5; i++) {
         char name[8];
         snprintf(name, sizeof(name), "n%d", i);
@@ -203,12 +216,12 @@ Test(disruption_emptiness, budget_holds_the_rest_with_its_reason)
     for (int i = 0; i < 5; i++) {
         char name[8];
         snprintf(name, sizeof(name), "n%d", i);
-        if (kp_scenario_disrupted_by(&s, name) >= 0)
-            continue;
+        if (kp_scenario_disrupted_by(&s, name) >= 0) continue;
         kept++;
         const char *why = kp_scenario_blocked_reason(&s, name);
         cr_assert_not_null(why, "%s", name);
-        cr_expect(strstr(why, "budgets of NodePool default") && strstr(why, "Empty"), "%s: %s", name, why);
+        cr_expect(strstr(why, "budgets of NodePool default") && strstr(why, "Empty"), "%s: %s",
+                  name, why);
     }
     cr_expect_eq(kept, 3);
     kp_scenario_free(&s);
@@ -228,16 +241,20 @@ static const empty_case empty_cases[] = {
      "{apiVersion: v1, kind: Node, name: a, uid: n1, controller: true}", "", "Running", true},
     {"a pod that succeeded", "", RS, "", "Succeeded", true},
     {"a pod that failed", "", RS, "", "Failed", true},
-    {"a terminating Deployment pod", ", deletionTimestamp: '2026-11-21T11:59:30Z'", RS, "", "Running", true},
-    {"a terminating StatefulSet pod", ", deletionTimestamp: '2026-11-21T11:59:30Z'", SS, "", "Running", false},
+    {"a terminating Deployment pod", ", deletionTimestamp: '2026-11-21T11:59:30Z'", RS, "",
+     "Running", true},
+    {"a terminating StatefulSet pod", ", deletionTimestamp: '2026-11-21T11:59:30Z'", SS, "",
+     "Running", false},
     {"a running StatefulSet pod", "", SS, "", "Running", false},
     {"a running Deployment pod", "", RS, "", "Running", false},
     {"a pod without a controller", "", "", "", "Running", false},
     {"a pod of the lowest priority", "", RS, ", priority: -2147483648", "Running", true},
-    {"a pod of the lowest deletion cost", ", annotations: {controller.kubernetes.io/pod-deletion-cost: '-2147483647'}",
-     RS, "", "Running", true},
+    {"a pod of the lowest deletion cost",
+     ", annotations: {controller.kubernetes.io/pod-deletion-cost: '-2147483647'}", RS, "",
+     "Running", true},
     {"a pod of a slightly negative deletion cost",
-     ", annotations: {controller.kubernetes.io/pod-deletion-cost: '-1000'}", RS, "", "Running", false},
+     ", annotations: {controller.kubernetes.io/pod-deletion-cost: '-1000'}", RS, "", "Running",
+     false},
 };
 
 static size_t *indices(size_t n)
@@ -282,9 +299,11 @@ Test(disruption_emptiness, daemonset_pods_with_their_daemonset_still_empty)
 {
     static yaml_buf b;
     add_pool(&b, "default", WHEN_EMPTY);
-    add(&b, "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: default}\n"
-            "spec: {selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: agent}}, "
-            "spec: {containers: [{name: c, resources: {requests: {cpu: 100m, memory: 128Mi}}}]}}}\n");
+    add(&b,
+        "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: default}\n"
+        "spec: {selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: "
+        "agent}}, "
+        "spec: {containers: [{name: c, resources: {requests: {cpu: 100m, memory: 128Mi}}}]}}}\n");
     add_node(&b, "a");
     add_node(&b, "b");
     add_pod(&b, "agent-a", "a", ", labels: {app: agent}", DS, "", "Running");
@@ -301,7 +320,8 @@ Test(disruption_emptiness, daemonset_pods_with_their_daemonset_still_empty)
 Test(disruption_emptiness, waits_for_consolidate_after_per_node)
 {
     static yaml_buf b;
-    add_pool(&b, "default", "consolidationPolicy: WhenEmpty, consolidateAfter: 30m, budgets: [{nodes: '100%'}]");
+    add_pool(&b, "default",
+             "consolidationPolicy: WhenEmpty, consolidateAfter: 30m, budgets: [{nodes: '100%'}]");
     add_node(&b, "settled");
     add_claim(&b, "settled", "2026-11-21T10:00:00Z");
     add_node(&b, "fresh");
@@ -319,15 +339,17 @@ Test(disruption_emptiness, waits_for_consolidate_after_per_node)
 Test(disruption_emptiness, a_recent_pod_event_restarts_the_wait)
 {
     static yaml_buf b;
-    add_pool(&b, "default", "consolidationPolicy: WhenEmpty, consolidateAfter: 30m, budgets: [{nodes: '100%'}]");
+    add_pool(&b, "default",
+             "consolidationPolicy: WhenEmpty, consolidateAfter: 30m, budgets: [{nodes: '100%'}]");
     add_node(&b, "a");
     /* Initialised long ago, but its last pod left five minutes ago. */
-    add(&b,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, creationTimestamp: '" OLD "', "
-        "labels: {karpenter.sh/nodepool: default, karpenter.sh/capacity-type: on-demand}}\n"
-        "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
-        "status: {providerID: 'aws:///us-east-1a/i-a', nodeName: a, lastPodEventTime: '2026-11-21T11:55:00Z', "
-        "conditions: [{type: Initialized, status: 'True', lastTransitionTime: '" OLD "'}]}\n");
+    add(&b, "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, "
+            "creationTimestamp: '" OLD "', "
+            "labels: {karpenter.sh/nodepool: default, karpenter.sh/capacity-type: on-demand}}\n"
+            "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
+            "status: {providerID: 'aws:///us-east-1a/i-a', nodeName: a, lastPodEventTime: "
+            "'2026-11-21T11:55:00Z', "
+            "conditions: [{type: Initialized, status: 'True', lastTransitionTime: '" OLD "'}]}\n");
     kp_scenario s;
     plan(&s, &b, 0);
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
@@ -371,10 +393,12 @@ Test(disruption_emptiness, an_empty_drifted_node_goes_as_empty)
     add_pool(&b, "default", WHEN_EMPTY);
     add_node(&b, "a");
     add(&b,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, creationTimestamp: '" OLD "', "
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, "
+        "creationTimestamp: '" OLD "', "
         "labels: {karpenter.sh/nodepool: default, karpenter.sh/capacity-type: on-demand}}\n"
         "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
-        "status: {providerID: 'aws:///us-east-1a/i-a', nodeName: a, conditions: [{type: Initialized, status: 'True', "
+        "status: {providerID: 'aws:///us-east-1a/i-a', nodeName: a, conditions: [{type: "
+        "Initialized, status: 'True', "
         "lastTransitionTime: '" OLD "'}, {type: Drifted, status: 'True', reason: AMIDrifted}]}\n");
     kp_scenario s;
     plan(&s, &b, 0);
@@ -388,8 +412,9 @@ Test(disruption_emptiness, an_empty_drifted_node_goes_as_empty)
 Test(disruption_emptiness, empty_nodes_go_before_consolidating_the_rest)
 {
     static yaml_buf b;
-    add_pool(&b, "default", "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, "
-                            "budgets: [{nodes: '100%'}]");
+    add_pool(&b, "default",
+             "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, "
+             "budgets: [{nodes: '100%'}]");
     add_node(&b, "e1");
     add_node(&b, "e2");
     add_node(&b, "a");

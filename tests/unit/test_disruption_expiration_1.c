@@ -43,8 +43,10 @@ static void add_pool(yaml_buf *b, const char *template, const char *disruption)
 {
     add(b,
         "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, "
-        "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]%s}}, disruption: {%s}}\n",
+        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
+        "name: default}, "
+        "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]%s}}, "
+        "disruption: {%s}}\n",
         template, disruption);
 }
 
@@ -54,11 +56,14 @@ static void add_node(yaml_buf *b, const char *name, const char *created, const c
 {
     add(b,
         "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '%s'%s, labels: {"
-        "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', karpenter.sh/initialized: 'true', "
+        "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', "
+        "karpenter.sh/initialized: 'true', "
         "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, "
-        "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: %s, kubernetes.io/arch: amd64, "
+        "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: %s, kubernetes.io/arch: "
+        "amd64, "
         "kubernetes.io/os: linux}}\nspec: {providerID: 'aws:///us-east-1a/i-%s'}\n"
-        "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: Ready, status: 'True'}]}\n",
+        "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: Ready, "
+        "status: 'True'}]}\n",
         name, created, meta, name, name);
 }
 
@@ -66,22 +71,27 @@ static void add_node(yaml_buf *b, const char *name, const char *created, const c
 static void add_claim(yaml_buf *b, const char *node, const char *created, const char *spec)
 {
     add(b,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, creationTimestamp: '%s', "
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, "
+        "creationTimestamp: '%s', "
         "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: m5.xlarge, "
         "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand}}\n"
         "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}%s}\n"
-        "status: {providerID: 'aws:///us-east-1a/i-%s', nodeName: %s, conditions: [{type: Launched, status: 'True'}, "
+        "status: {providerID: 'aws:///us-east-1a/i-%s', nodeName: %s, conditions: [{type: "
+        "Launched, status: 'True'}, "
         "{type: Initialized, status: 'True', lastTransitionTime: '%s'}]}\n",
         node, created, spec, node, node, created);
 }
 
 #define RS "{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}"
 
-static void add_pod(yaml_buf *b, const char *name, const char *node, const char *meta, const char *spec)
+static void add_pod(yaml_buf *b, const char *name, const char *node, const char *meta,
+                    const char *spec)
 {
     add(b,
-        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default%s, ownerReferences: [" RS "]}\n"
-        "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]%s}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default%s, "
+        "ownerReferences: [" RS "]}\n"
+        "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '1', memory: "
+        "1Gi}}}]%s}\n"
         "status: {phase: Running}\n",
         name, meta, node, spec);
 }
@@ -99,7 +109,8 @@ static void expect_expired(kp_scenario *s, const char *nodes)
     cr_assert_geq(kp_scenario_n_commands(s), 1, "nothing expired");
     cr_expect_str_eq(kp_scenario_command_method(s, 0), "expiration");
     cr_expect_str_eq(kp_scenario_command_nodes(s, 0), nodes);
-    const cJSON *cmd = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s->disruption_json, "disruption"), 0);
+    const cJSON *cmd =
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s->disruption_json, "disruption"), 0);
     cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(cmd, "reason")->valuestring, "Expired");
 }
 
@@ -107,9 +118,9 @@ static void expect_expired(kp_scenario *s, const char *nodes)
 
 typedef struct expiry_case {
     const char *name;
-    const char *pool_template;  /* NodePool template fields */
+    const char *pool_template; /* NodePool template fields */
     const char *node_created;
-    const char *claim_created;  /* NULL: no NodeClaim */
+    const char *claim_created; /* NULL: no NodeClaim */
     const char *claim_spec;
     bool expired;
 } expiry_case;
@@ -122,16 +133,17 @@ static const expiry_case expiry_cases[] = {
     {"expireAfter Never", "", OLD, "2025-01-01T00:00:00Z", ", expireAfter: Never", false},
     {"counted from the NodeClaim, not the Node", "", "2026-11-21T11:00:00Z", "2026-11-18T12:00:00Z",
      ", expireAfter: 48h", true},
-    {"a young NodeClaim on an old Node", "", "2026-11-01T00:00:00Z", "2026-11-21T11:00:00Z", ", expireAfter: 48h",
-     false},
-    {"the NodeClaim's value, not the NodePool's (Never)", ", expireAfter: 1h", OLD, "2026-11-01T00:00:00Z",
-     ", expireAfter: Never", false},
-    {"the NodeClaim's value, not the NodePool's (1h)", ", expireAfter: Never", OLD, "2026-11-21T10:00:00Z",
-     ", expireAfter: 1h", true},
-    {"no NodeClaim: the NodePool's expireAfter from the Node", ", expireAfter: 1h", "2026-11-21T10:00:00Z", NULL, "",
-     true},
+    {"a young NodeClaim on an old Node", "", "2026-11-01T00:00:00Z", "2026-11-21T11:00:00Z",
+     ", expireAfter: 48h", false},
+    {"the NodeClaim's value, not the NodePool's (Never)", ", expireAfter: 1h", OLD,
+     "2026-11-01T00:00:00Z", ", expireAfter: Never", false},
+    {"the NodeClaim's value, not the NodePool's (1h)", ", expireAfter: Never", OLD,
+     "2026-11-21T10:00:00Z", ", expireAfter: 1h", true},
+    {"no NodeClaim: the NodePool's expireAfter from the Node", ", expireAfter: 1h",
+     "2026-11-21T10:00:00Z", NULL, "", true},
     {"no NodeClaim, not yet", ", expireAfter: 3h", "2026-11-21T10:00:00Z", NULL, "", false},
-    {"no NodeClaim, NodePool Never", ", expireAfter: Never", "2025-01-01T00:00:00Z", NULL, "", false},
+    {"no NodeClaim, NodePool Never", ", expireAfter: Never", "2025-01-01T00:00:00Z", NULL, "",
+     false},
     {"no NodeClaim, default 720h passed", "", "2026-10-21T11:00:00Z", NULL, "", true},
     {"no NodeClaim, default 720h not passed", "", "2026-10-23T12:00:00Z", NULL, "", false},
 };
@@ -157,8 +169,7 @@ ParameterizedTest(size_t *i, disruption_expiration, when)
     b.len = 0;
     add_pool(&b, c->pool_template, NEVER);
     add_node(&b, "a", c->node_created, "");
-    if (c->claim_created)
-        add_claim(&b, "a", c->claim_created, c->claim_spec);
+    if (c->claim_created) add_claim(&b, "a", c->claim_created, c->claim_spec);
     add_pod(&b, "p", "a", "", "");
     kp_scenario s;
     plan(&s, &b, 0);
@@ -178,7 +189,9 @@ ParameterizedTest(size_t *i, disruption_expiration, when)
 Test(disruption_expiration, budget_zero_does_not_hold_it)
 {
     static yaml_buf b;
-    add_pool(&b, "", "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: '0'}]");
+    add_pool(&b, "",
+             "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: "
+             "[{nodes: '0'}]");
     add_node(&b, "a", OLD, "");
     EXPIRED_CLAIM(&b, "a");
     add_pod(&b, "p", "a", "", "");
@@ -208,8 +221,10 @@ Test(disruption_expiration, blocking_pdb_does_not_hold_it)
     add_node(&b, "a", OLD, "");
     EXPIRED_CLAIM(&b, "a");
     add_pod(&b, "p", "a", ", labels: {app: web}", "");
-    add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\n"
-            "spec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\nstatus: {disruptionsAllowed: 0}\n");
+    add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
+            "namespace: default}\n"
+            "spec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\nstatus: "
+            "{disruptionsAllowed: 0}\n");
     kp_scenario s;
     plan(&s, &b, 0);
     expect_expired(&s, "a");
@@ -305,7 +320,9 @@ Test(disruption_expiration, expired_nodes_go_together)
 Test(disruption_expiration, comes_before_the_graceful_methods)
 {
     static yaml_buf b;
-    add_pool(&b, "", "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: '100%'}]");
+    add_pool(&b, "",
+             "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: "
+             "[{nodes: '100%'}]");
     /* Both empty: a would go with idle by emptiness, but expiration takes it first. */
     add_node(&b, "idle", OLD, "");
     add_node(&b, "a", OLD, "");
@@ -323,7 +340,8 @@ Test(disruption_expiration, a_node_already_being_deleted_is_left_alone)
 {
     static yaml_buf b;
     add_pool(&b, "", NEVER);
-    add_node(&b, "a", OLD, ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]");
+    add_node(&b, "a", OLD,
+             ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]");
     EXPIRED_CLAIM(&b, "a");
     add_node(&b, "b", OLD, "");
     add_pod(&b, "p", "a", "", "");
