@@ -1,7 +1,7 @@
 /*
- * Known differences from Karpenter in drift. Each test asserts Karpenter's
- * behaviour (or, for the reasons, what Karpenter reports through its events)
- * and fails until the planner changes.
+ * Drift rules the planner once got wrong against Karpenter (no capacity for
+ * pods that will not be evicted; a drifted node names what holds its drift),
+ * kept as regression tests.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -61,12 +61,12 @@ static void run(kp_scenario *s, const char *yaml)
  * evicted until the grace period forces it, so a replacement would sit idle
  * (Karpenter: pkg/controllers/disruption/helpers.go:78-94 keeps only
  * IsCurrentlyReschedulable pods — not do-not-disrupt, not under a fully
- * blocking PDB; drift_test.go:543). Ours: simulate_move
+ * blocking PDB; drift_test.go:543). Before the fix: simulate_move
  * (shared/disruption/simulate.c, collect) moves every reschedulable pod of
  * the candidate, so the drift command launches a replacement for the
  * protected pod.
  */
-Test(disruption_drift_bugs, no_replacement_for_a_do_not_disrupt_pod)
+Test(disruption_drift_3_regressions, no_replacement_for_a_do_not_disrupt_pod)
 {
     kp_scenario s;
     run(&s, POOL("consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never")
@@ -79,7 +79,7 @@ Test(disruption_drift_bugs, no_replacement_for_a_do_not_disrupt_pod)
     kp_scenario_free(&s);
 }
 
-Test(disruption_drift_bugs, no_replacement_for_a_pod_under_a_fully_blocking_pdb)
+Test(disruption_drift_3_regressions, no_replacement_for_a_pod_under_a_fully_blocking_pdb)
 {
     kp_scenario s;
     run(&s, POOL("consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never")
@@ -99,13 +99,13 @@ Test(disruption_drift_bugs, no_replacement_for_a_pod_under_a_fully_blocking_pdb)
 /*
  * A drifted node whose pods cannot be rescheduled is reported as blocked with
  * the scheduling errors (Karpenter: pkg/controllers/disruption/drift.go:92-95
- * publishes a Blocked event naming them). Ours: method_drift notes "drifted
+ * publishes a Blocked event naming them). Before the fix: method_drift notes "drifted
  * (...), but pod ... would have nowhere to go", but note_why keeps only the
  * latest reason and the consolidation methods, which run after drift,
  * overwrite it (consolidation_candidates in shared/disruption/methods.c), so
  * the node is explained by consolidateAfter and the pod is never named.
  */
-Test(disruption_drift_bugs, drifted_node_whose_pod_cannot_move_names_the_pod)
+Test(disruption_drift_3_regressions, drifted_node_whose_pod_cannot_move_names_the_pod)
 {
     kp_scenario s;
     run(&s, POOL("consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never")
@@ -124,7 +124,7 @@ Test(disruption_drift_bugs, drifted_node_whose_pod_cannot_move_names_the_pod)
  * it; Karpenter reports the budget through its NodePool event,
  * helpers.go:308-310).
  */
-Test(disruption_drift_bugs, drifted_node_held_by_the_budget_names_the_budget)
+Test(disruption_drift_3_regressions, drifted_node_held_by_the_budget_names_the_budget)
 {
     kp_scenario s;
     run(&s, POOL("consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '0', "

@@ -1,6 +1,6 @@
 /*
- * Known differences from Karpenter in disruption budgets. The test asserts
- * Karpenter's behaviour and fails until the planner changes.
+ * A budget rule the planner once got wrong against Karpenter (claims whose
+ * instance is terminating do not count), kept as a regression test.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -47,12 +47,12 @@
  * NodePool's total nor charged to the budget (Karpenter:
  * pkg/controllers/disruption/helpers.go:278-283 skips it in
  * BuildDisruptionBudgetMapping; suite_test.go:755), and it is no candidate
- * (statenode.go:447). With 50% of the two live nodes, one may go. Ours:
+ * (statenode.go:447). With 50% of the two live nodes, one may go. Before the fix:
  * budgets_compute (shared/disruption/budgets.c) counts all four, allowing
  * two, and the terminating nodes are candidates too (snapshot_build.c sets
  * `deleting` from deletion timestamps only).
  */
-Test(disruption_budgets_bugs, terminating_nodeclaims_are_not_counted)
+Test(disruption_budgets_2_regressions, terminating_nodeclaims_are_not_counted)
 {
     kp_scenario s;
     kp_disrupt_opts opts = KP_DISRUPT_OPTS_INIT;

@@ -1,6 +1,6 @@
 /*
- * Known differences from Karpenter in expiration. The test asserts
- * Karpenter's behaviour and fails until the planner changes.
+ * An expiration rule the planner once got wrong against Karpenter (the node
+ * do-not-disrupt annotation does not hold expiration), kept as a regression test.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -17,11 +17,11 @@
  * "Pod-Level Controls": the annotation "does not exclude nodes from the
  * forceful disruption methods: Expiration, ..."; the expiration controller,
  * pkg/controllers/nodeclaim/expiration/controller.go:58-84, looks only at
- * deletion and expireAfter). Ours: facts_for (shared/disruption/facts.c)
+ * deletion and expireAfter). Before the fix: facts_for (shared/disruption/facts.c)
  * returns as soon as node_not_disruptable finds the annotation, before
  * expiry() runs, so the node is never marked expired.
  */
-Test(disruption_expiration_bugs, node_do_not_disrupt_does_not_hold_expiration)
+Test(disruption_expiration_2_regressions, node_do_not_disrupt_does_not_hold_expiration)
 {
     kp_scenario s;
     cr_assert_eq(

@@ -1,8 +1,8 @@
 /*
- * Known differences from Karpenter in which nodes are disruption candidates,
- * and a solver fault the candidate scenarios run into. Each test asserts
- * Karpenter's behaviour and fails until the planner (or solver) changes; the
- * comment on each says where Karpenter decides it and where ours differs.
+ * Candidate rules the planner once got wrong against Karpenter (nominated
+ * nodes, InstanceTerminating claims, AlwaysAllow budgets for unready pods)
+ * and a solver fault on an empty last node, kept as regression tests; each
+ * comment says where Karpenter decides it.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -63,7 +63,7 @@ static void run(kp_scenario *s, const char *yaml)
  * reports a heap-buffer-overflow in kp_solve, already in kp_scenario_run.
  * The other suites order their nodes to stay clear of it.
  */
-Test(disruption_candidates_bugs, last_node_empty_while_every_pod_is_bound)
+Test(disruption_candidates_3_regressions, last_node_empty_while_every_pod_is_bound)
 {
     kp_scenario s;
     run(&s, POOL NODE("b") NODE("a") POD("q", "b", "", ""));
@@ -79,12 +79,12 @@ Test(disruption_candidates_bugs, last_node_empty_while_every_pod_is_bound)
  * pkg/controllers/provisioning/scheduling/scheduler.go:316 nominates every
  * existing node that receives pods; pkg/controllers/state/statenode.go:226
  * refuses it, "node is nominated for a pending pod"; suite_test.go:1678).
- * Ours: the scenario's plan puts the pending pod on "a", yet emptiness takes
+ * Before the fix: the scenario's plan puts the pending pod on "a", yet emptiness takes
  * "a" (method_emptiness in shared/disruption/methods.c never runs a
  * simulation and facts.c has no notion of nomination), and the pod is left
  * to a new node.
  */
-Test(disruption_candidates_bugs, empty_node_nominated_for_a_pending_pod)
+Test(disruption_candidates_3_regressions, empty_node_nominated_for_a_pending_pod)
 {
     kp_scenario s;
     run(&s, POOL NODE("a") PENDING("waiting"));
@@ -97,7 +97,7 @@ Test(disruption_candidates_bugs, empty_node_nominated_for_a_pending_pod)
     kp_scenario_free(&s);
 }
 
-Test(disruption_candidates_bugs, busy_node_nominated_for_a_pending_pod)
+Test(disruption_candidates_3_regressions, busy_node_nominated_for_a_pending_pod)
 {
     kp_scenario s;
     /* a holds one pod and is the home planned for another: both would fit a
@@ -112,11 +112,11 @@ Test(disruption_candidates_bugs, busy_node_nominated_for_a_pending_pod)
  * A NodeClaim whose InstanceTerminating condition is True is being deleted
  * (Karpenter: pkg/controllers/state/statenode.go:447 Deleted(), so
  * MarkedForDeletion() and ValidateNodeDisruptable refuses it, "node is
- * deleting or marked for deletion"). Ours: snapshot_build.c sets `deleting`
+ * deleting or marked for deletion"). Before the fix: snapshot_build.c sets `deleting`
  * only from deletion timestamps, so the node is an ordinary candidate and
  * emptiness takes it.
  */
-Test(disruption_candidates_bugs, nodeclaim_with_instance_terminating_condition)
+Test(disruption_candidates_3_regressions, nodeclaim_with_instance_terminating_condition)
 {
     kp_scenario s;
     run(&s, POOL NODE("a") "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: "
@@ -139,12 +139,12 @@ Test(disruption_candidates_bugs, nodeclaim_with_instance_terminating_condition)
 /*
  * A PodDisruptionBudget with unhealthyPodEvictionPolicy: AlwaysAllow never
  * protects a pod whose Ready condition is False (Karpenter:
- * pkg/utils/pdb/pdb.go:110-115, as the eviction API does). Ours: the PDB
+ * pkg/utils/pdb/pdb.go:110-115, as the eviction API does). Before the fix: the PDB
  * decoder (shared/api/decode_workloads.c) does not read the policy and
  * pods_protected (shared/disruption/facts.c) blocks on disruptionsAllowed
  * alone, so the node stays.
  */
-Test(disruption_candidates_bugs, unhealthy_pod_under_an_always_allow_pdb)
+Test(disruption_candidates_3_regressions, unhealthy_pod_under_an_always_allow_pdb)
 {
     kp_scenario s;
     run(&s,
