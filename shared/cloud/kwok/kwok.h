@@ -44,8 +44,8 @@
 
 #define KP_KWOK_PROVIDER_PREFIX "kwok://"
 /* The marker label and annotation the kwok tools use for their nodes. */
-#define KP_KWOK_LABEL "kwok.x-k8s.io/node"
-#define KP_KWOK_LABEL_VALUE "fake"
+#define KP_KWOK_LABEL           "kwok.x-k8s.io/node"
+#define KP_KWOK_LABEL_VALUE     "fake"
 #define KP_KWOK_KUBELET_VERSION "v1.20.2-kwok"
 
 typedef struct kp_kwok_opts {
@@ -56,7 +56,10 @@ typedef struct kp_kwok_opts {
     const char *kubelet_version; /* nodeInfo.kubeletVersion; NULL: KP_KWOK_KUBELET_VERSION */
 } kp_kwok_opts;
 
-#define KP_KWOK_OPTS_INIT {NULL, NULL, NULL}
+#define KP_KWOK_OPTS_INIT                                                                          \
+    {                                                                                              \
+        NULL, NULL, NULL                                                                           \
+    }
 
 /* A provider creating Nodes through `client` (borrowed). `opts` may be NULL.
  * Fails only when the default catalog cannot be built. Free it with

@@ -19,11 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KWOK_LEASE_NAMESPACE "kube-node-lease"
-#define KWOK_TAINT_NOT_READY "node.kubernetes.io/not-ready"
+#define KWOK_LEASE_NAMESPACE   "kube-node-lease"
+#define KWOK_TAINT_NOT_READY   "node.kubernetes.io/not-ready"
 #define KWOK_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
-#define KWOK_DEFAULT_ARCH "amd64"
-#define KWOK_DEFAULT_OS "linux"
+#define KWOK_DEFAULT_ARCH      "amd64"
+#define KWOK_DEFAULT_OS        "linux"
 
 /* ------------------------------------------------------------ provider */
 
@@ -102,8 +102,10 @@ int kwok_reconcile_pod(kp_kwok_kubelet *k, const char *key, int64_t *requeue_ms)
 bool kwok_kubelet_has_node(kp_kwok_kubelet *k, const char *name);
 /* A copy of the node's state; false when it is not a known kwok node. */
 bool kwok_kubelet_node_state(kp_kwok_kubelet *k, const char *name, kwok_node_state *out);
-/* Start knowing `name` (no-op when known); true when it was new. */
-bool kwok_kubelet_know(kp_kwok_kubelet *k, const char *name);
+/* Start knowing `name` (no-op when known) with its InternalIP (NULL: none
+ * or unchanged), in one step so no pod of it is seen without the address;
+ * true when it was new. */
+bool kwok_kubelet_know(kp_kwok_kubelet *k, const char *name, const char *ip);
 /* Forget `name`; true when it was known. */
 bool kwok_kubelet_forget(kp_kwok_kubelet *k, const char *name);
 /* Record what was just done: times (0 leaves a field as it was), the
@@ -124,14 +126,16 @@ const cJSON *kwok_condition_get(const cJSON *obj, const char *type);
 /* Whether that condition exists with status "True". */
 bool kwok_condition_true(const cJSON *obj, const char *type);
 /* A condition object; `heartbeat` NULL leaves lastHeartbeatTime out (pods have none). */
-cJSON *kwok_condition(const char *type, const char *status, const char *reason,
-                      const char *message, const char *heartbeat, const char *transition);
+cJSON *kwok_condition(const char *type, const char *status, const char *reason, const char *message,
+                      const char *heartbeat, const char *transition);
 
 /* The conditions a healthy kubelet reports (Ready True, the pressure
  * conditions False), heartbeat `now`; a condition whose status `old_node`
  * already has keeps its lastTransitionTime. `old_node` may be NULL. */
 cJSON *kwok_node_conditions(const cJSON *old_node, const char *now);
 
+/* The InternalIP in a Node's status.addresses, or NULL. */
+const char *kwok_node_internal_ip(const cJSON *node);
 /* status.addresses of a kwok node: a made-up InternalIP and the hostname. */
 cJSON *kwok_node_addresses(const char *name);
 

@@ -18,12 +18,13 @@ static const kp_workqueue_opts retry_opts = {50, 30000};
 
 /* ------------------------------------------------------------ node set */
 
-bool kwok_kubelet_know(kp_kwok_kubelet *k, const char *name)
+bool kwok_kubelet_know(kp_kwok_kubelet *k, const char *name, const char *ip)
 {
     pthread_mutex_lock(&k->lock);
-    bool fresh = !kp_strmap_has(&k->node_state, name);
-    if (fresh)
-        kp_strmap_put(&k->node_state, name, kp_xcalloc(1, sizeof(kwok_node_state)));
+    kwok_node_state *st = kp_strmap_get(&k->node_state, name);
+    bool fresh = st == NULL;
+    if (fresh) kp_strmap_put(&k->node_state, name, st = kp_xcalloc(1, sizeof(*st)));
+    if (ip) snprintf(st->ip, sizeof(st->ip), "%s", ip);
     pthread_mutex_unlock(&k->lock);
     return fresh;
 }
@@ -49,8 +50,7 @@ bool kwok_kubelet_node_state(kp_kwok_kubelet *k, const char *name, kwok_node_sta
 {
     pthread_mutex_lock(&k->lock);
     const kwok_node_state *st = kp_strmap_get(&k->node_state, name);
-    if (st)
-        *out = *st;
+    if (st) *out = *st;
     pthread_mutex_unlock(&k->lock);
     return st != NULL;
 }
@@ -60,12 +60,9 @@ void kwok_kubelet_note(kp_kwok_kubelet *k, const char *name, int64_t status_ns, 
 {
     pthread_mutex_lock(&k->lock);
     kwok_node_state *st = kp_strmap_get(&k->node_state, name);
-    if (st && status_ns)
-        st->status_ns = status_ns;
-    if (st && lease_ns)
-        st->lease_ns = lease_ns;
-    if (st && ip)
-        snprintf(st->ip, sizeof(st->ip), "%s", ip);
+    if (st && status_ns) st->status_ns = status_ns;
+    if (st && lease_ns) st->lease_ns = lease_ns;
+    if (st && ip) snprintf(st->ip, sizeof(st->ip), "%s", ip);
     pthread_mutex_unlock(&k->lock);
 }
 
@@ -90,8 +87,7 @@ static void visit_pod(void *ctx, const char *key, const cJSON *pod)
     pods_of *p = ctx;
     const char *node = kwok_str(pod, "spec.nodeName");
     (void)key;
-    if (!p->node || (node && strcmp(node, p->node) == 0))
-        enqueue_pod(p->k, pod);
+    if (!p->node || (node && strcmp(node, p->node) == 0)) enqueue_pod(p->k, pod);
 }
 
 /* A pod the pod informer delivered before we knew its node was dropped:
@@ -105,12 +101,10 @@ static void enqueue_pods_of(kp_kwok_kubelet *k, const char *node)
 static void on_node(kp_kwok_kubelet *k, const cJSON *node)
 {
     const char *name = kp_kube_meta(node, "name");
-    if (!name || !kwok_is_kwok_node(node))
-        return;
-    bool fresh = kwok_kubelet_know(k, name);
+    if (!name || !kwok_is_kwok_node(node)) return;
+    bool fresh = kwok_kubelet_know(k, name, kwok_node_internal_ip(node));
     kp_workqueue_add(k->node_queue, name);
-    if (fresh)
-        enqueue_pods_of(k, name);
+    if (fresh) enqueue_pods_of(k, name);
 }
 
 static void node_added(void *ctx, const cJSON *obj)
@@ -129,8 +123,7 @@ static void node_deleted(void *ctx, const cJSON *obj)
 {
     kp_kwok_kubelet *k = ctx;
     const char *name = kp_kube_meta(obj, "name");
-    if (name && kwok_kubelet_has_node(k, name))
-        kp_workqueue_add(k->node_queue, name);
+    if (name && kwok_kubelet_has_node(k, name)) kp_workqueue_add(k->node_queue, name);
 }
 
 static void pod_added(void *ctx, const cJSON *obj)
@@ -156,8 +149,7 @@ static void work_on(kwok_worker *w, char *key)
         kp_workqueue_add_rate_limited(w->queue, key);
     } else {
         kp_workqueue_forget(w->queue, key);
-        if (requeue_ms > 0)
-            kp_workqueue_add_after(w->queue, key, requeue_ms);
+        if (requeue_ms > 0) kp_workqueue_add_after(w->queue, key, requeue_ms);
     }
 }
 
@@ -167,12 +159,9 @@ static void *worker_main(void *arg)
     for (;;) {
         char *key = NULL;
         int err = kp_workqueue_get(w->queue, -1, &key);
-        if (err == KP_EGONE)
-            break;
-        if (err < 0)
-            continue;
-        if (!atomic_load(&w->k->stopping))
-            work_on(w, key);
+        if (err == KP_EGONE) break;
+        if (err < 0) continue;
+        if (!atomic_load(&w->k->stopping)) work_on(w, key);
         kp_workqueue_done(w->queue, key);
         free(key);
     }
@@ -214,8 +203,7 @@ int kp_kwok_kubelet_new(kp_kube_client *client, kp_informer *nodes, kp_informer 
 
 int kp_kwok_kubelet_start(kp_kwok_kubelet *k)
 {
-    if (k->started)
-        return kp_error_set(KP_EINVALID, "kwok kubelet: started already");
+    if (k->started) return kp_error_set(KP_EINVALID, "kwok kubelet: started already");
     k->started = true;
     int nn = k->opts.node_workers > 0 ? k->opts.node_workers : 1;
     int np = k->opts.pod_workers > 0 ? k->opts.pod_workers : 1;
@@ -233,8 +221,7 @@ int kp_kwok_kubelet_start(kp_kwok_kubelet *k)
 
 void kp_kwok_kubelet_stop(kp_kwok_kubelet *k)
 {
-    if (!k || k->stopped)
-        return;
+    if (!k || k->stopped) return;
     k->stopped = true;
     atomic_store(&k->stopping, true);
     kp_workqueue_shutdown(k->node_queue);
@@ -246,8 +233,7 @@ void kp_kwok_kubelet_stop(kp_kwok_kubelet *k)
 
 kp_kwok_kubelet *kp_kwok_kubelet_free(kp_kwok_kubelet *k)
 {
-    if (!k)
-        return NULL;
+    if (!k) return NULL;
     kp_kwok_kubelet_stop(k);
     kp_workqueue_free(k->node_queue);
     kp_workqueue_free(k->pod_queue);
@@ -262,7 +248,7 @@ static void visit_node(void *ctx, const char *key, const cJSON *node)
 {
     kp_kwok_kubelet *k = ctx;
     if (kwok_is_kwok_node(node)) {
-        kwok_kubelet_know(k, key);
+        kwok_kubelet_know(k, key, kwok_node_internal_ip(node));
         kp_workqueue_add(k->node_queue, key);
     }
 }

@@ -50,12 +50,15 @@ typedef struct kp_kwok_kubelet_opts {
     int32_t lease_duration_s;   /* the Lease's leaseDurationSeconds */
     int node_workers;           /* threads per queue (<= 0: 1) */
     int pod_workers;
-    bool finish_immediately;    /* finish terminating pods without waiting out their grace */
+    bool finish_immediately; /* finish terminating pods without waiting out their grace */
 } kp_kwok_kubelet_opts;
 
 /* The kubelet's own figures: status about every minute (nodeStatusReportFrequency
  * is longer, but Karpenter's kwok runs this), Lease renewed every 10 s and valid 40 s. */
-#define KP_KWOK_KUBELET_OPTS_INIT {NULL, 60000, 10000, 40, 2, 4, false}
+#define KP_KWOK_KUBELET_OPTS_INIT                                                                  \
+    {                                                                                              \
+        NULL, 60000, 10000, 40, 2, 4, false                                                        \
+    }
 
 typedef struct kp_kwok_kubelet kp_kwok_kubelet;
 

@@ -56,8 +56,7 @@ static int type_requirements(chooser *ch, const kp_instance_type *it, kp_require
         kp_requirement req;
         int err = kp_requirement_new(&req, ch->symtab, ch->arena, r->key, r->op, r->values,
                                      r->n_values, 0);
-        if (err < 0)
-            return kp_error_wrap(err, "kwok: instance type %s", it->name);
+        if (err < 0) return kp_error_wrap(err, "kwok: instance type %s", it->name);
         if (req.key != KP_SYM_ZONE && req.key != KP_SYM_CAPACITY_TYPE)
             kp_requirements_add(out, ch->symtab, ch->arena, &req);
     }
@@ -80,8 +79,7 @@ static void consider(chooser *ch, const kp_instance_type *it)
         return;
     for (uint32_t i = 0; i < it->n_offerings; i++) {
         const kp_offering *o = &it->offerings[i];
-        if (!o->available || (ch->offering && !(o->price < ch->offering->price)))
-            continue;
+        if (!o->available || (ch->offering && !(o->price < ch->offering->price))) continue;
         if (!claim_allows(ch, KP_SYM_ZONE, o->zone) ||
             !claim_allows(ch, KP_SYM_CAPACITY_TYPE, o->capacity_type))
             continue;
@@ -103,8 +101,7 @@ static void consider_all(chooser *ch, const kp_catalog *catalog, const kp_nodecl
         named = true;
         for (size_t j = 0; j < r->n_values; j++) {
             const kp_instance_type *it = kp_catalog_find(catalog, r->values[j]);
-            if (it)
-                consider(ch, it);
+            if (it) consider(ch, it);
         }
     }
     for (size_t i = 0; !named && i < catalog->count; i++)
@@ -117,8 +114,7 @@ static void default_label(chooser *ch, const kp_requirements *all, cJSON *labels
                           const char *preferred)
 {
     const char *name = kp_sym_str(ch->symtab, key);
-    if (cJSON_GetObjectItemCaseSensitive(labels, name))
-        return;
+    if (cJSON_GetObjectItemCaseSensitive(labels, name)) return;
     const kp_requirement *r = kp_requirements_get(all, key);
     const char *value = preferred;
     if (r && !r->complement && r->n_values > 0 &&
@@ -163,8 +159,7 @@ int kwok_choose(const kp_catalog *catalog, const kp_nodeclaim *claim, kwok_choic
                                "types considered fits its requirements",
                                claim->meta.name, ch.considered);
     }
-    if (err == 0)
-        *out = (kwok_choice){ch.type, ch.offering, fixed_labels(&ch)};
+    if (err == 0) *out = (kwok_choice){ch.type, ch.offering, fixed_labels(&ch)};
     kp_arena_free(ch.arena);
     kp_symtab_free(ch.symtab);
     return err;
@@ -229,8 +224,8 @@ static bool counts_bytes(const char *resource)
 static void add_quantity(cJSON *list, const char *resource, int64_t milli)
 {
     char buf[KP_QUANTITY_STRLEN];
-    enum kp_quantity_format f = counts_bytes(resource) ? KP_QUANTITY_BINARY_SI
-                                                       : KP_QUANTITY_DECIMAL_SI;
+    enum kp_quantity_format f =
+        counts_bytes(resource) ? KP_QUANTITY_BINARY_SI : KP_QUANTITY_DECIMAL_SI;
     kp_quantity_format(kp_quantity_from_milli(milli, f), buf, sizeof(buf));
     cJSON_AddStringToObject(list, resource, buf);
 }

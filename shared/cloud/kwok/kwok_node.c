@@ -23,8 +23,7 @@ static int64_t last_heartbeat(const cJSON *node, const kwok_node_state *st)
 {
     int64_t ns = 0;
     const char *t = kwok_str(kwok_condition_get(node, "Ready"), "lastHeartbeatTime");
-    if (!t || kp_time_parse_rfc3339(t, &ns) < 0)
-        ns = 0;
+    if (!t || kp_time_parse_rfc3339(t, &ns) < 0) ns = 0;
     return ns > st->status_ns ? ns : st->status_ns;
 }
 
@@ -51,8 +50,7 @@ static int patch_status(kp_kwok_kubelet *k, const char *name, const cJSON *node,
                             KP_KUBE_STATUS, out);
     free(body);
     cJSON_Delete(patch);
-    if (err < 0)
-        return kp_error_wrap(err, "kwok kubelet: node %s status", name);
+    if (err < 0) return kp_error_wrap(err, "kwok kubelet: node %s status", name);
     atomic_fetch_add(&k->node_status, 1);
     kwok_kubelet_note(k, name, now, 0, NULL);
     return 0;
@@ -60,7 +58,8 @@ static int patch_status(kp_kwok_kubelet *k, const char *name, const cJSON *node,
 
 static bool kubelet_removes(const char *key)
 {
-    return key && (strcmp(key, KWOK_TAINT_NOT_READY) == 0 || strcmp(key, KWOK_TAINT_UNREACHABLE) == 0);
+    return key &&
+           (strcmp(key, KWOK_TAINT_NOT_READY) == 0 || strcmp(key, KWOK_TAINT_UNREACHABLE) == 0);
 }
 
 /* spec.taints has no merge key: the patch carries the whole list and the
@@ -91,8 +90,7 @@ static int remove_taints(kp_kwok_kubelet *k, const char *name, const cJSON *node
     int err = kp_kube_patch(k->client, KP_RES_NODE, NULL, name, KP_PATCH_MERGE, body, 0, NULL);
     free(body);
     cJSON_Delete(patch);
-    if (err < 0)
-        return kp_error_wrap(err, "kwok kubelet: node %s taints", name);
+    if (err < 0) return kp_error_wrap(err, "kwok kubelet: node %s taints", name);
     atomic_fetch_add(&k->taints_removed, (unsigned long)removed);
     return 0;
 }
@@ -140,38 +138,20 @@ static int renew_lease(kp_kwok_kubelet *k, const char *name, const cJSON *node, 
                             body, 0, NULL);
     free(body);
     cJSON_Delete(patch);
-    if (err == KP_ENOTFOUND)
-        err = create_lease(k, name, node, t);
-    if (err < 0)
-        return kp_error_wrap(err, "kwok kubelet: node %s lease", name);
+    if (err == KP_ENOTFOUND) err = create_lease(k, name, node, t);
+    if (err < 0) return kp_error_wrap(err, "kwok kubelet: node %s lease", name);
     atomic_fetch_add(&k->leases, 1);
     kwok_kubelet_note(k, name, 0, now, NULL);
     return 0;
 }
 
-/* The InternalIP the Node reports: its pods' hostIP. */
-static void note_address(kp_kwok_kubelet *k, const char *name, const cJSON *node)
-{
-    const cJSON *a;
-    cJSON_ArrayForEach(a, kwok_path(node, "status.addresses"))
-    {
-        const char *type = kwok_str(a, "type"), *ip = kwok_str(a, "address");
-        if (type && ip && strcmp(type, "InternalIP") == 0) {
-            kwok_kubelet_note(k, name, 0, 0, ip);
-            return;
-        }
-    }
-}
-
 static int node_gone(kp_kwok_kubelet *k, const char *name)
 {
-    if (!kwok_kubelet_forget(k, name) || k->opts.lease_interval_ms <= 0)
-        return 0;
+    if (!kwok_kubelet_forget(k, name) || k->opts.lease_interval_ms <= 0) return 0;
     int err = kp_kube_delete(k->client, KP_RES_LEASE, KWOK_LEASE_NAMESPACE, name, NULL);
-    if (err == KP_ENOTFOUND)
-        return 0;
+    if (err == KP_ENOTFOUND) return 0;
     if (err < 0) {
-        kwok_kubelet_know(k, name); /* so the retry deletes it */
+        kwok_kubelet_know(k, name, NULL); /* so the retry deletes it */
         return kp_error_wrap(err, "kwok kubelet: node %s lease", name);
     }
     return 0;
@@ -188,32 +168,30 @@ static int64_t next_due(const kp_kwok_kubelet *k, const kwok_node_state *st)
 static int run_node(kp_kwok_kubelet *k, const char *name, const cJSON *node, int64_t *requeue_ms)
 {
     kwok_node_state st;
-    kwok_kubelet_know(k, name);
+    kwok_kubelet_know(k, name, kwok_node_internal_ip(node));
     kwok_kubelet_node_state(k, name, &st);
     int64_t now = k->clock->now(k->clock);
     cJSON *fresh = NULL;
     int err = 0;
-    if (status_due(k, node, &st, now))
-        err = patch_status(k, name, node, now, &fresh);
+    if (status_due(k, node, &st, now)) err = patch_status(k, name, node, now, &fresh);
     const cJSON *cur = fresh ? fresh : node;
-    note_address(k, name, cur);
-    if (err == 0 && kwok_condition_true(cur, "Ready"))
-        err = remove_taints(k, name, cur);
+    kwok_kubelet_note(k, name, 0, 0, kwok_node_internal_ip(cur));
+    if (err == 0 && kwok_condition_true(cur, "Ready")) err = remove_taints(k, name, cur);
     if (err == 0 && k->opts.lease_interval_ms > 0 && now - st.lease_ns >= lease_interval_ns(k))
         err = renew_lease(k, name, cur, now);
-    cJSON_Delete(fresh);
     if (err == 0 && kwok_kubelet_node_state(k, name, &st)) {
         st.status_ns = last_heartbeat(cur, &st);
         *requeue_ms = kwok_ms_until(now, next_due(k, &st));
     }
+    cJSON_Delete(fresh);
     return err;
 }
 
 int kwok_reconcile_node(kp_kwok_kubelet *k, const char *name, int64_t *requeue_ms)
 {
     cJSON *node = kp_informer_get(k->nodes, name);
-    int err = node && kwok_is_kwok_node(node) ? run_node(k, name, node, requeue_ms)
-                                               : node_gone(k, name);
+    int err =
+        node && kwok_is_kwok_node(node) ? run_node(k, name, node, requeue_ms) : node_gone(k, name);
     cJSON_Delete(node);
     return err;
 }

@@ -47,10 +47,8 @@ static int finish(kp_kwok_kubelet *k, const cJSON *pod, int64_t *requeue_ms)
     o.uid = kp_kube_meta(pod, "uid");
     o.grace_period_seconds = 0;
     int err = kp_kube_delete(k->client, KP_RES_POD, ns, name, &o);
-    if (err == KP_ENOTFOUND || err == KP_ECONFLICT)
-        return 0;
-    if (err < 0)
-        return kp_error_wrap(err, "kwok kubelet: finishing pod %s/%s", ns, name);
+    if (err == KP_ENOTFOUND || err == KP_ECONFLICT) return 0;
+    if (err < 0) return kp_error_wrap(err, "kwok kubelet: finishing pod %s/%s", ns, name);
     atomic_fetch_add(&k->pods_finished, 1);
     return 0;
 }
@@ -62,7 +60,8 @@ static cJSON *pod_conditions(const cJSON *pod, const char *now)
     cJSON *list = cJSON_CreateArray();
     for (size_t i = 0; i < sizeof(types) / sizeof(*types); i++) {
         const cJSON *old = kwok_condition_get(pod, types[i]);
-        const char *since = kwok_condition_true(pod, types[i]) ? kwok_str(old, "lastTransitionTime") : NULL;
+        const char *since =
+            kwok_condition_true(pod, types[i]) ? kwok_str(old, "lastTransitionTime") : NULL;
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "type", types[i]);
         cJSON_AddStringToObject(c, "status", "True");
@@ -119,10 +118,10 @@ static void add_ips(cJSON *status, const cJSON *pod, const char *host_ip)
 {
     char ip[32], seed[512];
     const char *uid = kp_kube_meta(pod, "uid"), *ns = kp_kube_meta(pod, "namespace");
-    snprintf(seed, sizeof(seed), "%s/%s/%s", ns ? ns : "", kp_kube_meta(pod, "name"), uid ? uid : "");
+    snprintf(seed, sizeof(seed), "%s/%s/%s", ns ? ns : "", kp_kube_meta(pod, "name"),
+             uid ? uid : "");
     kwok_made_up_ip(seed, true, ip, sizeof(ip));
-    if (cJSON_IsTrue(kwok_path(pod, "spec.hostNetwork")))
-        snprintf(ip, sizeof(ip), "%s", host_ip);
+    if (cJSON_IsTrue(kwok_path(pod, "spec.hostNetwork"))) snprintf(ip, sizeof(ip), "%s", host_ip);
     cJSON_AddStringToObject(status, "hostIP", host_ip);
     cJSON_AddStringToObject(status, "podIP", ip);
     cJSON *one = cJSON_CreateObject();
@@ -165,10 +164,8 @@ static int set_running(kp_kwok_kubelet *k, const cJSON *pod, const char *node)
     free(body);
     cJSON_Delete(patch);
     /* Gone, or replaced by a pod of the same name: that one has its own event. */
-    if (err == KP_ENOTFOUND || err == KP_ECONFLICT)
-        return 0;
-    if (err < 0)
-        return kp_error_wrap(err, "kwok kubelet: pod %s/%s status", ns, name);
+    if (err == KP_ENOTFOUND || err == KP_ECONFLICT) return 0;
+    if (err < 0) return kp_error_wrap(err, "kwok kubelet: pod %s/%s status", ns, name);
     atomic_fetch_add(&k->pods_running, 1);
     return 0;
 }
@@ -176,8 +173,7 @@ static int set_running(kp_kwok_kubelet *k, const cJSON *pod, const char *node)
 int kwok_reconcile_pod(kp_kwok_kubelet *k, const char *key, int64_t *requeue_ms)
 {
     cJSON *pod = kp_informer_get(k->pods, key);
-    if (!pod)
-        return 0;
+    if (!pod) return 0;
     const char *node = kwok_str(pod, "spec.nodeName");
     int err = 0;
     if (node && *node && kwok_kubelet_has_node(k, node)) {

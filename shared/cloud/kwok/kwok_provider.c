@@ -24,8 +24,7 @@ static int node_instance(const cJSON *json, kp_arena *arena, kp_cloud_instance *
 {
     kp_node n;
     int err = kp_decode_node(arena, json, &n);
-    if (err < 0)
-        return kp_error_wrap(err, "kwok: reading node %s", kp_kube_meta(json, "name"));
+    if (err < 0) return kp_error_wrap(err, "kwok: reading node %s", kp_kube_meta(json, "name"));
     kp_cloud_instance in;
     memset(&in, 0, sizeof(in));
     in.provider_id = n.provider_id;
@@ -54,8 +53,7 @@ static int existing_node(kwok_provider *p, const char *name, cJSON **out)
 {
     cJSON *node = NULL;
     int err = kp_kube_get(p->client, KP_RES_NODE, NULL, name, &node);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     if (!kwok_is_kwok_node(node))
         err = kp_error_set(KP_ECONFLICT, "node %s exists and is not a kwok node", name);
     else if (terminating(node))
@@ -73,27 +71,21 @@ static int kwok_create(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_aren
 {
     kwok_provider *p = (kwok_provider *)cp;
     const char *name = claim->meta.name;
-    if (!name || !*name)
-        return kp_error_set(KP_EINVALID, "kwok: the nodeclaim has no name");
+    if (!name || !*name) return kp_error_set(KP_EINVALID, "kwok: the nodeclaim has no name");
     kwok_choice choice;
     int err = kwok_choose(p->catalog, claim, &choice);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     cJSON *node = kwok_node_object(p, claim, &choice), *created = NULL;
     cJSON_Delete(choice.labels);
     err = kp_kube_create(p->client, KP_RES_NODE, NULL, node, &created);
-    if (err == KP_ECONFLICT)
-        err = existing_node(p, name, &created);
+    if (err == KP_ECONFLICT) err = existing_node(p, name, &created);
     cJSON_Delete(node);
-    if (err < 0)
-        return kp_error_wrap(err, "kwok: creating node %s", name);
+    if (err < 0) return kp_error_wrap(err, "kwok: creating node %s", name);
     kp_cloud_instance in;
     err = node_instance(created, arena, &in);
     cJSON_Delete(created);
-    if (err < 0)
-        return err;
-    if (!in.created_ns)
-        in.created_ns = p->clock->now(p->clock);
+    if (err < 0) return err;
+    if (!in.created_ns) in.created_ns = p->clock->now(p->clock);
     *out = in;
     return 0;
 }
@@ -111,14 +103,12 @@ static const char *node_name(const char *provider_id)
 static int live_node(kwok_provider *p, const char *provider_id, cJSON **out)
 {
     const char *name = node_name(provider_id);
-    if (!name)
-        return kp_error_set(KP_ENOTFOUND, "kwok: %s is not a kwok provider ID", provider_id);
+    if (!name) return kp_error_set(KP_ENOTFOUND, "kwok: %s is not a kwok provider ID", provider_id);
     cJSON *node = NULL;
     int err = kp_kube_get(p->client, KP_RES_NODE, NULL, name, &node);
     if (err == KP_ENOTFOUND)
         return kp_error_set(KP_ENOTFOUND, "kwok: instance %s not found", provider_id);
-    if (err < 0)
-        return kp_error_wrap(err, "kwok: reading node %s", name);
+    if (err < 0) return kp_error_wrap(err, "kwok: reading node %s", name);
     const char *id = kwok_str(node, "spec.providerID");
     if (!id || strcmp(id, provider_id) != 0)
         err = kp_error_set(KP_ENOTFOUND, "kwok: instance %s not found (node %s is another one)",
@@ -145,8 +135,7 @@ static int kwok_delete(kp_cloud_provider *cp, const kp_nodeclaim *claim)
         snprintf(id, sizeof(id), "%s%s", KP_KWOK_PROVIDER_PREFIX, claim->meta.name);
     cJSON *node = NULL;
     int err = live_node(p, id, &node);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     kp_kube_delete_opts o = KP_KUBE_DELETE_OPTS_INIT;
     o.uid = kp_kube_meta(node, "uid");
     err = kp_kube_delete(p->client, KP_RES_NODE, NULL, kp_kube_meta(node, "name"), &o);
@@ -162,8 +151,7 @@ static int kwok_get(kp_cloud_provider *cp, const char *provider_id, kp_arena *ar
 {
     cJSON *node = NULL;
     int err = live_node((kwok_provider *)cp, provider_id, &node);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     err = node_instance(node, arena, out);
     cJSON_Delete(node);
     return err;
@@ -174,28 +162,26 @@ static int kwok_list(kp_cloud_provider *cp, kp_arena *arena, kp_cloud_instance *
     kwok_provider *p = (kwok_provider *)cp;
     cJSON *list = NULL;
     int err = kp_kube_list(p->client, KP_RES_NODE, NULL, &list);
-    if (err < 0)
-        return kp_error_wrap(err, "kwok: listing nodes");
+    if (err < 0) return kp_error_wrap(err, "kwok: listing nodes");
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"), *item;
-    kp_cloud_instance *all = KP_ARENA_NEW(arena, kp_cloud_instance, (size_t)cJSON_GetArraySize(items) + 1);
+    kp_cloud_instance *all =
+        KP_ARENA_NEW(arena, kp_cloud_instance, (size_t)cJSON_GetArraySize(items) + 1);
     uint32_t count = 0;
     cJSON_ArrayForEach(item, items)
     {
-        if (!kwok_is_kwok_node(item))
-            continue;
-        if ((err = node_instance(item, arena, &all[count])) < 0)
-            break;
+        if (!kwok_is_kwok_node(item)) continue;
+        if ((err = node_instance(item, arena, &all[count])) < 0) break;
         count++;
     }
     cJSON_Delete(list);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     *out = all;
     *n = count;
     return 0;
 }
 
-static int kwok_instance_types(kp_cloud_provider *cp, const kp_nodepool *pool, const kp_catalog **out)
+static int kwok_instance_types(kp_cloud_provider *cp, const kp_nodepool *pool,
+                               const kp_catalog **out)
 {
     (void)pool;
     *out = ((kwok_provider *)cp)->catalog;
@@ -219,20 +205,18 @@ static void kwok_free(kp_cloud_provider *cp)
 }
 
 static const kp_cloud_provider_ops kwok_ops = {
-    kwok_name, kwok_create, kwok_delete, kwok_get, kwok_list, kwok_instance_types, kwok_is_drifted,
-    kwok_free,
+    kwok_name, kwok_create,         kwok_delete,     kwok_get,
+    kwok_list, kwok_instance_types, kwok_is_drifted, kwok_free,
 };
 
 int kp_kwok_provider_new(kp_kube_client *client, const kp_kwok_opts *opts, kp_cloud_provider **out)
 {
     kp_kwok_opts o = KP_KWOK_OPTS_INIT;
-    if (opts)
-        o = *opts;
+    if (opts) o = *opts;
     kp_catalog *owned = NULL;
     if (!o.catalog) {
         int err = kp_catalog_builtin_aws(NULL, &owned);
-        if (err < 0)
-            return kp_error_wrap(err, "kwok: the built-in catalog");
+        if (err < 0) return kp_error_wrap(err, "kwok: the built-in catalog");
         o.catalog = owned;
     }
     kwok_provider *p = kp_xcalloc(1, sizeof(*p));
@@ -241,7 +225,8 @@ int kp_kwok_provider_new(kp_kube_client *client, const kp_kwok_opts *opts, kp_cl
     p->catalog = o.catalog;
     p->owned_catalog = owned;
     p->clock = o.clock ? o.clock : kp_clock_system();
-    p->kubelet_version = kp_xstrdup(o.kubelet_version ? o.kubelet_version : KP_KWOK_KUBELET_VERSION);
+    p->kubelet_version =
+        kp_xstrdup(o.kubelet_version ? o.kubelet_version : KP_KWOK_KUBELET_VERSION);
     *out = &p->base;
     return 0;
 }

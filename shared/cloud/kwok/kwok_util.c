@@ -10,8 +10,7 @@ const cJSON *kwok_path(const cJSON *obj, const char *path)
     char field[128];
     while (obj && *path) {
         size_t len = strcspn(path, ".");
-        if (len >= sizeof(field))
-            return NULL;
+        if (len >= sizeof(field)) return NULL;
         memcpy(field, path, len);
         field[len] = '\0';
         obj = cJSON_GetObjectItemCaseSensitive(obj, field);
@@ -37,8 +36,7 @@ const cJSON *kwok_condition_get(const cJSON *obj, const char *type)
     cJSON_ArrayForEach(c, kwok_path(obj, "status.conditions"))
     {
         const char *t = kwok_str(c, "type");
-        if (t && strcmp(t, type) == 0)
-            return c;
+        if (t && strcmp(t, type) == 0) return c;
     }
     return NULL;
 }
@@ -49,14 +47,13 @@ bool kwok_condition_true(const cJSON *obj, const char *type)
     return s && strcmp(s, "True") == 0;
 }
 
-cJSON *kwok_condition(const char *type, const char *status, const char *reason,
-                      const char *message, const char *heartbeat, const char *transition)
+cJSON *kwok_condition(const char *type, const char *status, const char *reason, const char *message,
+                      const char *heartbeat, const char *transition)
 {
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "type", type);
     cJSON_AddStringToObject(c, "status", status);
-    if (heartbeat)
-        cJSON_AddStringToObject(c, "lastHeartbeatTime", heartbeat);
+    if (heartbeat) cJSON_AddStringToObject(c, "lastHeartbeatTime", heartbeat);
     cJSON_AddStringToObject(c, "lastTransitionTime", transition);
     cJSON_AddStringToObject(c, "reason", reason);
     cJSON_AddStringToObject(c, "message", message);
@@ -102,8 +99,7 @@ void kwok_made_up_ip(const char *seed, bool pod, char *buf, size_t size)
 
 int64_t kwok_ms_until(int64_t now_ns, int64_t due_ns)
 {
-    if (due_ns <= now_ns)
-        return 1;
+    if (due_ns <= now_ns) return 1;
     int64_t ms = (due_ns - now_ns + KP_NS_PER_MS - 1) / KP_NS_PER_MS;
     return ms > 0 ? ms : 1;
 }
@@ -122,10 +118,9 @@ cJSON *kwok_node_conditions(const cJSON *old_node, const char *now)
         const cJSON *old = kwok_condition_get(old_node, table[i][0]);
         const char *old_status = kwok_str(old, "status");
         const char *since = kwok_str(old, "lastTransitionTime");
-        if (!old_status || strcmp(old_status, table[i][1]) != 0 || !since)
-            since = now;
-        cJSON_AddItemToArray(list, kwok_condition(table[i][0], table[i][1], table[i][2],
-                                                  table[i][3], now, since));
+        if (!old_status || strcmp(old_status, table[i][1]) != 0 || !since) since = now;
+        cJSON_AddItemToArray(
+            list, kwok_condition(table[i][0], table[i][1], table[i][2], table[i][3], now, since));
     }
     return list;
 }
@@ -143,4 +138,15 @@ cJSON *kwok_node_addresses(const char *name)
         cJSON_AddItemToArray(list, a);
     }
     return list;
+}
+
+const char *kwok_node_internal_ip(const cJSON *node)
+{
+    const cJSON *a;
+    cJSON_ArrayForEach(a, kwok_path(node, "status.addresses"))
+    {
+        const char *type = kwok_str(a, "type"), *ip = kwok_str(a, "address");
+        if (type && ip && strcmp(type, "InternalIP") == 0) return ip;
+    }
+    return NULL;
 }
