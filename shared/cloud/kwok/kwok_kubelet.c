@@ -6,6 +6,7 @@
 #include "cloud/kwok/kwok_internal.h"
 
 #include "base/error.h"
+#include "base/log.h"
 #include "base/xalloc.h"
 #include "kube/ops.h"
 
@@ -146,6 +147,7 @@ static void work_on(kwok_worker *w, char *key)
     int err = w->fn(w->k, key, &requeue_ms);
     if (err < 0) {
         atomic_fetch_add(&w->k->failures, 1);
+        KP_LOG(KP_LOG_DEBUG, "kwok-kubelet", "retrying", "key", key, "error", kp_error_last());
         kp_workqueue_add_rate_limited(w->queue, key);
     } else {
         kp_workqueue_forget(w->queue, key);

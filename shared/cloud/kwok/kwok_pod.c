@@ -163,8 +163,13 @@ static int set_running(kp_kwok_kubelet *k, const cJSON *pod, const char *node)
                             KP_KUBE_STATUS, NULL);
     free(body);
     cJSON_Delete(patch);
-    /* Gone, or replaced by a pod of the same name: that one has its own event. */
+    /* Gone, or replaced by a pod of the same name (the uid no longer
+     * matches: 422 on a real server): that one has its own event. */
     if (err == KP_ENOTFOUND || err == KP_ECONFLICT) return 0;
+    if (err == KP_EINVALID) { /* no retry can succeed */
+        atomic_fetch_add(&k->failures, 1);
+        return 0;
+    }
     if (err < 0) return kp_error_wrap(err, "kwok kubelet: pod %s/%s status", ns, name);
     atomic_fetch_add(&k->pods_running, 1);
     return 0;
