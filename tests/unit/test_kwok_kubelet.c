@@ -55,17 +55,22 @@ static void teardown(void)
 
 TestSuite(kwok_kubelet, .init = setup, .fini = teardown);
 
-static void start(bool finish_immediately)
+static void start_with(kp_kwok_kubelet_opts o)
 {
-    kp_kwok_kubelet_opts o = KP_KWOK_KUBELET_OPTS_INIT;
     o.clock = &clk.base;
-    o.finish_immediately = finish_immediately;
     cr_assert_eq(kp_kwok_kubelet_new(client, nodes, pods, &o, &kubelet), 0, "%s", kp_error_last());
     cr_assert_eq(kp_kwok_kubelet_start(kubelet), 0);
     cr_assert_eq(kp_informer_start(nodes), 0);
     cr_assert_eq(kp_informer_start(pods), 0);
     cr_assert_eq(kp_informer_wait_synced(nodes, 10000), 0);
     cr_assert_eq(kp_informer_wait_synced(pods, 10000), 0);
+}
+
+static void start(bool finish_immediately)
+{
+    kp_kwok_kubelet_opts o = KP_KWOK_KUBELET_OPTS_INIT;
+    o.finish_immediately = finish_immediately;
+    start_with(o);
 }
 
 static void advance(int64_t seconds)
@@ -359,6 +364,23 @@ Test(kwok_kubelet, lease_goes_with_the_node)
     cr_assert(eventually(has_lease, "n1"));
     cr_assert(fake_api_remove(fa, NODES "/n1"));
     cr_assert(eventually(no_lease, "n1"));
+}
+
+Test(kwok_kubelet, no_intervals_no_heartbeats)
+{
+    kp_kwok_kubelet_opts o = KP_KWOK_KUBELET_OPTS_INIT;
+    o.status_interval_ms = 0;
+    o.lease_interval_ms = 0;
+    put_node("n1", "kwok://n1", true, TAINTS_ADMISSION);
+    put_node("hand", "kwok://hand", false, "[]");
+    start_with(o);
+    cr_assert(eventually(only_unregistered_taint, "n1"));
+    snprintf(heartbeat_wanted, sizeof(heartbeat_wanted), "2026-01-01T00:00:00Z");
+    cr_assert(eventually(heartbeat_is, "hand"), "a node that is not Ready is still made Ready");
+    advance(3600);
+    sleep_ms(300);
+    cr_expect_eq(fake_api_count(fa, "PATCH", "/api/v1/nodes/n1/status"), 0, "an hour later, still none");
+    cr_expect_eq(fake_api_count(fa, NULL, "/apis/coordination.k8s.io"), 0, "no Leases");
 }
 
 /* ------------------------------------------------------------ pods */

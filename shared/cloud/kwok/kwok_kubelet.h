@@ -45,7 +45,7 @@
 
 typedef struct kp_kwok_kubelet_opts {
     const kp_clock *clock;      /* NULL: the system clock */
-    int64_t status_interval_ms; /* node status heartbeat; a kubelet reports about every minute */
+    int64_t status_interval_ms; /* node status heartbeat (<= 0: only when not Ready) */
     int64_t lease_interval_ms;  /* Lease renewal; <= 0: no Leases */
     int32_t lease_duration_s;   /* the Lease's leaseDurationSeconds */
     int node_workers;           /* threads per queue (<= 0: 1) */
@@ -53,8 +53,9 @@ typedef struct kp_kwok_kubelet_opts {
     bool finish_immediately; /* finish terminating pods without waiting out their grace */
 } kp_kwok_kubelet_opts;
 
-/* The kubelet's own figures: status about every minute (nodeStatusReportFrequency
- * is longer, but Karpenter's kwok runs this), Lease renewed every 10 s and valid 40 s. */
+/* A kubelet renews its Lease every 10 s (valid 40 s) and reports status at
+ * least every 5 minutes; a minute keeps the Ready heartbeat fresh for readers
+ * that look at the condition alone. */
 #define KP_KWOK_KUBELET_OPTS_INIT                                                                  \
     {                                                                                              \
         NULL, 60000, 10000, 40, 2, 4, false                                                        \

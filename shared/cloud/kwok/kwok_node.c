@@ -6,7 +6,6 @@
  */
 #include "cloud/kwok/kwok_internal.h"
 
-#include "base/buf.h"
 #include "base/error.h"
 #include "kube/ops.h"
 
@@ -31,7 +30,8 @@ static bool status_due(const kp_kwok_kubelet *k, const cJSON *node, const kwok_n
                        int64_t now)
 {
     return !kwok_condition_true(node, "Ready") || !kwok_path(node, "status.addresses") ||
-           now - last_heartbeat(node, st) >= k->opts.status_interval_ms * KP_NS_PER_MS;
+           (k->opts.status_interval_ms > 0 &&
+            now - last_heartbeat(node, st) >= k->opts.status_interval_ms * KP_NS_PER_MS);
 }
 
 /* Conditions merge by type in a strategic patch; a Node made by hand
@@ -157,10 +157,13 @@ static int node_gone(kp_kwok_kubelet *k, const char *name)
     return 0;
 }
 
+/* When the next heartbeat or renewal is due; 0 when neither ever is. */
 static int64_t next_due(const kp_kwok_kubelet *k, const kwok_node_state *st)
 {
-    int64_t due = st->status_ns + k->opts.status_interval_ms * KP_NS_PER_MS;
-    if (k->opts.lease_interval_ms > 0 && st->lease_ns + lease_interval_ns(k) < due)
+    int64_t due = 0;
+    if (k->opts.status_interval_ms > 0)
+        due = st->status_ns + k->opts.status_interval_ms * KP_NS_PER_MS;
+    if (k->opts.lease_interval_ms > 0 && (!due || st->lease_ns + lease_interval_ns(k) < due))
         due = st->lease_ns + lease_interval_ns(k);
     return due;
 }
@@ -181,7 +184,8 @@ static int run_node(kp_kwok_kubelet *k, const char *name, const cJSON *node, int
         err = renew_lease(k, name, cur, now);
     if (err == 0 && kwok_kubelet_node_state(k, name, &st)) {
         st.status_ns = last_heartbeat(cur, &st);
-        *requeue_ms = kwok_ms_until(now, next_due(k, &st));
+        int64_t due = next_due(k, &st);
+        *requeue_ms = due ? kwok_ms_until(now, due) : 0;
     }
     cJSON_Delete(fresh);
     return err;
