@@ -52,6 +52,7 @@ static kp_instance_type *add_type(const char *name, int64_t cpus, int64_t mem_gi
  * small  amd64  zone-a spot 0.05 | zone-b spot 0.04 (unavailable) | zone-a od 0.10 | zone-b od 0.09
  * large  arm64  zone-a spot 0.20 | zone-b od 0.30
  * tie-a, tie-b  amd64  zone-a od 0.50 each
+ * bare   no labels, no zone or capacity-type requirements: zone-a od 9.00
  */
 static void build_catalog(void)
 {
@@ -66,6 +67,9 @@ static void build_catalog(void)
     add_offering(it, "zone-b", "on-demand", 0.30, true);
     add_offering(add_type("tie-a", 4, 8, "amd64", "t"), "zone-a", "on-demand", 0.5, true);
     add_offering(add_type("tie-b", 4, 8, "amd64", "t"), "zone-a", "on-demand", 0.5, true);
+    it = kp_catalog_add_type(catalog, "bare"); /* no labels but its name */
+    kp_it_set_capacity(catalog, it, "cpu", 1000);
+    add_offering(it, "zone-a", "on-demand", 9.0, true);
 }
 
 static void setup(void)
@@ -297,6 +301,24 @@ Test(kwok, arch_and_os_follow_the_claim)
     cr_expect_str_eq(path_str(node, "status", "nodeInfo", "operatingSystem"), "windows");
     cr_expect_str_eq(path_str(node, "status", "nodeInfo", "architecture"), "arm64");
     cJSON_Delete(node);
+}
+
+Test(kwok, arch_and_os_default_to_an_allowed_value)
+{
+    kp_nodeclaim claim =
+        claim_with("bare", TYPES("\"bare\"") "," REQ("kubernetes.io/arch", "NotIn", "\"amd64\""));
+    kp_cloud_instance in;
+    cr_assert_eq(cp->ops->create(cp, &claim, arena, &in), 0, "%s", kp_error_last());
+    cr_expect_str_eq(kp_labels_get(&in.labels, "kubernetes.io/arch"), "arm64");
+    cr_expect_str_eq(kp_labels_get(&in.labels, "kubernetes.io/os"), "linux");
+    cr_expect_str_eq(kp_labels_get(&in.labels, "node.kubernetes.io/instance-type"), "bare");
+    cr_expect_str_eq(kp_labels_get(&in.labels, "topology.kubernetes.io/zone"), "zone-a");
+    claim = claim_with("bare-s390", TYPES("\"bare\"") "," REQ("kubernetes.io/arch", "In",
+                                                              "\"s390x\",\"ppc64le\""));
+    cr_assert_eq(cp->ops->create(cp, &claim, arena, &in), 0, "%s", kp_error_last());
+    const char *arch = kp_labels_get(&in.labels, "kubernetes.io/arch");
+    cr_expect(arch && (strcmp(arch, "s390x") == 0 || strcmp(arch, "ppc64le") == 0), "%s",
+              arch ? arch : "(none)");
 }
 
 Test(kwok, malformed_requirement_is_invalid)

@@ -22,8 +22,6 @@
 #define KWOK_LEASE_NAMESPACE   "kube-node-lease"
 #define KWOK_TAINT_NOT_READY   "node.kubernetes.io/not-ready"
 #define KWOK_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
-#define KWOK_DEFAULT_ARCH      "amd64"
-#define KWOK_DEFAULT_OS        "linux"
 
 /* ------------------------------------------------------------ provider */
 

@@ -108,17 +108,20 @@ static void consider_all(chooser *ch, const kp_catalog *catalog, const kp_nodecl
         consider(ch, &catalog->types[i]);
 }
 
-/* kubernetes.io/arch and /os always get a value: the preferred one when
- * allowed, else the first the requirements leave. */
+/* kubernetes.io/arch and /os always get a value: the first of `choices` the
+ * requirements allow, else the first value they leave. */
 static void default_label(chooser *ch, const kp_requirements *all, cJSON *labels, kp_sym key,
-                          const char *preferred)
+                          const char *const choices[2])
 {
     const char *name = kp_sym_str(ch->symtab, key);
     if (cJSON_GetObjectItemCaseSensitive(labels, name)) return;
     const kp_requirement *r = kp_requirements_get(all, key);
-    const char *value = preferred;
+    const char *value = choices[0];
+    for (int i = 1; r && i >= 0; i--)
+        if (kp_requirement_has(ch->symtab, r, kp_sym_intern(ch->symtab, choices[i])))
+            value = choices[i];
     if (r && !r->complement && r->n_values > 0 &&
-        !kp_requirement_has(ch->symtab, r, kp_sym_intern(ch->symtab, preferred)))
+        !kp_requirement_has(ch->symtab, r, kp_sym_intern(ch->symtab, value)))
         value = kp_sym_str(ch->symtab, r->values[0]);
     cJSON_AddStringToObject(labels, name, value);
 }
@@ -139,8 +142,9 @@ static cJSON *fixed_labels(chooser *ch)
             cJSON_AddStringToObject(labels, kp_sym_str(ch->symtab, all.items[i].key),
                                     kp_sym_str(ch->symtab, v));
     }
-    default_label(ch, &all, labels, KP_SYM_ARCH, KWOK_DEFAULT_ARCH);
-    default_label(ch, &all, labels, KP_SYM_OS, KWOK_DEFAULT_OS);
+    static const char *const arches[2] = {"amd64", "arm64"}, *const oses[2] = {"linux", "windows"};
+    default_label(ch, &all, labels, KP_SYM_ARCH, arches);
+    default_label(ch, &all, labels, KP_SYM_OS, oses);
     return labels;
 }
 
