@@ -94,16 +94,27 @@ static int decode_csi(kp_decoder *d, const cJSON *json, void *out)
     return kp_dec_string(d, json, "driver", &pv->csi_driver);
 }
 
+/* Only presence matters for local and hostPath sources. */
+static int decode_present(kp_decoder *d, const cJSON *json, void *out)
+{
+    (void)d, (void)json, (void)out;
+    return 0;
+}
+
 static int decode_pv_spec(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_pv *pv = out;
+    bool local = false, host_path = false;
     int err;
     if ((err = kp_dec_object(d, json, "nodeAffinity", decode_pv_node_affinity, pv, NULL)) < 0 ||
         (err = kp_dec_string(d, json, "storageClassName", &pv->storage_class_name)) < 0 ||
         (err = kp_dec_object(d, json, "claimRef", decode_claim_ref, pv, &pv->has_claim_ref)) < 0 ||
         (err = kp_dec_resources(d, json, "capacity", &pv->capacity)) < 0 ||
-        (err = kp_dec_object(d, json, "csi", decode_csi, pv, NULL)) < 0)
+        (err = kp_dec_object(d, json, "csi", decode_csi, pv, NULL)) < 0 ||
+        (err = kp_dec_object(d, json, "local", decode_present, pv, &local)) < 0 ||
+        (err = kp_dec_object(d, json, "hostPath", decode_present, pv, &host_path)) < 0)
         return err;
+    pv->local_or_host_path = local || host_path;
     return 0;
 }
 

@@ -640,6 +640,7 @@ typedef struct kp_pdb {
     bool selects_none;
     kp_int_or_string min_available;
     kp_int_or_string max_unavailable;
+    bool always_allow_unhealthy; /* spec.unhealthyPodEvictionPolicy: AlwaysAllow */
     int32_t disruptions_allowed;
     int32_t current_healthy;
     int32_t desired_healthy;
@@ -676,6 +677,7 @@ typedef struct kp_pv {
     const char *claim_name;
     kp_resource_list capacity;
     const char *csi_driver; /* spec.csi.driver, "" when not CSI */
+    bool local_or_host_path; /* spec.local or spec.hostPath: tied to a node's disk */
 } kp_pv;
 
 enum kp_volume_binding_mode {

@@ -33,6 +33,8 @@ struct kp_manifests {
     PTR_LIST(kp_pv, pvs);
     PTR_LIST(kp_storage_class, storage_classes);
     PTR_LIST(const char, notes);
+    kp_namespace_info *namespaces; /* by value: the snapshot builder reads an array */
+    size_t n_namespaces, cap_namespaces;
     bool expanded;
 };
 
@@ -55,7 +57,7 @@ kp_manifests *kp_manifests_free(kp_manifests *m)
         return NULL;
     free(m->nodepools), free(m->ec2nodeclasses), free(m->nodes), free(m->nodeclaims), free(m->pods);
     free(m->daemonsets), free(m->workloads), free(m->pdbs), free(m->pvcs), free(m->pvs);
-    free(m->storage_classes), free(m->notes);
+    free(m->storage_classes), free(m->notes), free(m->namespaces);
     kp_arena_free(m->arena);
     free(m);
     return NULL;
@@ -105,12 +107,37 @@ static void keep(kp_manifests *m, kp_object *o)
     }
 }
 
+/* Namespaces matter only for their labels (namespaceSelector). */
+static bool is_namespace(const cJSON *obj)
+{
+    const cJSON *api = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+    return cJSON_IsString(api) && cJSON_IsString(kind) && strcmp(api->valuestring, "v1") == 0 &&
+           strcmp(kind->valuestring, "Namespace") == 0;
+}
+
+static int add_namespace(kp_manifests *m, const cJSON *obj)
+{
+    kp_object_meta meta;
+    int err = kp_decode_meta(m->arena, obj, &meta);
+    if (err < 0)
+        return err;
+    PUSH(m, namespaces, ((kp_namespace_info){meta.name, meta.labels}));
+    return 0;
+}
+
 int kp_manifests_add_docs(kp_manifests *m, const kp_doc_list *docs)
 {
     for (size_t i = 0; i < kp_doc_list_count(docs); i++) {
         const kp_doc *d = kp_doc_list_at(docs, i);
         char origin[512];
         kp_doc_origin(d, origin, sizeof(origin));
+        if (is_namespace(d->obj)) {
+            int err = add_namespace(m, d->obj);
+            if (err < 0)
+                return kp_error_wrap(err, "%s", origin);
+            continue;
+        }
         kp_object o;
         int err = kp_decode_object(m->arena, d->obj, &o);
         if (err == KP_ENOTFOUND) {
@@ -160,7 +187,8 @@ static void stateful_volumes(kp_manifests *m, const kp_workload *w, kp_pod *pod,
 {
     size_t n = pod->n_volumes + w->n_volume_claim_templates;
     kp_volume *v = KP_ARENA_NEW(m->arena, kp_volume, n ? n : 1);
-    memcpy(v, pod->volumes, pod->n_volumes * sizeof(kp_volume));
+    if (pod->n_volumes)
+        memcpy(v, pod->volumes, pod->n_volumes * sizeof(kp_volume));
     for (size_t i = 0; i < w->n_volume_claim_templates; i++) {
         const kp_pvc *t = &w->volume_claim_templates[i];
         const char *claim = kp_arena_printf(m->arena, "%s-%s-%d", t->meta.name, w->meta.name, (int)ordinal);
@@ -236,6 +264,8 @@ void kp_manifests_cluster(kp_manifests *m, const kp_catalog *catalog, kp_cluster
     out->n_storage_classes = m->n_storage_classes;
     out->pdbs = (const kp_pdb *const *)m->pdbs;
     out->n_pdbs = m->n_pdbs;
+    out->namespaces = m->namespaces;
+    out->n_namespaces = m->n_namespaces;
     out->catalog = catalog;
 }
 

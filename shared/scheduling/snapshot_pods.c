@@ -129,12 +129,30 @@ static void collect_namespaces(build_ctx *b)
     b->all_namespaces = (kp_sym *)sym_set(b, names, n, &b->n_namespaces);
 }
 
-static const kp_labels *namespace_labels(build_ctx *b, kp_sym ns)
+/* Whether namespace `ns` matches a namespaceSelector. Every namespace
+ * carries kubernetes.io/metadata.name (the API server sets it since 1.21),
+ * also the ones known only from their pods. Labels stay sorted by key. */
+static bool namespace_selected(build_ctx *b, kp_sym ns, const kp_label_selector *sel)
 {
-    for (size_t i = 0; i < b->c->n_namespaces; i++)
+    static const char *const name_key = "kubernetes.io/metadata.name";
+    const kp_labels *own = NULL;
+    for (size_t i = 0; i < b->c->n_namespaces && !own; i++)
         if (intern(b, b->c->namespaces[i].name) == ns)
-            return &b->c->namespaces[i].labels;
-    return NULL;
+            own = &b->c->namespaces[i].labels;
+    if (own && kp_labels_get(own, name_key))
+        return labels_match(sel, own);
+    size_t n = own ? own->count : 0, k = 0;
+    kp_label *items = KP_ARENA_NEW(b->snap->arena, kp_label, n + 1);
+    bool placed = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!placed && strcmp(own->items[i].key, name_key) > 0)
+            items[k++] = (kp_label){name_key, kp_sym_str(b->snap->symtab, ns)}, placed = true;
+        items[k++] = own->items[i];
+    }
+    if (!placed)
+        items[k++] = (kp_label){name_key, kp_sym_str(b->snap->symtab, ns)};
+    kp_labels all = {items, k};
+    return labels_match(sel, &all);
 }
 
 /* Kubernetes: neither field -> the pod's namespace; a namespaceSelector adds
@@ -154,9 +172,7 @@ static void term_namespaces(build_ctx *b, const kp_pod_affinity_term *t, kp_sym 
     for (size_t i = 0; i < t->namespaces.count; i++)
         names[n++] = t->namespaces.items[i];
     for (uint32_t i = 0; t->namespace_selector.present && i < b->n_namespaces; i++) {
-        const kp_labels *labels = namespace_labels(b, b->all_namespaces[i]);
-        kp_labels none = {NULL, 0};
-        if (labels_match(&t->namespace_selector, labels ? labels : &none))
+        if (namespace_selected(b, b->all_namespaces[i], &t->namespace_selector))
             names[n++] = kp_sym_str(b->snap->symtab, b->all_namespaces[i]);
     }
     out->namespaces = sym_set(b, names, n, &out->n_namespaces);
@@ -302,25 +318,66 @@ static const void *find_named(build_ctx *b, const kp_symmap *map, const void *co
     return i == UINT32_MAX ? NULL : items[i];
 }
 
-/* Alternatives from a list of node-selector terms (OR): one requirement set each. */
-static int term_alternatives(build_ctx *b, const kp_node_selector_term *terms, size_t n, kp_requirements **out,
-                             uint32_t *n_out)
+static bool is_hostname(const kp_selector_req *r)
+{
+    return strcmp(r->key, KP_LABEL_HOSTNAME) == 0;
+}
+
+/* Alternatives from a list of node-selector terms (OR): one requirement set
+ * each. With `drop_hostname` (local and hostPath volumes, whose hostname is
+ * a node that may be gone), hostname requirements are left out, as Karpenter
+ * does; a term that had only those becomes unconstrained. */
+static int term_alternatives(build_ctx *b, const kp_node_selector_term *terms, size_t n, bool drop_hostname,
+                             kp_requirements **out, uint32_t *n_out)
 {
     kp_requirements *alts = KP_ARENA_NEW(b->snap->arena, kp_requirements, n ? n : 1);
     uint32_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (terms[i].n_match_expressions == 0)
+        const kp_selector_req *exprs = terms[i].match_expressions;
+        size_t n_exprs = terms[i].n_match_expressions;
+        if (n_exprs == 0)
             continue;
         kp_requirements_init(&alts[k]);
-        int err = kp_snapshot_add_selector_reqs(b->snap, &alts[k], terms[i].match_expressions,
-                                                terms[i].n_match_expressions);
-        if (err < 0)
-            return err;
+        for (size_t j = 0; j < n_exprs; j++) {
+            if (drop_hostname && is_hostname(&exprs[j]))
+                continue;
+            int err = kp_snapshot_add_selector_reqs(b->snap, &alts[k], &exprs[j], 1);
+            if (err < 0)
+                return err;
+        }
         k++;
     }
     *out = alts;
     *n_out = k;
     return 0;
+}
+
+/* A claim bound to a volume: the volume's topology, unless the binding
+ * cannot be used (Karpenter's ValidatePersistentVolumeClaims). */
+static int bound_volume(build_ctx *b, const kp_pvc *pvc, kp_requirements **out, uint32_t *n_out, const char **why)
+{
+    kp_arena *a = b->snap->arena;
+    const kp_pv *pv = find_named(b, &b->pv_by_name, (const void *const *)b->c->pvs, pvc->volume_name);
+    if (!pv) {
+        *why = kp_arena_printf(a, "persistentvolume \"%s\" of claim \"%s\" not found", pvc->volume_name,
+                               pvc->meta.name);
+        return 0;
+    }
+    if (pv->meta.deletion_timestamp.set) {
+        *why = kp_arena_printf(a, "persistentvolume \"%s\" of claim \"%s\" is being deleted", pv->meta.name,
+                               pvc->meta.name);
+        return 0;
+    }
+    if (!kp_labels_get(&pvc->meta.annotations, "pv.kubernetes.io/bind-completed")) {
+        *why = kp_arena_printf(a,
+                               "persistentvolumeclaim \"%s\" names volume \"%s\" but is considered unbound: it lacks "
+                               "the annotation pv.kubernetes.io/bind-completed",
+                               pvc->meta.name, pv->meta.name);
+        return 0;
+    }
+    if (!pv->has_node_affinity)
+        return 0;
+    return term_alternatives(b, pv->node_affinity, pv->n_node_affinity, pv->local_or_host_path, out, n_out);
 }
 
 /* The topology one volume imposes; a non-NULL *why makes the pod unschedulable. */
@@ -345,15 +402,8 @@ static int volume_alternatives(build_ctx *b, const kp_pod *p, const kp_volume *v
                                pvc->meta.name);
         return 0;
     }
-    if (pvc && *pvc->volume_name) {
-        const kp_pv *pv = find_named(b, &b->pv_by_name, (const void *const *)b->c->pvs, pvc->volume_name);
-        if (!pv) {
-            *why = kp_arena_printf(a, "persistentvolume \"%s\" of claim \"%s\" not found", pvc->volume_name,
-                                   pvc->meta.name);
-            return 0;
-        }
-        return pv->has_node_affinity ? term_alternatives(b, pv->node_affinity, pv->n_node_affinity, out, n_out) : 0;
-    }
+    if (pvc && *pvc->volume_name)
+        return bound_volume(b, pvc, out, n_out, why);
     if (!has_class)
         return 0; /* the cluster's default class decides; nothing to constrain here */
     if (!*class_name) {
@@ -373,7 +423,7 @@ static int volume_alternatives(build_ctx *b, const kp_pod *p, const kp_volume *v
                                pvc->meta.name, sc->meta.name);
         return 0;
     }
-    return term_alternatives(b, sc->allowed_topologies, sc->n_allowed_topologies, out, n_out);
+    return term_alternatives(b, sc->allowed_topologies, sc->n_allowed_topologies, false, out, n_out);
 }
 
 /* Karpenter's mergeVolumeRequirementAlternatives: combine every pair that

@@ -1,0 +1,300 @@
+/* NodeClaim lifecycle (see lifecycle.h). */
+#include "controller/lifecycle_internal.h"
+#include "api/decode.h"
+#include "api/wellknown.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "controller/eventq.h"
+#include "controller/metrics_ctrl.h"
+#include "controller/objutil.h"
+#include "kube/ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOGGER "nodeclaim.lifecycle"
+#define LAUNCH_TIMEOUT_MS (5 * 60 * 1000)
+
+/* ------------------------------------------------------------- lookups */
+
+const char *kp_index_node_provider_id(const cJSON *obj)
+{
+    const char *p = kp_obj_str(obj, "spec.providerID");
+    return p && *p ? p : NULL;
+}
+
+const char *kp_index_claim_provider_id(const cJSON *obj)
+{
+    const char *p = kp_obj_str(obj, "status.providerID");
+    return p && *p ? p : NULL;
+}
+
+typedef struct first_key {
+    char *key;
+    int count;
+} first_key;
+
+static void take_first(void *ctx, const char *key, const cJSON *obj)
+{
+    first_key *f = ctx;
+    (void)obj;
+    if (!f->count++)
+        f->key = strdup(key);
+}
+
+char *kp_claim_for_provider_id(const kp_ctrl *c, const char *provider_id)
+{
+    first_key f = {NULL, 0};
+    if (provider_id && *provider_id && c->informers[KP_CK_NODECLAIM])
+        kp_informer_foreach_indexed(c->informers[KP_CK_NODECLAIM], KP_INDEX_PROVIDER_ID, provider_id, take_first, &f);
+    return f.key;
+}
+
+char *kp_node_for_provider_id(const kp_ctrl *c, const char *provider_id, int *count)
+{
+    first_key f = {NULL, 0};
+    if (provider_id && *provider_id && c->informers[KP_CK_NODE])
+        kp_informer_foreach_indexed(c->informers[KP_CK_NODE], KP_INDEX_PROVIDER_ID, provider_id, take_first, &f);
+    if (count)
+        *count = f.count;
+    return f.key;
+}
+
+/* --------------------------------------------------------------- helpers */
+
+void lc_requeue(claim_ctx *x, int64_t ms)
+{
+    if (ms > 0 && (x->requeue_ms == 0 || ms < x->requeue_ms))
+        x->requeue_ms = ms;
+}
+
+bool lc_cond_true(const cJSON *obj, const char *type)
+{
+    const char *s = kp_obj_condition(obj, type);
+    return s && strcmp(s, "True") == 0;
+}
+
+void lc_event(claim_ctx *x, const char *type, const char *reason, const char *msg)
+{
+    kp_eventq_post(x->c->events, KP_RES_NODECLAIM, x->orig, type, reason, msg);
+}
+
+void lc_observe_cloud(kp_ctrl *c, const char *method, int64_t start, int err)
+{
+    if (!c->m)
+        return;
+    const char *provider = kp_cloud_name(c->cloud);
+    int64_t took = c->clock->monotonic(c->clock) - start;
+    kp_ctrl_observe(c->m->cloud_duration, (const char *const[]){LOGGER, method, provider}, (double)took / 1e9);
+    if (err < 0 && err != KP_ENOTFOUND)
+        kp_ctrl_count(c->m->cloud_errors, (const char *const[]){LOGGER, method, provider, kp_error_name(err)});
+}
+
+/* ----------------------------------------------------------------- launch */
+
+static void put_resources(cJSON *status, const char *key, const kp_resource_list *list)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(status, key);
+    cJSON *o = cJSON_AddObjectToObject(status, key);
+    for (size_t i = 0; i < list->count; i++) {
+        char q[KP_QUANTITY_STRLEN];
+        kp_quantity_format(list->items[i].quantity, q, sizeof(q));
+        cJSON_AddStringToObject(o, list->items[i].name, q);
+    }
+}
+
+/* Karpenter's PopulateNodeClaimDetails: the provider's labels under the
+ * claim's own, and what the instance is. */
+static void record_launch(claim_ctx *x, const kp_cloud_instance *in)
+{
+    for (size_t i = 0; i < in->labels.count; i++)
+        if (!kp_obj_label(x->obj, in->labels.items[i].key))
+            kp_obj_set_label(x->obj, in->labels.items[i].key, in->labels.items[i].value);
+    cJSON *status = kp_obj_ensure(x->obj, "status");
+    cJSON_DeleteItemFromObjectCaseSensitive(status, "providerID");
+    cJSON_AddStringToObject(status, "providerID", in->provider_id);
+    if (in->image_id) {
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "imageID");
+        cJSON_AddStringToObject(status, "imageID", in->image_id);
+    }
+    put_resources(status, "capacity", &in->capacity);
+    put_resources(status, "allocatable", &in->allocatable);
+    kp_obj_set_condition(x->obj, "Launched", "True", "Launched", "", x->now);
+}
+
+/* Capacity the provider could not find, or a node class not ready: the claim
+ * goes, and the provisioner places its pods again (with the failed offerings
+ * now marked unavailable). */
+static int launch_failed_delete(claim_ctx *x, int err, const char *reason)
+{
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", kp_error_last());
+    KP_LOG(KP_LOG_ERROR, LOGGER, "failed launching nodeclaim", "NodeClaim", x->nc.meta.name, "error", msg);
+    lc_event(x, "Warning", err == KP_EINSUFFICIENT_CAPACITY ? "InsufficientCapacityError" : "NodeClassNotReady", msg);
+    int derr = kp_kube_delete(x->c->kube, KP_RES_NODECLAIM, NULL, x->nc.meta.name, NULL);
+    if (x->c->m)
+        kp_ctrl_count(x->c->m->nodeclaims_disrupted, (const char *const[]){reason, x->pool,
+                                                                          kp_obj_label(x->orig, KP_LABEL_CAPACITY_TYPE)});
+    return derr == KP_ENOTFOUND ? 0 : derr;
+}
+
+int lc_launch(claim_ctx *x)
+{
+    if (lc_cond_true(x->obj, "Launched") || kp_obj_str(x->obj, "status.providerID"))
+        return 0;
+    kp_cloud_instance in;
+    int64_t start = x->c->clock->monotonic(x->c->clock);
+    int err = x->c->cloud->ops->create(x->c->cloud, &x->nc, x->arena, &in);
+    lc_observe_cloud(x->c, "Create", start, err);
+    if (err == KP_EINSUFFICIENT_CAPACITY)
+        return launch_failed_delete(x, err, "insufficient_capacity");
+    if (err == KP_ENOTREADY)
+        return launch_failed_delete(x, err, "nodeclass_not_ready");
+    if (err < 0) {
+        char msg[320];
+        snprintf(msg, sizeof(msg), "%.300s", kp_error_last());
+        kp_obj_set_condition(x->obj, "Launched", "Unknown", "LaunchFailed", msg, x->now);
+        return err;
+    }
+    record_launch(x, &in);
+    KP_LOG(KP_LOG_INFO, LOGGER, "launched nodeclaim", "NodeClaim", x->nc.meta.name, "provider-id", in.provider_id,
+           "instance-type", in.instance_type ? in.instance_type : "", "zone", in.zone ? in.zone : "",
+           "capacity-type", in.capacity_type ? in.capacity_type : "");
+    kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_launched : NULL, (const char *const[]){x->pool});
+    return 1; /* launched now: its status must be written before anything else */
+}
+
+/* ----------------------------------------------------------- registration */
+
+bool lc_taint_matches(const cJSON *t, const char *key, const char *effect)
+{
+    const char *k = kp_obj_str(t, "key"), *e = kp_obj_str(t, "effect");
+    return k && strcmp(k, key) == 0 && (!effect || (e && strcmp(e, effect) == 0));
+}
+
+/* Add the claim's taints that the node lacks (Karpenter's Taints.Merge). */
+static void merge_taints(cJSON *node, const cJSON *taints)
+{
+    cJSON *spec = kp_obj_ensure(node, "spec");
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "taints");
+    if (!cJSON_IsArray(list)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
+        list = cJSON_AddArrayToObject(spec, "taints");
+    }
+    const cJSON *t;
+    cJSON_ArrayForEach(t, taints)
+    {
+        bool have = false;
+        const cJSON *n;
+        cJSON_ArrayForEach(n, list) have |= lc_taint_matches(n, kp_obj_str(t, "key"), kp_obj_str(t, "effect"));
+        if (!have)
+            cJSON_AddItemToArray(list, cJSON_Duplicate(t, 1));
+    }
+}
+
+void lc_remove_taint(cJSON *node, const char *key)
+{
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints");
+    int i = 0;
+    for (cJSON *t = list ? list->child : NULL; t;) {
+        cJSON *next = t->next;
+        if (lc_taint_matches(t, key, NULL))
+            cJSON_DeleteItemFromArray(list, i);
+        else
+            i++;
+        t = next;
+    }
+}
+
+static void copy_map(cJSON *node, const cJSON *claim, const char *map)
+{
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(claim, "metadata"), map);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, src)
+    {
+        if (!cJSON_IsString(e))
+            continue;
+        if (strcmp(map, "labels") == 0)
+            kp_obj_set_label(node, e->string, e->valuestring);
+        else
+            kp_obj_set_annotation(node, e->string, e->valuestring);
+    }
+}
+
+static void own_node(cJSON *node, const cJSON *claim)
+{
+    cJSON *meta = kp_obj_ensure(node, "metadata");
+    const char *uid = kp_obj_str(claim, "metadata.uid");
+    cJSON *refs = cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences");
+    const cJSON *r;
+    cJSON_ArrayForEach(r, refs) if (uid && kp_obj_str(r, "uid") && !strcmp(kp_obj_str(r, "uid"), uid)) return;
+    if (!cJSON_IsArray(refs)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "ownerReferences");
+        refs = cJSON_AddArrayToObject(meta, "ownerReferences");
+    }
+    cJSON *ref = cJSON_CreateObject();
+    cJSON_AddStringToObject(ref, "apiVersion", "karpenter.sh/v1");
+    cJSON_AddStringToObject(ref, "kind", "NodeClaim");
+    cJSON_AddStringToObject(ref, "name", kp_obj_str(claim, "metadata.name"));
+    cJSON_AddStringToObject(ref, "uid", uid ? uid : "");
+    cJSON_AddBoolToObject(ref, "blockOwnerDeletion", 1);
+    cJSON_AddItemToArray(refs, ref);
+}
+
+/* Karpenter's syncNode, then registration proper. */
+static void sync_node(cJSON *node, const cJSON *claim)
+{
+    kp_obj_add_finalizer(node, KP_FINALIZER_TERMINATION);
+    own_node(node, claim);
+    const char *no_sync = kp_obj_label(node, KP_LABEL_DO_NOT_SYNC_TAINTS);
+    if (!no_sync || strcmp(no_sync, "true") != 0) {
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(claim, "spec");
+        merge_taints(node, cJSON_GetObjectItemCaseSensitive(spec, "taints"));
+        merge_taints(node, cJSON_GetObjectItemCaseSensitive(spec, "startupTaints"));
+    }
+    copy_map(node, claim, "annotations");
+    copy_map(node, claim, "labels");
+    lc_remove_taint(node, KP_TAINT_UNREGISTERED);
+    kp_obj_set_label(node, KP_LABEL_REGISTERED, "true");
+}
+
+int lc_registration(claim_ctx *x)
+{
+    if (!lc_cond_true(x->obj, "Launched") || lc_cond_true(x->obj, "Registered"))
+        return 0;
+    int count = 0;
+    char *key = kp_node_for_provider_id(x->c, kp_obj_str(x->obj, "status.providerID"), &count);
+    cJSON *node = key ? kp_ctrl_get(x->c, KP_CK_NODE, key) : NULL;
+    free(key);
+    if (!node || count > 1) {
+        kp_obj_set_condition(x->obj, "Registered", count > 1 ? "False" : "Unknown",
+                             count > 1 ? "MultipleNodesFound" : "NodeNotFound",
+                             count > 1 ? "Invariant violated, matched multiple nodes" : "Node not registered with cluster",
+                             x->now);
+        cJSON_Delete(node);
+        lc_requeue(x, 10000);
+        return 0;
+    }
+    cJSON *want = cJSON_Duplicate(node, 1);
+    sync_node(want, x->obj);
+    int err = kp_obj_patch(x->c->kube, KP_RES_NODE, node, want, KP_OBJ_LOCK);
+    const char *name = kp_obj_str(node, "metadata.name");
+    if (err >= 0) {
+        KP_LOG(KP_LOG_INFO, LOGGER, "registered nodeclaim", "NodeClaim", x->nc.meta.name, "Node", name);
+        kp_obj_set_condition(x->obj, "Registered", "True", "Registered", "", x->now);
+        cJSON *status = kp_obj_ensure(x->obj, "status");
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "nodeName");
+        cJSON_AddStringToObject(status, "nodeName", name);
+        kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_registered : NULL, (const char *const[]){x->pool});
+        kp_ctrl_count(x->c->m ? x->c->m->nodes_created : NULL,
+                      (const char *const[]){x->pool, kp_obj_label(x->obj, KP_LABEL_ZONE)});
+    }
+    cJSON_Delete(want);
+    cJSON_Delete(node);
+    if (err == KP_ECONFLICT) {
+        lc_requeue(x, 100);
+        return 0;
+    }
+    return err < 0 ? err : 0;
+}
