@@ -37,10 +37,32 @@ enum kp_interruption_kind {
 };
 
 /* Karpenter's name of a kind (its metrics' message_type label). */
-const char *kp_interruption_kind_name(enum kp_interruption_kind kind);
+static inline const char *kp_interruption_kind_name(enum kp_interruption_kind kind)
+{
+    switch (kind) {
+    case KP_INTERRUPT_SPOT:
+        return "spot_interrupted";
+    case KP_INTERRUPT_SCHEDULED_CHANGE:
+        return "scheduled_change";
+    case KP_INTERRUPT_STOPPING:
+        return "instance_stopped";
+    case KP_INTERRUPT_TERMINATING:
+        return "instance_terminated";
+    case KP_INTERRUPT_REBALANCE:
+        return "rebalance_recommendation";
+    case KP_INTERRUPT_CAPACITY_RESERVATION:
+        return "capacity_reservation_interrupted";
+    case KP_INTERRUPT_NOOP:
+        break;
+    }
+    return "no_op";
+}
 
-/* Whether the controller deletes the affected NodeClaims for this kind. */
-bool kp_interruption_kind_deletes(enum kp_interruption_kind kind);
+/* Whether the controller deletes (cordons and drains) the affected NodeClaims. */
+static inline bool kp_interruption_kind_deletes(enum kp_interruption_kind kind)
+{
+    return kind != KP_INTERRUPT_REBALANCE && kind != KP_INTERRUPT_NOOP;
+}
 
 typedef struct kp_interruption {
     enum kp_interruption_kind kind;
@@ -56,6 +78,8 @@ typedef struct kp_interruption {
 
 typedef struct kp_interruption_source kp_interruption_source;
 
+/* receive() and ack() may block on the network; call them from one thread
+ * (the one receiving), not concurrently. observe() is thread-safe. */
 typedef struct kp_interruption_source_ops {
     /* Wait up to `wait_seconds` for notices; *n 0 when none came. Notices and
      * their strings live in `arena`. A notice whose body does not parse still
