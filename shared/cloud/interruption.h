@@ -68,10 +68,10 @@ typedef struct kp_interruption {
     enum kp_interruption_kind kind;
     const char **instance_ids; /* provider-ID suffixes ("i-0abc"); may be empty */
     uint32_t n_ids;
-    int64_t start_ns;    /* when the cloud sent it (latency metric); 0 unknown */
-    int64_t deadline_ns; /* when the machines go away, when the notice says; 0 unknown */
-    const char *id;      /* the notice's own ID, for logs */
-    const char *handle;  /* what ack() needs (SQS: the receipt handle) */
+    int64_t start_ns;        /* when the cloud sent it (latency metric); 0 unknown */
+    int64_t deadline_ns;     /* when the machines go away, when the notice says; 0 unknown */
+    const char *id;          /* the notice's own ID, for logs */
+    const char *handle;      /* what ack() needs (SQS: the receipt handle) */
     const char *kind_name;   /* kp_interruption_kind_name(kind) */
     const char *parse_error; /* non-NULL: the body did not parse (kind NOOP); ack it anyway */
 } kp_interruption;
@@ -84,8 +84,8 @@ typedef struct kp_interruption_source_ops {
     /* Wait up to `wait_seconds` for notices; *n 0 when none came. Notices and
      * their strings live in `arena`. A notice whose body does not parse still
      * comes back (kind NOOP, parse_error set) so it can be acknowledged. */
-    int (*receive)(kp_interruption_source *src, kp_arena *arena, kp_interruption **out,
-                   uint32_t *n, int wait_seconds);
+    int (*receive)(kp_interruption_source *src, kp_arena *arena, kp_interruption **out, uint32_t *n,
+                   int wait_seconds);
     /* Remove a handled notice from the source. */
     int (*ack)(kp_interruption_source *src, const kp_interruption *m);
     /* Tell the provider what one affected NodeClaim was (labels of the claim;
@@ -105,8 +105,7 @@ struct kp_interruption_source {
 
 static inline kp_interruption_source *kp_interruption_source_free(kp_interruption_source *src)
 {
-    if (src)
-        src->ops->free(src);
+    if (src) src->ops->free(src);
     return NULL;
 }
 

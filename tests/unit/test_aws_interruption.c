@@ -180,8 +180,8 @@ static void serve(const dbl_response *script, size_t n, const char *queue)
     dbl_start(&server, script, n);
     kp_aws_creds c = {.access_key_id = "AKIDTEST", .secret_access_key = "secret"};
     cr_assert_eq(kp_aws_credentials_new_static(&creds, &c), 0);
-    kp_aws_client_options o = {.region = "eu-west-1", .endpoint_url = server.url,
-                               .credentials = creds, .max_attempts = 1};
+    kp_aws_client_options o = {
+        .region = "eu-west-1", .endpoint_url = server.url, .credentials = creds, .max_attempts = 1};
     cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
     kp_fake_clock_init(&clk, 1000 * KP_NS_PER_SEC);
     ice = kp_aws_ice_cache_new(&clk.base);
@@ -210,8 +210,9 @@ static char *receive_answer(const char *const *msgs, size_t n)
     kp_buf b = KP_BUF_INIT(1 << 20);
     kp_buf_puts(&b, "{\"Messages\":[");
     for (size_t i = 0; i < n; i++) {
-        kp_buf_printf(&b, "%s{\"MessageId\":\"m-%zu\",\"ReceiptHandle\":\"rh-%zu\","
-                          "\"Attributes\":{\"SentTimestamp\":\"1772600000000\"},\"Body\":",
+        kp_buf_printf(&b,
+                      "%s{\"MessageId\":\"m-%zu\",\"ReceiptHandle\":\"rh-%zu\","
+                      "\"Attributes\":{\"SentTimestamp\":\"1772600000000\"},\"Body\":",
                       i ? "," : "", i, i);
         kp_buf_json_string(&b, msgs[i]);
         kp_buf_puts(&b, "}");
@@ -307,16 +308,16 @@ Test(interruption_sqs, a_queue_url_is_used_as_is_and_options_are_checked)
     snprintf(url, sizeof(url), "%s/123456789012/q", server.url);
     kp_aws_creds c = {.access_key_id = "AKIDTEST", .secret_access_key = "secret"};
     cr_assert_eq(kp_aws_credentials_new_static(&creds, &c), 0);
-    kp_aws_client_options o = {.region = "eu-west-1", .endpoint_url = server.url,
-                               .credentials = creds, .max_attempts = 1};
+    kp_aws_client_options o = {
+        .region = "eu-west-1", .endpoint_url = server.url, .credentials = creds, .max_attempts = 1};
     cr_assert_eq(kp_aws_client_new(&client, &o), 0);
     kp_aws_interruption_opts bad = {.sqs = client, .queue_name = "q", .max_messages = 11};
     cr_expect_eq(kp_aws_interruption_source_new(&bad, &src), KP_EINVALID);
     kp_aws_interruption_opts none = {.sqs = client};
     cr_expect_eq(kp_aws_interruption_source_new(&none, &src), KP_EINVALID);
     cr_assert_null(src);
-    kp_aws_interruption_opts io = {.sqs = client, .queue_name = url, .max_messages = 3,
-                                   .visibility_timeout = 45};
+    kp_aws_interruption_opts io = {
+        .sqs = client, .queue_name = url, .max_messages = 3, .visibility_timeout = 45};
     cr_assert_eq(kp_aws_interruption_source_new(&io, &src), 0);
     kp_arena *a = kp_arena_new();
     kp_interruption *got = NULL;

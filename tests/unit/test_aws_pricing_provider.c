@@ -26,12 +26,12 @@ static void serve(const dbl_response *script, size_t n, const char *region, bool
     dbl_start(&server, script, n);
     kp_aws_creds c = {.access_key_id = "AKIDTEST", .secret_access_key = "secret"};
     cr_assert_eq(kp_aws_credentials_new_static(&creds, &c), 0);
-    kp_aws_client_options o = {.region = region, .endpoint_url = server.url, .credentials = creds,
-                               .max_attempts = 1};
+    kp_aws_client_options o = {
+        .region = region, .endpoint_url = server.url, .credentials = creds, .max_attempts = 1};
     cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
     kp_fake_clock_init(&clk, 1787227200 * KP_NS_PER_SEC); /* 2026-08-20T12:00:00Z */
-    kp_aws_prices_opts po = {.ec2 = client, .pricing = client, .isolated_vpc = isolated,
-                             .clock = &clk.base};
+    kp_aws_prices_opts po = {
+        .ec2 = client, .pricing = client, .isolated_vpc = isolated, .clock = &clk.base};
     cr_assert_eq(kp_aws_prices_new(&prices, &po), 0, "%s", kp_error_last());
 }
 
@@ -56,12 +56,13 @@ static const char *products(const char *currency, const char *const *types, cons
     kp_buf_puts(&b, "{\"FormatVersion\":\"aws_v1\",\"PriceList\":[");
     for (size_t i = 0; i < n; i++) {
         char inner[1024];
-        snprintf(inner, sizeof(inner),
-                 "{\"product\":{\"productFamily\":\"Compute Instance\",\"attributes\":"
-                 "{\"instanceType\":\"%s\",\"operatingSystem\":\"Linux\"}},\"terms\":"
-                 "{\"OnDemand\":{\"X.JRTCKXETXF\":{\"priceDimensions\":{\"X.JRTCKXETXF.6YS6EN2CT7\":"
-                 "{\"unit\":\"Hrs\",\"pricePerUnit\":{\"%s\":\"%s\"}}}}}}}",
-                 types[i], currency, amounts[i]);
+        snprintf(
+            inner, sizeof(inner),
+            "{\"product\":{\"productFamily\":\"Compute Instance\",\"attributes\":"
+            "{\"instanceType\":\"%s\",\"operatingSystem\":\"Linux\"}},\"terms\":"
+            "{\"OnDemand\":{\"X.JRTCKXETXF\":{\"priceDimensions\":{\"X.JRTCKXETXF.6YS6EN2CT7\":"
+            "{\"unit\":\"Hrs\",\"pricePerUnit\":{\"%s\":\"%s\"}}}}}}}",
+            types[i], currency, amounts[i]);
         kp_buf_puts(&b, i ? "," : "");
         kp_buf_json_string(&b, inner);
     }
@@ -154,7 +155,8 @@ Test(prices, on_demand_update_with_an_empty_query_keeps_old_prices)
 
 Test(prices, on_demand_update_error_keeps_old_prices)
 {
-    dbl_response script[] = {{400, NULL, "{\"__type\":\"AccessDeniedException\",\"message\":\"no\"}"}};
+    dbl_response script[] = {
+        {400, NULL, "{\"__type\":\"AccessDeniedException\",\"message\":\"no\"}"}};
     serve(script, 1, "us-west-2", false);
     cr_assert_lt(kp_aws_prices_update_on_demand(prices), 0);
     cr_expect(strstr(kp_error_last(), "retrieving on-demand pricing data") != NULL, "%s",
@@ -196,7 +198,8 @@ static const char SPOT_ANSWER[] =
     "<item><instanceType>m5.large</instanceType><productDescription>Linux/UNIX</productDescription>"
     "<spotPrice>0.041000</spotPrice><timestamp>2026-08-20T09:00:00.000Z</timestamp>"
     "<availabilityZone>us-west-2a</availabilityZone></item>"
-    "<item><instanceType>m5.large</instanceType><productDescription>Linux/UNIX (Amazon VPC)</productDescription>"
+    "<item><instanceType>m5.large</instanceType><productDescription>Linux/UNIX (Amazon "
+    "VPC)</productDescription>"
     "<spotPrice>0.038000</spotPrice><timestamp>2026-08-20T11:00:00.000Z</timestamp>"
     "<availabilityZone>us-west-2a</availabilityZone></item>"
     "<item><instanceType>m5.large</instanceType><productDescription>Linux/UNIX</productDescription>"
@@ -234,8 +237,8 @@ Test(prices, spot_update_keeps_the_newest_record_and_then_missing_zones_have_no_
     const char *body = server.requests[0].body;
     cr_expect(strstr(body, "Action=DescribeSpotPriceHistory") != NULL);
     cr_expect(strstr(body, "ProductDescription.1=Linux%2FUNIX&") != NULL, "%s", body);
-    cr_expect(strstr(body, "ProductDescription.2=Linux%2FUNIX%20%28Amazon%20VPC%29") != NULL,
-              "%s", body);
+    cr_expect(strstr(body, "ProductDescription.2=Linux%2FUNIX%20%28Amazon%20VPC%29") != NULL, "%s",
+              body);
     cr_expect(strstr(body, "StartTime=2026-08-20T12%3A00%3A00Z") != NULL, "%s", body);
     cr_expect(strstr(body, "MaxResults=2000") != NULL);
 }
@@ -258,14 +261,17 @@ Test(prices, a_later_spot_update_merges_over_the_earlier_one)
 Test(prices, failed_or_empty_spot_updates_keep_the_static_defaults)
 {
     dbl_response script[] = {
-        {500, NULL, "<Response><Errors><Error><Code>InternalError</Code><Message>x</Message>"
-                    "</Error></Errors></Response>"},
-        {200, NULL, "<DescribeSpotPriceHistoryResponse><spotPriceHistorySet/>"
-                    "</DescribeSpotPriceHistoryResponse>"}};
+        {500, NULL,
+         "<Response><Errors><Error><Code>InternalError</Code><Message>x</Message>"
+         "</Error></Errors></Response>"},
+        {200, NULL,
+         "<DescribeSpotPriceHistoryResponse><spotPriceHistorySet/>"
+         "</DescribeSpotPriceHistoryResponse>"}};
     serve(script, 2, "us-west-2", false);
     uint64_t seq = kp_aws_prices_seqnum(prices);
     cr_assert_lt(kp_aws_prices_update_spot(prices), 0);
-    cr_expect(strstr(kp_error_last(), "retrieving spot pricing data") != NULL, "%s", kp_error_last());
+    cr_expect(strstr(kp_error_last(), "retrieving spot pricing data") != NULL, "%s",
+              kp_error_last());
     cr_assert_eq(kp_aws_prices_update_spot(prices), KP_ENOTFOUND);
     cr_expect(strstr(kp_error_last(), "no spot pricing found") != NULL);
     cr_expect_not(kp_aws_prices_spot_updated(prices));

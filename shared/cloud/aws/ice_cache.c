@@ -42,8 +42,7 @@ static void entry_clear(ice_entry *e)
 
 kp_aws_ice_cache *kp_aws_ice_cache_free(kp_aws_ice_cache *c)
 {
-    if (!c)
-        return NULL;
+    if (!c) return NULL;
     for (size_t i = 0; i < c->n; i++)
         entry_clear(&c->entries[i]);
     free(c->entries);
@@ -72,8 +71,7 @@ static void sweep(kp_aws_ice_cache *c, int64_t now)
 static ice_entry *find(kp_aws_ice_cache *c, const char *key)
 {
     for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->entries[i].key, key) == 0)
-            return &c->entries[i];
+        if (strcmp(c->entries[i].key, key) == 0) return &c->entries[i];
     return NULL;
 }
 
@@ -118,24 +116,21 @@ static char *join3(const char *a, const char *b, const char *c)
 void kp_aws_ice_mark(kp_aws_ice_cache *c, const char *capacity_type, const char *instance_type,
                      const char *zone, const char *reason)
 {
-    if (!c || blank(capacity_type) || blank(instance_type) || blank(zone))
-        return;
+    if (!c || blank(capacity_type) || blank(instance_type) || blank(zone)) return;
     put(c, join3(capacity_type, instance_type, zone), reason);
 }
 
 void kp_aws_ice_mark_capacity_type(kp_aws_ice_cache *c, const char *capacity_type,
                                    const char *reason)
 {
-    if (!c || blank(capacity_type))
-        return;
+    if (!c || blank(capacity_type)) return;
     put(c, kp_xstrdup(capacity_type), reason);
 }
 
 bool kp_aws_ice_unavailable(kp_aws_ice_cache *c, const char *capacity_type,
                             const char *instance_type, const char *zone)
 {
-    if (!c || blank(capacity_type))
-        return false;
+    if (!c || blank(capacity_type)) return false;
     pthread_mutex_lock(&c->lock);
     sweep(c, c->clock->monotonic(c->clock));
     bool hit = false;
@@ -168,8 +163,7 @@ void kp_aws_ice_flush(kp_aws_ice_cache *c)
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->n; i++)
         entry_clear(&c->entries[i]);
-    if (c->n)
-        c->seqnum++;
+    if (c->n) c->seqnum++;
     c->n = 0;
     pthread_mutex_unlock(&c->lock);
 }

@@ -50,12 +50,15 @@ typedef struct kp_aws_instancetypes_opts {
     int32_t reserved_enis;             /* --reserved-enis, >= 0 */
 } kp_aws_instancetypes_opts;
 
-#define KP_AWS_INSTANCETYPES_OPTS_INIT {.vm_memory_overhead_percent = KP_AWS_VM_MEMORY_OVERHEAD_DEFAULT}
+#define KP_AWS_INSTANCETYPES_OPTS_INIT                                                             \
+    {                                                                                              \
+        .vm_memory_overhead_percent = KP_AWS_VM_MEMORY_OVERHEAD_DEFAULT                            \
+    }
 
 /* `ec2` may be NULL when rows are only ever set by kp_aws_instancetypes_set_rows
  * (tests, offline use). No network here. */
-int kp_aws_instancetypes_new(kp_aws_instancetypes **out, kp_aws_client *ec2,
-                             kp_aws_prices *prices, kp_aws_ice_cache *ice, const kp_clock *clock);
+int kp_aws_instancetypes_new(kp_aws_instancetypes **out, kp_aws_client *ec2, kp_aws_prices *prices,
+                             kp_aws_ice_cache *ice, const kp_clock *clock);
 kp_aws_instancetypes *kp_aws_instancetypes_free(kp_aws_instancetypes *it);
 
 /* KP_EINVALID for values out of range. Invalidates every cached catalog. */
@@ -87,8 +90,8 @@ typedef struct kp_aws_type_detail {
     kp_aws_type_info info;
     const char **zones; /* sorted */
     uint32_t n_zones;
-    bool on_demand;     /* SupportedUsageClasses has "on-demand" */
-    bool spot;          /* ... "spot" */
+    bool on_demand; /* SupportedUsageClasses has "on-demand" */
+    bool spot;      /* ... "spot" */
 } kp_aws_type_detail;
 
 int kp_aws_instancetypes_get(kp_aws_instancetypes *it, const char *name, kp_arena *arena,

@@ -23,8 +23,7 @@ static int str_member(const cJSON *obj, const char *name, const char **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
     *out = NULL;
-    if (!v || cJSON_IsNull(v))
-        return 0;
+    if (!v || cJSON_IsNull(v)) return 0;
     if (!cJSON_IsString(v))
         return kp_error_set(KP_EINVALID, "interruption message: \"%s\" is not a string", name);
     *out = v->valuestring;
@@ -36,8 +35,7 @@ static int obj_member(const cJSON *obj, const char *name, const cJSON **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
     *out = NULL;
-    if (!v || cJSON_IsNull(v))
-        return 0;
+    if (!v || cJSON_IsNull(v)) return 0;
     if (!cJSON_IsObject(v))
         return kp_error_set(KP_EINVALID, "interruption message: \"%s\" is not an object", name);
     *out = v;
@@ -52,10 +50,9 @@ static void set_kind(kp_interruption *m, enum kp_interruption_kind kind)
 
 static void add_id(kp_interruption *m, kp_arena *a, const char *id)
 {
-    if (!id || !*id)
-        return;
-    m->instance_ids = kp_arena_grow(a, m->instance_ids, m->n_ids, m->n_ids + 1,
-                                    sizeof(*m->instance_ids));
+    if (!id || !*id) return;
+    m->instance_ids =
+        kp_arena_grow(a, m->instance_ids, m->n_ids, m->n_ids + 1, sizeof(*m->instance_ids));
     m->instance_ids[m->n_ids++] = kp_arena_strdup(a, id);
 }
 
@@ -64,8 +61,7 @@ static int single_instance(const cJSON *detail, kp_arena *a, kp_interruption *m)
 {
     const char *id = NULL;
     int err = str_member(detail, "instance-id", &id);
-    if (err == 0)
-        add_id(m, a, id);
+    if (err == 0) add_id(m, a, id);
     return err;
 }
 
@@ -74,8 +70,7 @@ static int state_change(const cJSON *detail, kp_arena *a, kp_interruption *m)
 {
     const char *state = NULL;
     int err = str_member(detail, "state", &state);
-    if (err < 0 || !state)
-        return err;
+    if (err < 0 || !state) return err;
     if (strcasecmp(state, "stopping") == 0 || strcasecmp(state, "stopped") == 0)
         set_kind(m, KP_INTERRUPT_STOPPING);
     else if (strcasecmp(state, "shutting-down") == 0 || strcasecmp(state, "terminated") == 0)
@@ -94,12 +89,11 @@ static int64_t parse_rfc1123(const char *text)
     const char *comma = text ? strchr(text, ',') : NULL;
     int day = 0, year = 0, hh = 0, mm = 0, ss = 0;
     char mon[4] = "";
-    if (!comma || sscanf(comma + 1, " %2d %3s %4d %2d:%2d:%2d", &day, mon, &year, &hh, &mm,
-                         &ss) != 6)
+    if (!comma ||
+        sscanf(comma + 1, " %2d %3s %4d %2d:%2d:%2d", &day, mon, &year, &hh, &mm, &ss) != 6)
         return 0;
     for (int i = 0; i < 12; i++) {
-        if (strcmp(mon, MONTHS[i]) != 0)
-            continue;
+        if (strcmp(mon, MONTHS[i]) != 0) continue;
         char iso[40];
         snprintf(iso, sizeof(iso), "%04d-%02d-%02dT%02d:%02d:%02dZ", year, i + 1, day, hh, mm, ss);
         int64_t ns = 0;
@@ -113,16 +107,15 @@ static int health_event(const cJSON *detail, kp_arena *a, kp_interruption *m)
 {
     const char *service = NULL, *category = NULL, *start = NULL;
     int err = str_member(detail, "service", &service);
-    if (err == 0)
-        err = str_member(detail, "eventTypeCategory", &category);
-    if (err == 0)
-        err = str_member(detail, "startTime", &start);
+    if (err == 0) err = str_member(detail, "eventTypeCategory", &category);
+    if (err == 0) err = str_member(detail, "startTime", &start);
     if (err < 0 || !service || !category || strcmp(service, "EC2") != 0 ||
         strcmp(category, "scheduledChange") != 0)
         return err;
     const cJSON *entities = cJSON_GetObjectItemCaseSensitive(detail, "affectedEntities");
     if (entities && !cJSON_IsNull(entities) && !cJSON_IsArray(entities))
-        return kp_error_set(KP_EINVALID, "interruption message: \"affectedEntities\" is not a list");
+        return kp_error_set(KP_EINVALID,
+                            "interruption message: \"affectedEntities\" is not a list");
     const cJSON *e;
     cJSON_ArrayForEach(e, entities)
     {
@@ -130,8 +123,7 @@ static int health_event(const cJSON *detail, kp_arena *a, kp_interruption *m)
         if (!cJSON_IsObject(e))
             return kp_error_set(KP_EINVALID, "interruption message: an affected entity is not "
                                              "an object");
-        if ((err = str_member(e, "entityValue", &id)) < 0)
-            return err;
+        if ((err = str_member(e, "entityValue", &id)) < 0) return err;
         add_id(m, a, id);
     }
     set_kind(m, KP_INTERRUPT_SCHEDULED_CHANGE);
@@ -157,8 +149,7 @@ static const event_kind EVENTS[] = {
 
 static const event_kind *find_event(const char *version, const char *source, const char *type)
 {
-    if (!version || !source || !type || strcmp(version, "0") != 0)
-        return NULL;
+    if (!version || !source || !type || strcmp(version, "0") != 0) return NULL;
     for (size_t i = 0; i < sizeof(EVENTS) / sizeof(EVENTS[0]); i++)
         if (strcmp(EVENTS[i].source, source) == 0 && strcmp(EVENTS[i].detail_type, type) == 0)
             return &EVENTS[i];
@@ -170,29 +161,20 @@ static int parse_event(const cJSON *doc, kp_arena *a, kp_interruption *m)
 {
     const char *version, *source, *type, *id, *time;
     int err = str_member(doc, "version", &version);
-    if (err == 0)
-        err = str_member(doc, "source", &source);
-    if (err == 0)
-        err = str_member(doc, "detail-type", &type);
-    if (err == 0)
-        err = str_member(doc, "id", &id);
-    if (err == 0)
-        err = str_member(doc, "time", &time);
-    if (err < 0)
-        return err;
+    if (err == 0) err = str_member(doc, "source", &source);
+    if (err == 0) err = str_member(doc, "detail-type", &type);
+    if (err == 0) err = str_member(doc, "id", &id);
+    if (err == 0) err = str_member(doc, "time", &time);
+    if (err < 0) return err;
     if (time && kp_time_parse_rfc3339(time, &m->start_ns) < 0)
         return kp_error_set(KP_EINVALID, "interruption message: bad time \"%s\"", time);
     m->id = id ? kp_arena_strdup(a, id) : NULL;
     const event_kind *k = find_event(version, source, type);
-    if (!k)
-        return 0;
+    if (!k) return 0;
     const cJSON *detail = NULL;
-    if ((err = obj_member(doc, "detail", &detail)) < 0)
-        return err;
-    if (k->kind != KP_INTERRUPT_NOOP)
-        set_kind(m, k->kind);
-    if ((err = k->parse(detail, a, m)) < 0)
-        return err;
+    if ((err = obj_member(doc, "detail", &detail)) < 0) return err;
+    if (k->kind != KP_INTERRUPT_NOOP) set_kind(m, k->kind);
+    if ((err = k->parse(detail, a, m)) < 0) return err;
     if (m->kind == KP_INTERRUPT_SPOT && m->start_ns)
         m->deadline_ns = m->start_ns + KP_AWS_SPOT_WARNING_NS;
     return 0;
@@ -236,8 +218,7 @@ typedef struct sqs_source {
 
 static int ensure_url(sqs_source *s)
 {
-    if (s->queue_url)
-        return 0;
+    if (s->queue_url) return 0;
     if (strncmp(s->queue_name, "http", 4) == 0) {
         s->queue_url = kp_xstrdup(s->queue_name);
         return 0;
@@ -258,25 +239,25 @@ static void to_notice(kp_arena *a, const kp_sqs_message *msg, kp_interruption *o
 {
     (void)kp_aws_interruption_parse(msg->body, a, out);
     out->handle = msg->receipt_handle;
-    if (!out->id)
-        out->id = msg->message_id;
+    if (!out->id) out->id = msg->message_id;
     if (!out->start_ns && msg->sent_timestamp_ms > 0)
         out->start_ns = msg->sent_timestamp_ms * KP_NS_PER_MS;
 }
 
-static int sqs_receive(kp_interruption_source *src, kp_arena *a, kp_interruption **out,
-                       uint32_t *n, int wait_seconds)
+static int sqs_receive(kp_interruption_source *src, kp_arena *a, kp_interruption **out, uint32_t *n,
+                       int wait_seconds)
 {
     sqs_source *s = (sqs_source *)src;
     int err = ensure_url(s);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     static const char *const attrs[] = {"SentTimestamp"}, *const all[] = {"All"};
     kp_sqs_receive_input in = {
         .queue_url = s->queue_url,
         .max_messages = s->max_messages,
         .visibility_timeout = s->visibility_timeout,
-        .wait_time_seconds = wait_seconds < 0 ? 0 : wait_seconds > 20 ? 20 : wait_seconds,
+        .wait_time_seconds = wait_seconds < 0    ? 0
+                             : wait_seconds > 20 ? 20
+                                                 : wait_seconds,
         .attribute_names = attrs,
         .n_attribute_names = 1,
         .message_attribute_names = all,
@@ -305,8 +286,7 @@ static int sqs_ack(kp_interruption_source *src, const kp_interruption *m)
         return kp_error_set(KP_EINVALID, "interruption notice %s has no receipt handle",
                             m->id ? m->id : "?");
     int err = ensure_url(s);
-    if (err == 0)
-        err = kp_sqs_delete_message(s->sqs, s->queue_url, m->handle);
+    if (err == 0) err = kp_sqs_delete_message(s->sqs, s->queue_url, m->handle);
     return err;
 }
 
@@ -341,7 +321,8 @@ static const kp_interruption_source_ops SQS_OPS = {sqs_receive, sqs_ack, sqs_obs
 int kp_aws_interruption_source_new(const kp_aws_interruption_opts *o, kp_interruption_source **out)
 {
     if (!o->sqs || !o->queue_name || !*o->queue_name)
-        return kp_error_set(KP_EINVALID, "interruption source: an SQS client and a queue are needed");
+        return kp_error_set(KP_EINVALID,
+                            "interruption source: an SQS client and a queue are needed");
     if (o->max_messages < 0 || o->max_messages > 10 || o->visibility_timeout < 0)
         return kp_error_set(KP_EINVALID, "interruption source: max messages must be 0..10 and "
                                          "the visibility timeout >= 0");

@@ -35,14 +35,17 @@
 int kp_aws_interruption_parse(const char *body, kp_arena *arena, kp_interruption *out);
 
 typedef struct kp_aws_interruption_opts {
-    kp_aws_client *sqs;     /* borrowed; used by receive/ack from one thread */
-    const char *queue_name; /* or a queue URL (starts with http) */
-    kp_aws_ice_cache *ice;  /* borrowed; spot interruptions mark it. NULL: none */
-    int32_t max_messages;   /* 0: 10 */
+    kp_aws_client *sqs;         /* borrowed; used by receive/ack from one thread */
+    const char *queue_name;     /* or a queue URL (starts with http) */
+    kp_aws_ice_cache *ice;      /* borrowed; spot interruptions mark it. NULL: none */
+    int32_t max_messages;       /* 0: 10 */
     int32_t visibility_timeout; /* seconds; 0: 20 */
 } kp_aws_interruption_opts;
 
-#define KP_AWS_INTERRUPTION_OPTS_INIT {0}
+#define KP_AWS_INTERRUPTION_OPTS_INIT                                                              \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 /* The SQS-backed source. The queue URL is looked up (GetQueueUrl) on the first
  * receive, and again after the queue went missing. No network here. */

@@ -79,8 +79,7 @@ static void od_merge(kp_aws_prices *p, const char *const *types, const double *p
         od_price key = {types[i], 0};
         od_price *hit = sorted ? bsearch(&key, p->od, sorted, sizeof(*p->od), od_cmp) : NULL;
         for (size_t j = sorted; !hit && j < p->n_od; j++)
-            if (strcmp(p->od[j].type, types[i]) == 0)
-                hit = &p->od[j];
+            if (strcmp(p->od[j].type, types[i]) == 0) hit = &p->od[j];
         if (hit) {
             hit->price = prices[i];
             continue;
@@ -88,8 +87,7 @@ static void od_merge(kp_aws_prices *p, const char *const *types, const double *p
         p->od = kp_xgrow(p->od, &p->cap_od, p->n_od + 1, sizeof(*p->od));
         p->od[p->n_od++] = (od_price){kp_arena_strdup(p->names, types[i]), prices[i]};
     }
-    if (p->n_od != sorted)
-        qsort(p->od, p->n_od, sizeof(*p->od), od_cmp);
+    if (p->n_od != sorted) qsort(p->od, p->n_od, sizeof(*p->od), od_cmp);
 }
 
 /* Order by key, then by time, so the newest record of a key comes last. */
@@ -97,16 +95,14 @@ static int spot_time_cmp(const void *a, const void *b)
 {
     const spot_price *x = a, *y = b;
     int c = spot_cmp(a, b);
-    if (c)
-        return c;
+    if (c) return c;
     return (x->timestamp_ns > y->timestamp_ns) - (x->timestamp_ns < y->timestamp_ns);
 }
 
 /* Sort `batch` and keep only the newest record per (type, zone); returns the count. */
 static size_t spot_newest(spot_price *batch, size_t n)
 {
-    if (n == 0)
-        return 0;
+    if (n == 0) return 0;
     qsort(batch, n, sizeof(*batch), spot_time_cmp);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
@@ -154,8 +150,7 @@ static void load_static(kp_aws_prices *p)
     size_t n = 0;
     const kp_aws_type_info *rows = kp_aws_catalog_table(&n);
     for (size_t i = 0; i < n; i++) {
-        if (rows[i].price_micro_usd <= 0)
-            continue;
+        if (rows[i].price_micro_usd <= 0) continue;
         p->od = kp_xgrow(p->od, &p->cap_od, p->n_od + 1, sizeof(*p->od));
         p->od[p->n_od++] = (od_price){rows[i].name, (double)rows[i].price_micro_usd / 1e6};
     }
@@ -165,10 +160,8 @@ static void load_static(kp_aws_prices *p)
 int kp_aws_prices_new(kp_aws_prices **out, const kp_aws_prices_opts *o)
 {
     const char *region = o->region;
-    if (!region && o->ec2)
-        region = kp_aws_client_region(o->ec2);
-    if (!region || !*region)
-        return kp_error_set(KP_EINVALID, "prices: no region");
+    if (!region && o->ec2) region = kp_aws_client_region(o->ec2);
+    if (!region || !*region) return kp_error_set(KP_EINVALID, "prices: no region");
     kp_aws_prices *p = kp_xcalloc(1, sizeof(*p));
     p->region = kp_xstrdup(region);
     p->ec2 = o->ec2;
@@ -184,8 +177,7 @@ int kp_aws_prices_new(kp_aws_prices **out, const kp_aws_prices_opts *o)
 
 kp_aws_prices *kp_aws_prices_free(kp_aws_prices *p)
 {
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     pthread_mutex_destroy(&p->lock);
     kp_arena_free(p->names);
     free(p->od);
@@ -196,14 +188,14 @@ kp_aws_prices *kp_aws_prices_free(kp_aws_prices *p)
 }
 
 static const kp_pricing_filter COMMON_FILTERS[] = {
-    {"serviceCode", "AmazonEC2"},  {"preInstalledSw", "NA"},   {"operatingSystem", "Linux"},
-    {"capacitystatus", "Used"},    {"marketoption", "OnDemand"},
+    {"serviceCode", "AmazonEC2"}, {"preInstalledSw", "NA"},     {"operatingSystem", "Linux"},
+    {"capacitystatus", "Used"},   {"marketoption", "OnDemand"},
 };
 enum { N_COMMON = sizeof(COMMON_FILTERS) / sizeof(COMMON_FILTERS[0]) };
 
 /* One GetProducts query: the common filters, the region, and `tenancy`/`family`. */
-static int fetch_on_demand(kp_aws_prices *p, kp_arena *a, const char *tenancy,
-                           const char *family, kp_pricing_price_list *out)
+static int fetch_on_demand(kp_aws_prices *p, kp_arena *a, const char *tenancy, const char *family,
+                           kp_pricing_price_list *out)
 {
     kp_pricing_filter f[N_COMMON + 3];
     f[0] = (kp_pricing_filter){"regionCode", p->region};
@@ -224,13 +216,11 @@ static void merge_list(kp_aws_prices *p, const kp_pricing_price_list *l)
 
 int kp_aws_prices_update_on_demand(kp_aws_prices *p)
 {
-    if (p->isolated_vpc || !p->pricing || strncmp(p->region, "us-gov", 6) == 0)
-        return 0;
+    if (p->isolated_vpc || !p->pricing || strncmp(p->region, "us-gov", 6) == 0) return 0;
     kp_arena *a = kp_arena_new();
     kp_pricing_price_list shared = {0}, metal = {0};
     int err = fetch_on_demand(p, a, "Shared", "Compute Instance", &shared);
-    if (err == 0)
-        err = fetch_on_demand(p, a, "Dedicated", "Compute Instance (bare metal)", &metal);
+    if (err == 0) err = fetch_on_demand(p, a, "Dedicated", "Compute Instance (bare metal)", &metal);
     if (err < 0) {
         err = kp_error_wrap(err, "retrieving on-demand pricing data");
     } else if (shared.n == 0 || metal.n == 0) {
@@ -255,8 +245,8 @@ static int apply_spot(kp_aws_prices *p, const kp_ec2_spot_price_list *l)
     for (size_t i = 0; i < l->n; i++) {
         const kp_ec2_spot_price *r = &l->items[i];
         if (r->instance_type && r->availability_zone && r->price_usd > 0)
-            batch[n++] = (spot_price){r->instance_type, r->availability_zone, r->price_usd,
-                                      r->timestamp_ns};
+            batch[n++] =
+                (spot_price){r->instance_type, r->availability_zone, r->price_usd, r->timestamp_ns};
     }
     n = spot_newest(batch, n);
     if (n == 0) {
@@ -274,8 +264,7 @@ static int apply_spot(kp_aws_prices *p, const kp_ec2_spot_price_list *l)
 
 int kp_aws_prices_update_spot(kp_aws_prices *p)
 {
-    if (!p->ec2)
-        return kp_error_set(KP_EINVALID, "prices: no EC2 client for spot prices");
+    if (!p->ec2) return kp_error_set(KP_EINVALID, "prices: no EC2 client for spot prices");
     static const char *const descriptions[] = {"Linux/UNIX", "Linux/UNIX (Amazon VPC)"};
     kp_ec2_spot_price_input in = {
         .product_descriptions = descriptions,
@@ -298,22 +287,18 @@ int kp_aws_prices_refresh(kp_aws_prices *p)
 {
     int od = kp_aws_prices_update_on_demand(p);
     char first[512] = "";
-    if (od < 0)
-        snprintf(first, sizeof(first), "%s", kp_error_last());
+    if (od < 0) snprintf(first, sizeof(first), "%s", kp_error_last());
     int spot = kp_aws_prices_update_spot(p);
-    if (od < 0)
-        return kp_error_set(od, "%s", first);
+    if (od < 0) return kp_error_set(od, "%s", first);
     return spot;
 }
 
 bool kp_aws_prices_on_demand(kp_aws_prices *p, const char *type, double *price)
 {
-    if (!type)
-        return false;
+    if (!type) return false;
     pthread_mutex_lock(&p->lock);
     const od_price *hit = od_find(p, type);
-    if (hit)
-        *price = hit->price;
+    if (hit) *price = hit->price;
     pthread_mutex_unlock(&p->lock);
     return hit != NULL;
 }
@@ -323,16 +308,14 @@ bool kp_aws_prices_on_demand(kp_aws_prices *p, const char *type, double *price)
 static bool spot_default(const char *type, double *price)
 {
     const kp_aws_type_info *row = kp_aws_catalog_find(type);
-    if (!row || row->price_micro_usd <= 0)
-        return false;
+    if (!row || row->price_micro_usd <= 0) return false;
     *price = (double)row->price_micro_usd / 1e6;
     return true;
 }
 
 bool kp_aws_prices_spot(kp_aws_prices *p, const char *type, const char *zone, double *price)
 {
-    if (!type || !zone)
-        return false;
+    if (!type || !zone) return false;
     pthread_mutex_lock(&p->lock);
     bool ok = false;
     if (!p->spot_updated) {
@@ -366,8 +349,8 @@ bool kp_aws_prices_spot_updated(const kp_aws_prices *cp)
     return u;
 }
 
-void kp_aws_prices_merge_on_demand(kp_aws_prices *p, const char *const *types,
-                                   const double *prices, uint32_t n)
+void kp_aws_prices_merge_on_demand(kp_aws_prices *p, const char *const *types, const double *prices,
+                                   uint32_t n)
 {
     pthread_mutex_lock(&p->lock);
     od_merge(p, types, prices, n);

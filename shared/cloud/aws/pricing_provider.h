@@ -34,14 +34,17 @@
 typedef struct kp_aws_prices kp_aws_prices;
 
 typedef struct kp_aws_prices_opts {
-    const char *region;       /* NULL: the EC2 client's */
-    kp_aws_client *ec2;       /* spot history; NULL: spot updates are refused */
-    kp_aws_client *pricing;   /* the Price List API; NULL: static on-demand prices only */
-    bool isolated_vpc;        /* --isolated-vpc: no Price List API, static prices */
-    const kp_clock *clock;    /* NULL: the system clock */
+    const char *region;     /* NULL: the EC2 client's */
+    kp_aws_client *ec2;     /* spot history; NULL: spot updates are refused */
+    kp_aws_client *pricing; /* the Price List API; NULL: static on-demand prices only */
+    bool isolated_vpc;      /* --isolated-vpc: no Price List API, static prices */
+    const kp_clock *clock;  /* NULL: the system clock */
 } kp_aws_prices_opts;
 
-#define KP_AWS_PRICES_OPTS_INIT {0}
+#define KP_AWS_PRICES_OPTS_INIT                                                                    \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 /* Starts from the static table; no network. KP_EINVALID without a region
  * (neither opts->region nor an EC2 client to ask). */
@@ -73,8 +76,8 @@ bool kp_aws_prices_spot_updated(const kp_aws_prices *p);
 /* ---- for tests and offline use ----------------------------------------- */
 
 /* Replace on-demand prices as an update would (merged over the old ones). */
-void kp_aws_prices_merge_on_demand(kp_aws_prices *p, const char *const *types,
-                                   const double *prices, uint32_t n);
+void kp_aws_prices_merge_on_demand(kp_aws_prices *p, const char *const *types, const double *prices,
+                                   uint32_t n);
 /* Apply one spot record as an update would: a newer timestamp wins per
  * (type, zone). Marks spot data as updated. */
 void kp_aws_prices_put_spot(kp_aws_prices *p, const char *instance_type, const char *zone,
