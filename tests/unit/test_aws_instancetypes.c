@@ -22,9 +22,11 @@ Test(aws_instancetypes, refresh_asks_for_hvm_x86_and_arm_in_pages)
     const char *b0 = env.server.requests[0].body, *b1 = env.server.requests[1].body;
     cr_expect(strstr(b0, "Action=DescribeInstanceTypes") != NULL);
     cr_expect(strstr(b0, "Filter.1.Name=supported-virtualization-type&Filter.1.Value.1=hvm") !=
-                  NULL, "%s", b0);
+                  NULL,
+              "%s", b0);
     cr_expect(strstr(b0, "Filter.2.Name=processor-info.supported-architecture&Filter.2.Value.1="
-                         "x86_64&Filter.2.Value.2=arm64") != NULL, "%s", b0);
+                         "x86_64&Filter.2.Value.2=arm64") != NULL,
+              "%s", b0);
     cr_expect(strstr(b0, "MaxResults=100") != NULL);
     cr_expect(strstr(b1, "NextToken=page-2") != NULL, "%s", b1);
     const char *b2 = env.server.requests[2].body;
@@ -42,8 +44,7 @@ static void check_type(const kp_instance_type *t, const cJSON *want)
     const cJSON *r;
     cJSON_ArrayForEach(r, want)
     {
-        if (!static_known && strcmp(r->string, "vpc.amazonaws.com/pod-eni") == 0)
-            continue;
+        if (!static_known && strcmp(r->string, "vpc.amazonaws.com/pod-eni") == 0) continue;
         kp_quantity q;
         cr_assert_eq(kp_quantity_parse(r->valuestring, &q), 0);
         cr_expect_eq(alloc_of(t, r->string), q.milli, "%s %s: got %lld milli, Karpenter %s",
@@ -59,7 +60,8 @@ Test(aws_instancetypes, allocatable_matches_karpenter_for_al2023)
     it_env_start(NULL, 0);
     const kp_catalog *cat = NULL;
     cr_assert_eq(kp_aws_instancetypes_catalog(
-                     env.it, class_with("al2023", "\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}]"),
+                     env.it,
+                     class_with("al2023", "\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}]"),
                      &cat),
                  0, "%s", kp_error_last());
     char *text = dbl_fixture("instancetypes/karpenter-allocatable-al2023.json");
@@ -82,8 +84,9 @@ Test(aws_instancetypes, labels_follow_karpenter)
 {
     it_env_start(NULL, 0);
     const kp_catalog *cat = NULL;
-    cr_assert_eq(kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2023\""),
-                                              &cat), 0, "%s", kp_error_last());
+    cr_assert_eq(
+        kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2023\""), &cat), 0,
+        "%s", kp_error_last());
     const kp_instance_type *m5 = type_of(cat, "m5.large");
     struct {
         const char *key, *value;
@@ -112,11 +115,10 @@ Test(aws_instancetypes, labels_follow_karpenter)
                   got ? got : "(none)", want[i].value);
     }
     cr_expect_str_eq(values_of(m5, "karpenter.k8s.aws/instance-tenancy"), "default dedicated");
-    const char *absent[] = {"karpenter.k8s.aws/instance-gpu-name",
-                            "karpenter.k8s.aws/instance-accelerator-name",
-                            "karpenter.k8s.aws/instance-local-nvme",
-                            "karpenter.k8s.aws/capacity-reservation-id",
-                            "node.kubernetes.io/windows-build"};
+    const char *absent[] = {
+        "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-accelerator-name",
+        "karpenter.k8s.aws/instance-local-nvme", "karpenter.k8s.aws/capacity-reservation-id",
+        "node.kubernetes.io/windows-build"};
     for (size_t i = 0; i < 5; i++) {
         const kp_it_requirement *r = req_of(m5, absent[i]);
         cr_expect(r && r->op == KP_OP_DOES_NOT_EXIST, "%s must be DoesNotExist", absent[i]);
@@ -127,8 +129,9 @@ Test(aws_instancetypes, accelerator_storage_and_name_labels)
 {
     it_env_start(NULL, 0);
     const kp_catalog *cat = NULL;
-    cr_assert_eq(kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2\""),
-                                              &cat), 0, "%s", kp_error_last());
+    cr_assert_eq(
+        kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2\""), &cat), 0,
+        "%s", kp_error_last());
     const kp_instance_type *g5 = type_of(cat, "g5.xlarge");
     cr_expect_str_eq(label_of(g5, "karpenter.k8s.aws/instance-gpu-name"), "a10g");
     cr_expect_str_eq(label_of(g5, "karpenter.k8s.aws/instance-gpu-manufacturer"), "nvidia");
@@ -174,14 +177,17 @@ static const char ODD_TYPES[] =
     "<ebsOptimizedInfo><maximumBandwidthInMbps>8000</maximumBandwidthInMbps></ebsOptimizedInfo>"
     "</ebsInfo></item>"
     "<item><instanceType>u7i-12tb.224xlarge</instanceType><hypervisor>nitro</hypervisor>"
-    "<supportedUsageClasses><item>on-demand</item><item>capacity-block</item></supportedUsageClasses>"
+    "<supportedUsageClasses><item>on-demand</item><item>capacity-block</item></"
+    "supportedUsageClasses>"
     "<processorInfo><supportedArchitectures><item>x86_64</item></supportedArchitectures>"
     "<manufacturer>Intel</manufacturer></processorInfo>"
     "<vCpuInfo><defaultVCpus>896</defaultVCpus></vCpuInfo><memoryInfo><sizeInMiB>12582912"
     "</sizeInMiB></memoryInfo><networkInfo><maximumNetworkInterfaces>16</maximumNetworkInterfaces>"
     "<defaultNetworkCardIndex>1</defaultNetworkCardIndex><networkCards>"
-    "<item><networkCardIndex>0</networkCardIndex><maximumNetworkInterfaces>3</maximumNetworkInterfaces></item>"
-    "<item><networkCardIndex>1</networkCardIndex><maximumNetworkInterfaces>13</maximumNetworkInterfaces></item>"
+    "<item><networkCardIndex>0</networkCardIndex><maximumNetworkInterfaces>3</"
+    "maximumNetworkInterfaces></item>"
+    "<item><networkCardIndex>1</networkCardIndex><maximumNetworkInterfaces>13</"
+    "maximumNetworkInterfaces></item>"
     "</networkCards><ipv4AddressesPerInterface>50</ipv4AddressesPerInterface></networkInfo>"
     "<inferenceAcceleratorInfo><accelerators><item><name>Fancy Chip</name><manufacturer>Some Co"
     "</manufacturer><count>2</count></item></accelerators></inferenceAcceleratorInfo></item>"
@@ -233,9 +239,11 @@ Test(aws_instancetypes, conversion_of_unusual_answers)
 Test(aws_instancetypes, a_failed_refresh_keeps_the_old_types)
 {
     dbl_response fail[] = {
-        {503, NULL, "<Response><Errors><Error><Code>Unavailable</Code><Message>down</Message>"
-                    "</Error></Errors></Response>"},
-        {200, NULL, "<DescribeInstanceTypesResponse><instanceTypeSet/></DescribeInstanceTypesResponse>"},
+        {503, NULL,
+         "<Response><Errors><Error><Code>Unavailable</Code><Message>down</Message>"
+         "</Error></Errors></Response>"},
+        {200, NULL,
+         "<DescribeInstanceTypesResponse><instanceTypeSet/></DescribeInstanceTypesResponse>"},
         {200, NULL, "<DescribeInstanceTypeOfferingsResponse/>"},
     };
     it_env_start(fail, 3);

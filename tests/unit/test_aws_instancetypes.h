@@ -48,15 +48,17 @@ static __attribute__((unused)) void it_env_start(const dbl_response *extra, size
     dbl_start(&env.server, env.script, 3 + n_extra);
     kp_aws_creds c = {.access_key_id = "AKIDTEST", .secret_access_key = "secret"};
     cr_assert_eq(kp_aws_credentials_new_static(&env.creds, &c), 0);
-    kp_aws_client_options o = {.region = "eu-west-1", .endpoint_url = env.server.url,
-                               .credentials = env.creds, .max_attempts = 1};
+    kp_aws_client_options o = {.region = "eu-west-1",
+                               .endpoint_url = env.server.url,
+                               .credentials = env.creds,
+                               .max_attempts = 1};
     cr_assert_eq(kp_aws_client_new(&env.client, &o), 0, "%s", kp_error_last());
     kp_fake_clock_init(&env.clock, 1000 * KP_NS_PER_SEC);
     kp_aws_prices_opts po = {.region = "eu-west-1", .clock = &env.clock.base};
     cr_assert_eq(kp_aws_prices_new(&env.prices, &po), 0);
     env.ice = kp_aws_ice_cache_new(&env.clock.base);
-    cr_assert_eq(kp_aws_instancetypes_new(&env.it, env.client, env.prices, env.ice,
-                                          &env.clock.base), 0);
+    cr_assert_eq(
+        kp_aws_instancetypes_new(&env.it, env.client, env.prices, env.ice, &env.clock.base), 0);
     env.arena = kp_arena_new();
     cr_assert_eq(kp_aws_instancetypes_refresh(env.it), 0, "%s", kp_error_last());
 }
@@ -85,9 +87,9 @@ static __attribute__((unused)) const kp_ec2nodeclass *nodeclass(const char *json
     return nc;
 }
 
-#define THREE_ZONES                                                                               \
-    "\"status\":{\"subnets\":[{\"id\":\"subnet-a\",\"zone\":\"eu-west-1a\",\"zoneID\":"           \
-    "\"euw1-az1\"},{\"id\":\"subnet-b\",\"zone\":\"eu-west-1b\",\"zoneID\":\"euw1-az2\"},"        \
+#define THREE_ZONES                                                                                \
+    "\"status\":{\"subnets\":[{\"id\":\"subnet-a\",\"zone\":\"eu-west-1a\",\"zoneID\":"            \
+    "\"euw1-az1\"},{\"id\":\"subnet-b\",\"zone\":\"eu-west-1b\",\"zoneID\":\"euw1-az2\"},"         \
     "{\"id\":\"subnet-c\",\"zone\":\"eu-west-1c\",\"zoneID\":\"euw1-az3\"}]}"
 
 /* A class named `name` with spec `spec_json` (the object's members) in three zones. */
@@ -95,13 +97,13 @@ static __attribute__((unused)) const kp_ec2nodeclass *class_with(const char *nam
                                                                  const char *spec_json)
 {
     char buf[4096];
-    snprintf(buf, sizeof(buf),
-             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{%s}," THREE_ZONES "}", name, spec_json);
+    snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"%s\"},\"spec\":{%s}," THREE_ZONES "}",
+             name, spec_json);
     return nodeclass(buf);
 }
 
 static __attribute__((unused)) const kp_instance_type *type_of(const kp_catalog *cat,
-                                                              const char *name)
+                                                               const char *name)
 {
     const kp_instance_type *t = kp_catalog_find(cat, name);
     cr_assert_not_null(t, "%s is in the catalog", name);
@@ -109,11 +111,10 @@ static __attribute__((unused)) const kp_instance_type *type_of(const kp_catalog 
 }
 
 static __attribute__((unused)) const kp_it_requirement *req_of(const kp_instance_type *t,
-                                                              const char *key)
+                                                               const char *key)
 {
     for (uint32_t i = 0; i < t->n_reqs; i++)
-        if (strcmp(t->reqs[i].key, key) == 0)
-            return &t->reqs[i];
+        if (strcmp(t->reqs[i].key, key) == 0) return &t->reqs[i];
     return NULL;
 }
 
@@ -121,8 +122,7 @@ static __attribute__((unused)) const kp_it_requirement *req_of(const kp_instance
 static __attribute__((unused)) const char *label_of(const kp_instance_type *t, const char *key)
 {
     const kp_it_requirement *r = req_of(t, key);
-    if (!r || r->op != KP_OP_IN || r->n_values != 1)
-        return NULL;
+    if (!r || r->op != KP_OP_IN || r->n_values != 1) return NULL;
     return r->values[0];
 }
 
@@ -133,13 +133,12 @@ static __attribute__((unused)) const char *values_of(const kp_instance_type *t, 
     buf[0] = '\0';
     const kp_it_requirement *r = req_of(t, key);
     for (uint32_t i = 0; r && i < r->n_values; i++)
-        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? " " : "",
-                 r->values[i]);
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? " " : "", r->values[i]);
     return buf;
 }
 
 static __attribute__((unused)) const kp_offering *offering_of(const kp_instance_type *t,
-                                                             const char *zone, const char *ct)
+                                                              const char *zone, const char *ct)
 {
     for (uint32_t i = 0; i < t->n_offerings; i++)
         if (strcmp(t->offerings[i].zone, zone) == 0 &&

@@ -59,13 +59,12 @@ static void clear_classes(kp_aws_instancetypes *it)
 static void set_region(kp_aws_instancetypes *it, const char *region)
 {
     free(it->region);
-    if (!region && it->ec2)
-        region = kp_aws_client_region(it->ec2);
+    if (!region && it->ec2) region = kp_aws_client_region(it->ec2);
     it->region = kp_xstrdup(region ? region : KP_AWS_REGION);
 }
 
-int kp_aws_instancetypes_new(kp_aws_instancetypes **out, kp_aws_client *ec2,
-                             kp_aws_prices *prices, kp_aws_ice_cache *ice, const kp_clock *clock)
+int kp_aws_instancetypes_new(kp_aws_instancetypes **out, kp_aws_client *ec2, kp_aws_prices *prices,
+                             kp_aws_ice_cache *ice, const kp_clock *clock)
 {
     kp_aws_instancetypes *it = kp_xcalloc(1, sizeof(*it));
     it->ec2 = ec2;
@@ -81,8 +80,7 @@ int kp_aws_instancetypes_new(kp_aws_instancetypes **out, kp_aws_client *ec2,
 
 kp_aws_instancetypes *kp_aws_instancetypes_free(kp_aws_instancetypes *it)
 {
-    if (!it)
-        return NULL;
+    if (!it) return NULL;
     clear_classes(it);
     free(it->classes);
     snapshot_free(it->snap);
@@ -129,8 +127,7 @@ static void collect_zones(it_snapshot *s)
     qsort(all, k, sizeof(*all), str_cmp);
     uint32_t n = 0;
     for (size_t i = 0; i < k; i++)
-        if (n == 0 || strcmp(all[n - 1], all[i]) != 0)
-            all[n++] = all[i];
+        if (n == 0 || strcmp(all[n - 1], all[i]) != 0) all[n++] = all[i];
     s->zones = all;
     s->n_zones = n;
 }
@@ -193,13 +190,11 @@ void kp_aws_instancetypes_set_rows(kp_aws_instancetypes *it, const kp_aws_type_r
 
 int kp_aws_instancetypes_refresh(kp_aws_instancetypes *it)
 {
-    if (!it->ec2)
-        return kp_error_set(KP_EINVALID, "instance types: no EC2 client to refresh from");
+    if (!it->ec2) return kp_error_set(KP_EINVALID, "instance types: no EC2 client to refresh from");
     it_snapshot *s = kp_xcalloc(1, sizeof(*s));
     s->arena = kp_arena_new();
     int err = kp_aws_instancetypes_fetch(it->ec2, s->arena, &s->rows, &s->n);
-    if (err == 0 && s->n == 0)
-        err = kp_error_set(KP_ENOTFOUND, "no instance types found");
+    if (err == 0 && s->n == 0) err = kp_error_set(KP_ENOTFOUND, "no instance types found");
     if (err < 0) {
         snapshot_free(s);
         return err;
@@ -265,8 +260,7 @@ int kp_aws_alloc_opts_for_nodeclass(kp_aws_instancetypes *it, const kp_ec2nodecl
     kp_aws_instancetypes_opts flags = it->opts;
     pthread_mutex_unlock(&it->lock);
     int err = kp_aws_it_class_inputs(&flags, nc, a, &in);
-    if (err == 0)
-        *out = in.opts;
+    if (err == 0) *out = in.opts;
     kp_arena_free(a);
     return err;
 }
@@ -276,10 +270,8 @@ int kp_aws_alloc_opts_for_nodeclass(kp_aws_instancetypes *it, const kp_ec2nodecl
 static class_entry *find_class(kp_aws_instancetypes *it, const char *name)
 {
     for (size_t i = 0; i < it->n_classes; i++)
-        if (strcmp(it->classes[i].name, name) == 0)
-            return &it->classes[i];
-    it->classes = kp_xgrow(it->classes, &it->cap_classes, it->n_classes + 1,
-                           sizeof(*it->classes));
+        if (strcmp(it->classes[i].name, name) == 0) return &it->classes[i];
+    it->classes = kp_xgrow(it->classes, &it->cap_classes, it->n_classes + 1, sizeof(*it->classes));
     class_entry *e = &it->classes[it->n_classes++];
     memset(e, 0, sizeof(*e));
     e->name = kp_xstrdup(name);
@@ -303,8 +295,7 @@ static int rebuild(kp_aws_instancetypes *it, class_entry *e, const it_class_inpu
     it_build_env env = {it->snap, it->region, it->prices, it->ice};
     kp_catalog *cat = NULL;
     int err = kp_aws_it_build_catalog(&env, in, description, &cat);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     kp_catalog_free(e->retired);
     e->retired = e->catalog;
     e->catalog = cat;
@@ -319,14 +310,11 @@ static int rebuild(kp_aws_instancetypes *it, class_entry *e, const it_class_inpu
 static int catalog_locked(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc, kp_arena *a,
                           const kp_catalog **out)
 {
-    if (!it->snap)
-        return kp_error_set(KP_ENOTREADY, "no instance types found");
-    if (nc && nc->n_status_subnets == 0)
-        return kp_error_set(KP_ENOTREADY, "no subnets found");
+    if (!it->snap) return kp_error_set(KP_ENOTREADY, "no instance types found");
+    if (nc && nc->n_status_subnets == 0) return kp_error_set(KP_ENOTREADY, "no subnets found");
     it_class_inputs in;
     int err = kp_aws_it_class_inputs(&it->opts, nc, a, &in);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     const char *key = kp_aws_it_class_key(&in, a);
     uint64_t prices_seq = it->prices ? kp_aws_prices_seqnum(it->prices) : 0;
     uint64_t ice_seq = it->ice ? kp_aws_ice_seqnum(it->ice) : 0;

@@ -49,7 +49,7 @@ typedef struct kp_aws_instancetypes kp_aws_instancetypes;
 typedef struct kp_aws_instancetypes_opts {
     double vm_memory_overhead_percent; /* --vm-memory-overhead-percent, [0, 1) */
     int32_t reserved_enis;             /* --reserved-enis, >= 0 */
-    const char *region;                /* the region label; NULL: the EC2 client's (else us-east-1) */
+    const char *region; /* the region label; NULL: the EC2 client's (else us-east-1) */
 } kp_aws_instancetypes_opts;
 
 #define KP_AWS_INSTANCETYPES_OPTS_INIT                                                             \
@@ -79,8 +79,8 @@ bool kp_aws_instancetypes_ready(kp_aws_instancetypes *it);
  * EC2 offers types in). Types the class cannot run at all (Windows families
  * on arm64) are left out; types it may not launch (a1 with AL2023) stay, with
  * every offering unavailable, as in Karpenter. KP_ENOTREADY ("no subnets
- * found") for a class whose status lists no subnets yet. The catalog stays owned by `it` and valid until the next call for the
- * same class (by name) returns a different one, or `it` is freed.
+ * found") for a class whose status lists no subnets yet. The catalog stays owned by `it` and valid
+ * until the next call for the same class (by name) returns a different one, or `it` is freed.
  * KP_ENOTREADY before the first refresh; KP_EINVALID for kubelet values that do
  * not parse.
  */

@@ -65,8 +65,7 @@ static void add_labels(kp_catalog *cat, kp_instance_type *it, const kp_aws_type_
 static int class_zone(const it_class_inputs *in, const char *zone)
 {
     for (uint32_t i = 0; i < in->n_zones; i++)
-        if (strcmp(in->zones[i], zone) == 0)
-            return (int)i;
+        if (strcmp(in->zones[i], zone) == 0) return (int)i;
     return -1;
 }
 
@@ -77,8 +76,7 @@ static uint32_t usable_zones(const kp_aws_type_row *row, const it_class_inputs *
     uint32_t n = 0;
     for (uint32_t i = 0; i < row->n_zones; i++) {
         int c = in->any_zone ? 0 : class_zone(in, row->zones[i]);
-        if (c < 0)
-            continue;
+        if (c < 0) continue;
         ids[n] = in->any_zone ? NULL : in->zone_ids[c];
         zones[n++] = row->zones[i];
     }
@@ -92,19 +90,15 @@ static void add_zone_reqs(kp_catalog *cat, kp_instance_type *it, const char **zo
     const char **known = ids; /* compacted in place: zone IDs we know */
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (ids[i])
-            known[k++] = ids[i];
-    if (k)
-        kp_it_add_req(cat, it, KP_LABEL_ZONE_ID, KP_OP_IN, known, k);
+        if (ids[i]) known[k++] = ids[i];
+    if (k) kp_it_add_req(cat, it, KP_LABEL_ZONE_ID, KP_OP_IN, known, k);
 }
 
 static bool price_of(const it_build_env *env, const char *type, const char *ct, const char *zone,
                      double *price)
 {
-    if (!env->prices)
-        return false;
-    if (strcmp(ct, "spot") == 0)
-        return kp_aws_prices_spot(env->prices, type, zone, price);
+    if (!env->prices) return false;
+    if (strcmp(ct, "spot") == 0) return kp_aws_prices_spot(env->prices, type, zone, price);
     return kp_aws_prices_on_demand(env->prices, type, price);
 }
 
@@ -116,10 +110,8 @@ static void add_offerings(kp_catalog *cat, kp_instance_type *it, const it_build_
 {
     const char *cts[2];
     uint32_t n_cts = 0;
-    if (row->on_demand)
-        cts[n_cts++] = "on-demand";
-    if (row->spot)
-        cts[n_cts++] = "spot";
+    if (row->on_demand) cts[n_cts++] = "on-demand";
+    if (row->spot) cts[n_cts++] = "spot";
     kp_it_add_req(cat, it, KP_LABEL_CAPACITY_TYPE, n_cts ? KP_OP_IN : KP_OP_DOES_NOT_EXIST, cts,
                   n_cts);
     for (uint32_t z = 0; z < env->snap->n_zones; z++) {
@@ -160,8 +152,7 @@ static void set_resources(kp_catalog *cat, kp_instance_type *it, const kp_aws_al
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
         int64_t cap = *(const int64_t *)((const char *)&a->capacity + fields[i].offset);
         int64_t alloc = *(const int64_t *)((const char *)&a->allocatable + fields[i].offset);
-        if (cap == 0)
-            continue; /* Karpenter drops zero-valued resources */
+        if (cap == 0) continue; /* Karpenter drops zero-valued resources */
         kp_it_set_capacity(cat, it, fields[i].name, cap * fields[i].unit);
         if (cap != alloc)
             kp_it_set_overhead(cat, it, fields[i].name, (cap - alloc) * fields[i].unit);
@@ -176,8 +167,7 @@ static int add_type(kp_catalog *cat, const it_build_env *env, const kp_aws_type_
         return 0; /* no Windows AMIs for it: it can never launch */
     kp_aws_allocatable a;
     int err = kp_aws_allocatable_compute(&a, &row->info, &in->opts);
-    if (err < 0)
-        return kp_error_wrap(err, "instance type %s", row->info.name);
+    if (err < 0) return kp_error_wrap(err, "instance type %s", row->info.name);
     /* a1 cannot boot AL2023; Karpenter keeps the type with nothing available. */
     bool compatible = !(family == KP_AWS_AMI_AL2023 && strncmp(row->info.name, "a1.", 3) == 0);
     kp_instance_type *it = kp_catalog_add_type(cat, row->info.name);

@@ -3,6 +3,7 @@
  * settings and the volume pods write to (allocatable), and the zones of its
  * subnets (offerings). Quantities are parsed here, once per catalog.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -34,15 +35,13 @@ static const family_name *class_family(const kp_ec2nodeclass *nc)
 {
     if (nc && nc->ami_family && *nc->ami_family) {
         for (size_t i = 0; i < N_FAMILIES; i++)
-            if (strcmp(FAMILIES[i].name, nc->ami_family) == 0)
-                return &FAMILIES[i];
+            if (strcmp(FAMILIES[i].name, nc->ami_family) == 0) return &FAMILIES[i];
         return &FAMILIES[0]; /* Karpenter treats names it does not know as AL2 */
     }
     for (size_t t = 0; nc && t < nc->n_ami_selector_terms; t++) {
         const char *alias = nc->ami_selector_terms[t].alias;
         const char *at = alias ? strchr(alias, '@') : NULL;
-        if (!at)
-            continue;
+        if (!at) continue;
         for (size_t i = 0; i < N_FAMILIES; i++)
             if (strncasecmp(FAMILIES[i].name, alias, (size_t)(at - alias)) == 0 &&
                 strlen(FAMILIES[i].name) == (size_t)(at - alias))
@@ -84,8 +83,7 @@ static int parse_reserved(const char *field, const kp_labels *map, kp_aws_reserv
             r->has_ephemeral = true;
             err = parse_bytes(field, k, v, &r->ephemeral_bytes);
         }
-        if (err < 0)
-            return err;
+        if (err < 0) return err;
     }
     return 0;
 }
@@ -94,8 +92,7 @@ static int parse_reserved(const char *field, const kp_labels *map, kp_aws_reserv
 static int parse_threshold(const kp_labels *hard, const char *signal, kp_aws_threshold *t)
 {
     const char *v = kp_labels_get(hard, signal);
-    if (!v)
-        return 0;
+    if (!v) return 0;
     size_t len = strlen(v);
     if (len > 0 && v[len - 1] == '%') {
         char *end = NULL;
@@ -113,20 +110,27 @@ static int parse_threshold(const kp_labels *hard, const char *signal, kp_aws_thr
 
 static int parse_kubelet(const kp_kubelet_config *k, kp_aws_kubelet_opts *o)
 {
-    if (!k->present)
-        return 0;
-    if (k->max_pods_expr)
-        return kp_error_set(KP_EINVALID, "spec.kubelet.maxPods: expressions are not supported");
+    if (!k->present) return 0;
     o->has_max_pods = k->has_max_pods;
     o->max_pods = k->max_pods;
+    if (!k->has_max_pods && k->max_pods_expr && *k->max_pods_expr) {
+        /* a number written as a string is still a number; anything else is an
+         * expression we cannot evaluate */
+        char *end = NULL;
+        long v = strtol(k->max_pods_expr, &end, 10);
+        if (*end || v < 0 || v > INT32_MAX)
+            return kp_error_set(KP_EINVALID,
+                                "spec.kubelet.maxPods: \"%s\" is not a number "
+                                "(expressions are not supported)",
+                                k->max_pods_expr);
+        o->has_max_pods = true;
+        o->max_pods = (int32_t)v;
+    }
     o->pods_per_core = k->has_pods_per_core ? k->pods_per_core : 0;
     int err = parse_reserved("kubeReserved", &k->kube_reserved, &o->kube_reserved);
-    if (err == 0)
-        err = parse_reserved("systemReserved", &k->system_reserved, &o->system_reserved);
-    if (err == 0)
-        err = parse_threshold(&k->eviction_hard, "memory.available", &o->eviction_memory);
-    if (err == 0)
-        err = parse_threshold(&k->eviction_hard, "nodefs.available", &o->eviction_nodefs);
+    if (err == 0) err = parse_reserved("systemReserved", &k->system_reserved, &o->system_reserved);
+    if (err == 0) err = parse_threshold(&k->eviction_hard, "memory.available", &o->eviction_memory);
+    if (err == 0) err = parse_threshold(&k->eviction_hard, "nodefs.available", &o->eviction_nodefs);
     return err;
 }
 
@@ -139,8 +143,7 @@ static int64_t bdm_size(const kp_block_device_mapping *m)
  * the last mapping, else the family's ephemeral device; 0: the family default. */
 static int64_t ephemeral_volume(const kp_ec2nodeclass *nc, enum kp_aws_ami_family family)
 {
-    if (!nc || nc->n_block_device_mappings == 0)
-        return 0;
+    if (!nc || nc->n_block_device_mappings == 0) return 0;
     for (size_t i = 0; i < nc->n_block_device_mappings; i++)
         if (nc->block_device_mappings[i].root_volume && bdm_size(&nc->block_device_mappings[i]))
             return bdm_size(&nc->block_device_mappings[i]);
@@ -151,8 +154,7 @@ static int64_t ephemeral_volume(const kp_ec2nodeclass *nc, enum kp_aws_ami_famil
                                                            : "/dev/xvda";
     for (size_t i = 0; i < nc->n_block_device_mappings; i++) {
         const kp_block_device_mapping *m = &nc->block_device_mappings[i];
-        if (m->device_name && strcmp(m->device_name, device) == 0)
-            return bdm_size(m);
+        if (m->device_name && strcmp(m->device_name, device) == 0) return bdm_size(m);
     }
     return 0;
 }
@@ -176,8 +178,7 @@ static void class_zones(const kp_ec2nodeclass *nc, kp_arena *a, it_class_inputs 
     in->n_zones = 0;
     for (size_t i = 0; i < n; i++) {
         if (in->n_zones && strcmp(in->zones[in->n_zones - 1], s[i].zone) == 0) {
-            if (!in->zone_ids[in->n_zones - 1])
-                in->zone_ids[in->n_zones - 1] = s[i].zone_id;
+            if (!in->zone_ids[in->n_zones - 1]) in->zone_ids[in->n_zones - 1] = s[i].zone_id;
             continue;
         }
         in->zone_ids[in->n_zones] = s[i].zone_id && *s[i].zone_id ? s[i].zone_id : NULL;
@@ -198,8 +199,7 @@ int kp_aws_it_class_inputs(const kp_aws_instancetypes_opts *flags, const kp_ec2n
     in.opts.ephemeral_volume_bytes = ephemeral_volume(nc, f->family);
     in.opts.instance_store_raid0 = nc && nc->instance_store_policy == KP_INSTANCE_STORE_RAID0;
     int err = nc ? parse_kubelet(&nc->kubelet, &in.opts.kubelet) : 0;
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     if (nc)
         class_zones(nc, a, &in);
     else

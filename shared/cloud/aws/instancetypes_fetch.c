@@ -14,8 +14,7 @@
 
 char *kp_aws_lower_kebab(kp_arena *a, const char *s)
 {
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     char *out = kp_arena_strdup(a, s);
     for (char *p = out; *p; p++)
         *p = *p == ' ' ? '-' : (char)tolower((unsigned char)*p);
@@ -33,20 +32,17 @@ static void category_generation(kp_arena *a, const char *name, kp_aws_type_info 
     while (*p >= 'a' && *p <= 'z')
         p++;
     size_t letters = (size_t)(p - name);
-    if (letters == 0 || !dot)
-        return;
+    if (letters == 0 || !dot) return;
     if (*p == '-') { /* optional "-<digits>tb" */
         const char *q = p + 1;
         while (isdigit((unsigned char)*q))
             q++;
-        if (q > p + 1 && q[0] == 't' && q[1] == 'b')
-            p = q + 2;
+        if (q > p + 1 && q[0] == 't' && q[1] == 'b') p = q + 2;
     }
     const char *digits = p;
     while (isdigit((unsigned char)*p))
         p++;
-    if (p == digits || digits > dot)
-        return;
+    if (p == digits || digits > dot) return;
     t->category = kp_arena_strndup(a, name, letters);
     t->generation = (int32_t)strtol(digits, NULL, 10);
 }
@@ -63,8 +59,7 @@ static void name_parts(kp_arena *a, const char *name, kp_aws_type_info *t)
 static bool has(const char *const *list, size_t n, const char *want)
 {
     for (size_t i = 0; i < n; i++)
-        if (list[i] && strcmp(list[i], want) == 0)
-            return true;
+        if (list[i] && strcmp(list[i], want) == 0) return true;
     return false;
 }
 
@@ -124,8 +119,7 @@ static void network(const kp_ec2_instance_type *in, kp_aws_type_info *t)
             t->default_card_max_enis = in->network_cards[i].max_interfaces;
     t->ipv4_per_eni = in->ipv4_per_interface;
     t->max_efa = in->max_efa_interfaces;
-    if (in->encryption_in_transit)
-        t->flags |= KP_AWS_TYPE_ENCRYPTION_IN_TRANSIT;
+    if (in->encryption_in_transit) t->flags |= KP_AWS_TYPE_ENCRYPTION_IN_TRANSIT;
     /* Static facts EC2 does not answer with: bandwidth in Mbit/s, branch ENIs. */
     const kp_aws_type_info *known = kp_aws_catalog_find(in->name);
     if (known) {
@@ -148,8 +142,7 @@ static bool convert(kp_arena *a, const kp_ec2_instance_type *in, kp_aws_type_row
 {
     memset(row, 0, sizeof(*row));
     kp_aws_type_info *t = &row->info;
-    if (!in->name || in->vcpus <= 0 || in->memory_mib <= 0 || !architecture(in, t))
-        return false;
+    if (!in->name || in->vcpus <= 0 || in->memory_mib <= 0 || !architecture(in, t)) return false;
     name_parts(a, in->name, t);
     t->vcpu = in->vcpus;
     t->memory_mib = in->memory_mib;
@@ -157,10 +150,8 @@ static bool convert(kp_arena *a, const kp_ec2_instance_type *in, kp_aws_type_row
     accelerators(a, in, t);
     network(in, t);
     storage(in, t);
-    if (in->burstable)
-        t->flags |= KP_AWS_TYPE_BURSTABLE;
-    if (in->bare_metal)
-        t->flags |= KP_AWS_TYPE_BAREMETAL;
+    if (in->burstable) t->flags |= KP_AWS_TYPE_BURSTABLE;
+    if (in->bare_metal) t->flags |= KP_AWS_TYPE_BAREMETAL;
     const char *const *uc = (const char *const *)in->usage_classes;
     row->on_demand = has(uc, in->n_usage_classes, "on-demand");
     row->spot = has(uc, in->n_usage_classes, "spot");
@@ -182,7 +173,8 @@ static int offering_cmp(const void *a, const void *b)
 }
 
 /* Give each row the zones its offerings name (offerings sorted by type, zone). */
-static void attach_zones(kp_arena *a, kp_aws_type_row *rows, uint32_t n, const kp_ec2_offering_list *o)
+static void attach_zones(kp_arena *a, kp_aws_type_row *rows, uint32_t n,
+                         const kp_ec2_offering_list *o)
 {
     size_t j = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -207,14 +199,12 @@ static int describe(kp_aws_client *ec2, kp_arena *a, kp_ec2_instance_type_list *
     static const char *const hvm[] = {"hvm"}, *const archs[] = {"x86_64", "arm64"};
     const kp_ec2_filter filters[] = {{"supported-virtualization-type", hvm, 1},
                                      {"processor-info.supported-architecture", archs, 2}};
-    kp_ec2_describe_instance_types_input in = {.filters = filters, .n_filters = 2,
-                                               .max_results = 100};
+    kp_ec2_describe_instance_types_input in = {
+        .filters = filters, .n_filters = 2, .max_results = 100};
     int err = kp_ec2_describe_instance_types(ec2, a, &in, types);
-    if (err < 0)
-        return kp_error_wrap(err, "describing instance types");
+    if (err < 0) return kp_error_wrap(err, "describing instance types");
     err = kp_ec2_describe_instance_type_offerings(ec2, a, "availability-zone", NULL, 0, offerings);
-    if (err < 0)
-        return kp_error_wrap(err, "describing instance type zone offerings");
+    if (err < 0) return kp_error_wrap(err, "describing instance type zone offerings");
     return 0;
 }
 
@@ -223,13 +213,11 @@ int kp_aws_instancetypes_fetch(kp_aws_client *ec2, kp_arena *a, kp_aws_type_row 
     kp_ec2_instance_type_list types = {0};
     kp_ec2_offering_list offerings = {0};
     int err = describe(ec2, a, &types, &offerings);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     kp_aws_type_row *rows = KP_ARENA_NEW(a, kp_aws_type_row, types.n + 1);
     uint32_t count = 0;
     for (size_t i = 0; i < types.n; i++)
-        if (convert(a, &types.items[i], &rows[count]))
-            count++;
+        if (convert(a, &types.items[i], &rows[count])) count++;
     qsort(rows, count, sizeof(*rows), row_cmp);
     size_t kept = 0; /* pages may repeat a type: keep one */
     for (uint32_t i = 0; i < count; i++)
