@@ -309,11 +309,18 @@ static int execute(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *snap, c
 
 /* ----------------------------------------------------------------- pass */
 
-static void export_plan_metrics(kp_ctrl *c, const kp_disruption_plan *plan)
+static void export_plan_metrics(kp_ctrl *c, const kp_snapshot *snap, const kp_disruption_plan *plan)
 {
     if (!c->m)
         return;
-    kp_ctrl_set(c->m->disruption_eligible, (const char *const[]){"all"}, (double)plan->n_commands);
+    for (uint32_t i = 0; i < plan->n_allowances; i++) {
+        const kp_disrupt_allowance *a = &plan->allowances[i];
+        kp_ctrl_set(c->m->allowed_disruptions, (const char *const[]){snap->templates[a->template_index].name, a->reason},
+                    (double)a->allowed);
+    }
+    kp_ctrl_set(c->m->disruption_eligible, (const char *const[]){"Empty"}, plan->eligible_empty);
+    kp_ctrl_set(c->m->disruption_eligible, (const char *const[]){"Drifted"}, plan->eligible_drifted);
+    kp_ctrl_set(c->m->disruption_eligible, (const char *const[]){"Underutilized"}, plan->eligible_underutilized);
 }
 
 /* Decide whether `cmd` runs now: drift and expiration at once; consolidation
@@ -351,7 +358,7 @@ static int plan_and_act(kp_ctrl *c, kp_disruption_ctrl *d)
     kp_disruption_plan *plan = NULL;
     err = kp_disruption_plan_compute(view->snap, &o, &plan);
     if (!err) {
-        export_plan_metrics(c, plan);
+        export_plan_metrics(c, view->snap, plan);
         if (plan->n_commands == 0) {
             free(d->pending_key);
             d->pending_key = NULL;

@@ -2,7 +2,9 @@
 # Provisioning latency on the real control plane, kwok provider: for Deployments of
 # 10, 100 and 1000 pods (250m CPU each), the time from creating the Deployment to the
 # first NodeClaim, to the last NodeClaim, and to the last pod bound by kube-scheduler;
-# then the controller's peak RSS. Figures only: nothing is asserted beyond the run
+# per pod (from the API's timestamps, so to the second), the time from the pod's
+# creation to its node's NodeClaim and to its PodScheduled condition, as median and
+# maximum; then the controller's peak RSS. Figures only: nothing is asserted beyond the run
 # completing. Run by `make bench-e2e` (or `tests/e2e/bench_provisioning.sh` after
 # `make build`); KP_BENCH_SIZES overrides the sizes.
 set -euo pipefail
@@ -40,8 +42,37 @@ one_size() {
     sleep 0.2
   done
   [ -n "$t_bound" ] || fail "$n pods not bound within 10 minutes"
+  per_pod
   printf '%6d pods  first NodeClaim %6.2f s  last NodeClaim %6.2f s  all bound %6.2f s  (%d NodeClaims)\n' \
     "$n" "$(secs "$t_first" "$t0")" "$(secs "$t_last_claim" "$t0")" "$(secs "$t_bound" "$t0")" "$claims"
+}
+
+# Per pod: its node's NodeClaim creation and its PodScheduled time, minus its own
+# creation (seconds; claims the pod did not wait for count as 0).
+per_pod() {
+  k -n $NS get pods -o json >"$KP_E2E_DIR/pods.json"
+  k get nodeclaims -o json >"$KP_E2E_DIR/claims.json"
+  python3 - "$KP_E2E_DIR/pods.json" "$KP_E2E_DIR/claims.json" <<'PY'
+import json, sys
+from datetime import datetime
+t = lambda s: datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+pods = json.load(open(sys.argv[1]))["items"]
+claims = {c["status"].get("nodeName"): t(c["metadata"]["creationTimestamp"])
+          for c in json.load(open(sys.argv[2]))["items"]}
+to_claim, to_bound = [], []
+for p in pods:
+    created = t(p["metadata"]["creationTimestamp"])
+    node = p["spec"].get("nodeName")
+    if node in claims:
+        to_claim.append(max(0.0, claims[node] - created))
+    for c in p["status"].get("conditions", []):
+        if c["type"] == "PodScheduled" and c["status"] == "True":
+            to_bound.append(t(c["lastTransitionTime"]) - created)
+def stats(v):
+    v = sorted(v)
+    return "median %4.0f s  max %4.0f s" % (v[len(v) // 2], v[-1]) if v else "n/a"
+print("         per pod: to its NodeClaim %s   to bound %s" % (stats(to_claim), stats(to_bound)))
+PY
 }
 
 main() {

@@ -59,8 +59,10 @@ provision() {
   wait_for '[ "$(jp nodepool default "{.status.nodes}")" = "$(count nodeclaims)" ]' 30 ||
     fail "NodePool status.nodes $(jp nodepool default '{.status.nodes}') != $(count nodeclaims) claims"
   pass "NodePool status counts $(jp nodepool default '{.status.nodes}') nodes, cpu $(jp nodepool default '{.status.resources.cpu}')"
-  check "pods were told they were nominated" \
-    grep -q Nominated <<<"$(k -n $NS get events --field-selector reason=Nominated -o name)"
+  wait_for "[ -n \"\$(k -n $NS get events --field-selector reason=Nominated -o name)\" ]" 20 ||
+    fail "no Nominated event on the pods"
+  pass "pods were told they were nominated: $(k -n $NS get events --field-selector reason=Nominated \
+    -o jsonpath='{.items[0].message}')"
 }
 
 limits() {

@@ -42,7 +42,8 @@ delete_node() {
   wait_for "! k get nodeclaim $claim" 30 || fail "nodeclaim $claim outlived its node"
   pass "its NodeClaim $claim went with it"
   wait_for "running 4" 120 || fail "evicted pods did not come back Running"
-  check "the evicted pods run elsewhere" test "$(k -n $NS get pods -o wide | grep -c " $node ")" -eq 0
+  wait_for "[ \"\$(pods_on $node)\" -eq 0 ]" 30 || fail "pods still bound to the deleted node $node"
+  pass "the evicted pods run elsewhere"
 }
 
 pdb_holds_drain() {
