@@ -665,3 +665,54 @@ Test(consolidation_single, nothing_to_do_is_a_plan_without_commands)
     cr_expect_float_eq(s->disruption->cost_after, 0.20, 1e-9);
     sc_free(&c);
 }
+
+/* ---------- reserved capacity ---------- */
+
+/* xlarge with a reserved offering at a millionth of its on-demand price, and
+ * small without one (Karpenter's "Reserved Capacity" context). */
+static void reserved_catalog(sc *c)
+{
+    kp_buf_puts(
+        &c->catalog,
+        "{\"name\":\"xlarge\",\"capacity\":{\"cpu\":\"16\",\"memory\":\"32Gi\",\"pods\":\"110\"},"
+        "\"offerings\":[{\"zone\":\"test-zone-1a\",\"capacityType\":\"on-demand\",\"price\":0.8},"
+        "{\"zone\":\"test-zone-1a\",\"capacityType\":\"spot\",\"price\":0.32},"
+        "{\"zone\":\"test-zone-1a\",\"capacityType\":\"reserved\",\"price\":0.0000008}]},"
+        "{\"name\":\"small\",\"capacity\":{\"cpu\":\"2\",\"memory\":\"4Gi\",\"pods\":\"110\"},"
+        "\"offerings\":[{\"zone\":\"test-zone-1a\",\"capacityType\":\"on-demand\",\"price\":0.1},"
+        "{\"zone\":\"test-zone-1a\",\"capacityType\":\"spot\",\"price\":0.04}]}");
+}
+
+Test(consolidation_reserved, on_demand_moves_into_a_reservation_of_its_own_type)
+{
+    sc c;
+    sc_init(&c, false);
+    reserved_catalog(&c);
+    pool(&c, "default",
+         "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand, reserved]}", NULL);
+    node(&c, "a", N(.type = "xlarge"));
+    pod(&c, "p", "a", "1");
+    kp_scenario *s = plan1(&c, false);
+    cr_assert_eq(kp_scenario_n_commands(s), 1);
+    expect_command(s, 0, "single-node consolidation", "a", 1);
+    /* The same type, reserved: cheaper than small on-demand. */
+    cr_expect_str_eq(kp_scenario_command_replacement_type(s, 0, 0), "xlarge");
+    cr_expect_str_eq(replacement_ct(s, 0), "reserved");
+    cr_expect_float_eq(command_at(s, 0)->savings_hourly, 0.8 - 0.0000008, 1e-12);
+    sc_free(&c);
+}
+
+Test(consolidation_reserved, a_reservation_has_nothing_cheaper)
+{
+    sc c;
+    sc_init(&c, false);
+    reserved_catalog(&c);
+    pool(&c, "default",
+         "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand, reserved]}", NULL);
+    node(&c, "a", N(.type = "xlarge", .ct = "reserved"));
+    pod(&c, "p", "a", "1");
+    kp_scenario *s = plan_opts(&c, NULL);
+    cr_expect_eq(kp_scenario_n_commands(s), 0);
+    expect_kept(s, "a", "no cheaper replacement");
+    sc_free(&c);
+}
