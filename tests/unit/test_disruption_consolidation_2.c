@@ -355,6 +355,41 @@ Test(consolidation_destination, node_with_a_blocking_pdb_still_receives_pods)
     sc_free(&c);
 }
 
+Test(consolidation_destination, room_a_pending_pod_is_nominated_to_is_taken)
+{
+    sc c;
+    sc_init(&c, true);
+    pool(&c, "default", OD_ONLY, NULL);
+    /* w (6 CPUs, pending) will go to b: b is nominated, and the simulation
+     * for a places w first, leaving b too little room for a's pod. */
+    node(&c, "a", N(.type = "small"));
+    node(&c, "b", N(.type = "large"));
+    pod(&c, "pa", "a", "1500m");
+    pod(&c, "pb", "b", "1");
+    pod_full(&c, "w", NULL, "6", "app: w", NULL, NULL);
+    kp_scenario *s = plan_opts(&c, NULL);
+    cr_expect_eq(kp_scenario_n_commands(s), 0);
+    expect_kept(s, "b", "nominated for pending pod default/w");
+    expect_kept(s, "a", "no cheaper replacement");
+    sc_free(&c);
+}
+
+Test(consolidation_destination, without_the_pending_pod_the_room_is_used)
+{
+    sc c;
+    sc_init(&c, true);
+    pool(&c, "default", OD_ONLY, NULL);
+    node(&c, "a", N(.type = "small"));
+    node(&c, "b", N(.type = "large"));
+    pod(&c, "pa", "a", "1500m");
+    pod(&c, "pb", "b", "1");
+    kp_scenario *s = plan_opts(&c, NULL);
+    /* Nothing is nominated; a goes (with b, into one medium node). */
+    cr_expect_geq(kp_scenario_disrupted_by(s, "a"), 0);
+    cr_expect_geq(kp_scenario_disrupted_by(s, "b"), 0);
+    sc_free(&c);
+}
+
 /* ---------- pods that cannot be evicted ---------- */
 
 Test(consolidation_protected, blocking_pdb_prevents_a_cheaper_replacement)
