@@ -2,6 +2,8 @@
 #include "controller/controllers.h"
 #include "base/xalloc.h"
 #include "controller/disruption_ctrl.h"
+#include "controller/gc.h"
+#include "controller/state_metrics.h"
 #include "controller/interruption_ctrl.h"
 #include "controller/lifecycle.h"
 #include "controller/nodepool_ctrl.h"
@@ -21,6 +23,8 @@ struct kp_controllers {
     kp_disruption_ctrl *disruption_state;
     kp_loop *disruption;
     kp_loop *interruption;
+    kp_loop *gc;
+    kp_loop *state_metrics;
     bool started;
 };
 
@@ -135,6 +139,8 @@ int kp_controllers_start(kp_controllers *cs)
     cs->nodepool = kp_reconciler_start(c, "nodepool", cs->q_nodepool, 2, kp_nodepool_reconcile, NULL);
     cs->podevents = kp_reconciler_start(c, "nodeclaim.podevents", cs->q_podevents, 2, kp_podevents_reconcile, NULL);
     cs->disruption = kp_loop_start(c, "disruption", c->opts.disruption_poll_ms, kp_disruption_pass, cs->disruption_state);
+    cs->state_metrics = kp_loop_start(c, "metrics.state", 10000, kp_state_metrics_pass, NULL);
+    cs->gc = kp_loop_start(c, "nodeclaim.garbagecollection", c->opts.gc_interval_ms, kp_gc_pass, NULL);
     if (c->interruption) /* receive() waits for notices itself: no pause between passes */
         cs->interruption = kp_loop_start(c, "interruption", 0, kp_interruption_pass, NULL);
     int err = kp_provisioner_start(cs->provisioner);
@@ -155,6 +161,8 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->podevents = kp_reconciler_stop(cs->podevents);
     cs->disruption = kp_loop_stop(cs->disruption);
     cs->interruption = kp_loop_stop(cs->interruption);
+    cs->gc = kp_loop_stop(cs->gc);
+    cs->state_metrics = kp_loop_stop(cs->state_metrics);
     cs->started = false;
 }
 

@@ -20,6 +20,7 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
     o->disruption_poll_ms = 10000;
     o->registration_ttl_ms = 15 * 60 * 1000;
     o->consolidation_validation_ms = 15000;
+    o->gc_interval_ms = 120000;
     o->metrics_port = 8080;
     o->health_port = 8081;
     o->bind_address = "0.0.0.0";

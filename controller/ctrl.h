@@ -62,6 +62,7 @@ typedef struct kp_ctrl_opts {
     int64_t disruption_poll_ms;
     int64_t registration_ttl_ms; /* a launched claim whose node never registers is deleted */
     int64_t consolidation_validation_ms; /* the wait before a consolidation is re-checked */
+    int64_t gc_interval_ms; /* garbage collection between claims and instances (Karpenter: 2 min) */
     int metrics_port;       /* 0: none */
     int health_port;        /* 0: none */
     const char *bind_address;

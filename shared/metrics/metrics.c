@@ -278,6 +278,17 @@ kp_metric_series *kp_metric_with(kp_metric *metric, const char *const *values)
     return s;
 }
 
+void kp_metric_reset(kp_metric *metric)
+{
+    if (!metric) return;
+    pthread_mutex_lock(&metric->lock);
+    for (size_t i = 0; i < metric->n_series; i++)
+        series_free(metric->series[i], metric->n_labels);
+    metric->n_series = 0;
+    if (metric->slots) memset(metric->slots, 0, metric->n_slots * sizeof(*metric->slots));
+    pthread_mutex_unlock(&metric->lock);
+}
+
 void kp_counter_add(kp_metric_series *series, double value)
 {
     if (!series || !(value >= 0)) return;

@@ -64,6 +64,12 @@ extern const double kp_metrics_latency_buckets[14];
  * KP_METRICS_MAX_SERIES series. */
 kp_metric_series *kp_metric_with(kp_metric *metric, const char *const *values);
 
+/* Drop every series of the family, for gauges recomputed from scratch each
+ * pass (pods and nodes that left must leave the output too). Series handles
+ * taken before are invalid after: only the one writer of such a family may
+ * call it. */
+void kp_metric_reset(kp_metric *metric);
+
 /* Counters only go up: negative or NaN increments are ignored. */
 void kp_counter_add(kp_metric_series *series, double value);
 void kp_counter_inc(kp_metric_series *series);

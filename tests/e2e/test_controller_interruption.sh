@@ -82,7 +82,19 @@ malformed() {
   check "the controller is still serving" curl -fsS -o /dev/null "http://127.0.0.1:$METRICS/metrics"
 }
 
+state_metrics() {
+  local m
+  wait_for "grep -q 'karpenter_pods_state{.*namespace=\"$NS\".*phase=\"Running\"} 1' <<<\"\$(curl -fsS http://127.0.0.1:$METRICS/metrics)\"" 30 ||
+    fail "no karpenter_pods_state series for the Running pods"
+  m=$(curl -fsS "http://127.0.0.1:$METRICS/metrics")
+  check "one pods_state series per inflate pod" \
+    test "$(grep -c "karpenter_pods_state{name=\"inflate-.*namespace=\"$NS\"" <<<"$m")" -eq 3
+  check "nodes_allocatable has the cpu of every node" \
+    test "$(grep -c 'karpenter_nodes_allocatable{.*resource_type="cpu"' <<<"$m")" -eq "$(count nodes)"
+}
+
 setup
+state_metrics
 rebalance
 spot
 malformed

@@ -237,3 +237,23 @@ Test(metrics, concurrent_updates_are_not_lost)
     cr_expect_eq(kp_metric_series_value(kp_metric_with(a.hist, v)), 40000);
     kp_metrics_free(m);
 }
+
+Test(metrics, reset_drops_every_series_and_new_ones_start_fresh)
+{
+    kp_metrics *m = kp_metrics_new();
+    kp_metric *g;
+    const char *labels[] = {"node"};
+    cr_assert_eq(kp_metrics_gauge(&g, m, "nodes_allocatable", "Allocatable.", labels, 1), 0);
+    const char *a[] = {"a"}, *b[] = {"b"};
+    kp_gauge_set(kp_metric_with(g, a), 2);
+    kp_gauge_set(kp_metric_with(g, b), 4);
+    kp_metric_reset(g);
+    kp_gauge_add(kp_metric_with(g, b), 1);
+    char *text = expose(m);
+    cr_expect_str_eq(text, "# HELP nodes_allocatable Allocatable.\n"
+                           "# TYPE nodes_allocatable gauge\n"
+                           "nodes_allocatable{node=\"b\"} 1\n");
+    free(text);
+    kp_metric_reset(NULL);
+    kp_metrics_free(m);
+}
