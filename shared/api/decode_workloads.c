@@ -80,11 +80,14 @@ int kp_decode_workload(kp_arena *arena, const cJSON *json, enum kp_kind kind, kp
 static int decode_pdb_spec(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_pdb *pdb = out;
+    const char *policy = kp_dec_empty;
     int err;
     if ((err = kp_dec_label_selector(d, json, "selector", &pdb->selector)) < 0 ||
         (err = kp_dec_int_or_string(d, json, "minAvailable", &pdb->min_available)) < 0 ||
-        (err = kp_dec_int_or_string(d, json, "maxUnavailable", &pdb->max_unavailable)) < 0)
+        (err = kp_dec_int_or_string(d, json, "maxUnavailable", &pdb->max_unavailable)) < 0 ||
+        (err = kp_dec_string(d, json, "unhealthyPodEvictionPolicy", &policy)) < 0)
         return err;
+    pdb->always_allow_unhealthy = strcmp(policy, "AlwaysAllow") == 0;
     return 0;
 }
 

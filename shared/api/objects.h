@@ -640,6 +640,7 @@ typedef struct kp_pdb {
     bool selects_none;
     kp_int_or_string min_available;
     kp_int_or_string max_unavailable;
+    bool always_allow_unhealthy; /* spec.unhealthyPodEvictionPolicy: AlwaysAllow */
     int32_t disruptions_allowed;
     int32_t current_healthy;
     int32_t desired_healthy;

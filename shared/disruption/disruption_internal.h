@@ -40,11 +40,16 @@ typedef struct planner {
     const char **why;   /* per node: the latest reason it was not disrupted */
     uint32_t *pods_first; /* pods by node for this loop: node i's are pods_list[first[i] .. first[i+1]) */
     uint32_t *pods_list;
+    int32_t *nominated;   /* per node: a pending pod the provisioner would put there, or -1 */
 } planner;
 
 /* facts.c */
 void facts_compute(planner *p);
 int64_t facts_now(const planner *p);
+/* Whether a pod could be evicted now (no active do-not-disrupt, no budget
+ * refusing it): only those get new capacity in a simulation (Karpenter's
+ * IsCurrentlyReschedulable). */
+bool facts_pod_reschedulable_now(const planner *p, const kp_spod *s);
 
 /* budgets.c: disruptions each template may still take for `reason` ("Empty", ...) */
 void budgets_compute(planner *p, const char *reason, int64_t *allowed);
@@ -64,5 +69,6 @@ int method_single_node(planner *p, kp_disrupt_command *cmd);
 /* helpers */
 double plan_claims_price(const kp_plan *plan);
 void note_why(planner *p, uint32_t node, const char *reason);
+void note_why_drift(planner *p, uint32_t node, const char *reason);
 
 #endif

@@ -95,6 +95,45 @@ static bool pdb_matches(const kp_pdb *pdb, const kp_pod *pod)
     return true;
 }
 
+static bool unready(const kp_pod *pod)
+{
+    const kp_condition *c = kp_conditions_get(&pod->conditions, "Ready");
+    return c && c->status == KP_CONDITION_FALSE;
+}
+
+/* The PodDisruptionBudget that keeps `pod` from being evicted now, or NULL;
+ * *several* is set when more than one selects it (the API server then refuses
+ * every eviction). An unready pod under an AlwaysAllow budget may go. */
+static const kp_pdb *blocking_pdb(const kp_snapshot *snap, const kp_pod *pod, const kp_pdb **several)
+{
+    const kp_pdb *match = NULL;
+    *several = NULL;
+    for (uint32_t b = 0; b < snap->n_pdbs; b++) {
+        if (!pdb_matches(snap->pdbs[b], pod))
+            continue;
+        if (match) {
+            *several = snap->pdbs[b];
+            return match;
+        }
+        match = snap->pdbs[b];
+    }
+    if (!match || (match->always_allow_unhealthy && unready(pod)))
+        return NULL;
+    return match->disruptions_allowed <= 0 ? match : NULL;
+}
+
+bool facts_pod_reschedulable_now(const planner *p, const kp_spod *s)
+{
+    if (!s->src)
+        return true;
+    if (do_not_disrupt_active(p, s->src))
+        return false;
+    if (tolerates_disrupted_taint(s) || s->src->owned_by_node || s->src->is_mirror)
+        return true;
+    const kp_pdb *several;
+    return blocking_pdb(p->snap, s->src, &several) == NULL && !several;
+}
+
 /* Why the pods on `node` may not be evicted now, or NULL (Karpenter's
  * ValidatePodsDisruptable: do-not-disrupt, then PodDisruptionBudgets). */
 static const char *pods_protected(planner *p, uint32_t node)
@@ -109,17 +148,12 @@ static const char *pods_protected(planner *p, uint32_t node)
                                    KP_ANNOTATION_DO_NOT_DISRUPT);
         if (tolerates_disrupted_taint(s) || s->src->owned_by_node || s->src->is_mirror)
             continue;
-        const kp_pdb *match = NULL;
-        for (uint32_t b = 0; b < snap->n_pdbs; b++) {
-            if (!pdb_matches(snap->pdbs[b], s->src))
-                continue;
-            if (match)
-                return kp_arena_printf(p->plan->arena, "pod %s is selected by more than one PodDisruptionBudget "
-                                       "(%s and %s): eviction cannot proceed", s->ns_name, match->meta.name,
-                                       snap->pdbs[b]->meta.name);
-            match = snap->pdbs[b];
-        }
-        if (match && match->disruptions_allowed <= 0)
+        const kp_pdb *several, *match = blocking_pdb(snap, s->src, &several);
+        if (several)
+            return kp_arena_printf(p->plan->arena, "pod %s is selected by more than one PodDisruptionBudget "
+                                   "(%s and %s): eviction cannot proceed", s->ns_name, match->meta.name,
+                                   several->meta.name);
+        if (match)
             return kp_arena_printf(p->plan->arena, "PodDisruptionBudget %s/%s allows 0 disruptions (pod %s)",
                                    match->meta.namespace, match->meta.name, s->ns_name);
     }
@@ -141,10 +175,13 @@ static const char *node_not_disruptable(planner *p, const kp_snode *n)
         return "node is being deleted";
     if (dnd && strcmp(dnd, "true") == 0)
         return "disruption is blocked by the karpenter.sh/do-not-disrupt annotation on the node";
+    uint32_t node = (uint32_t)(n - p->snap->nodes);
+    if (p->nominated && p->nominated[node] >= 0)
+        return kp_arena_printf(p->plan->arena, "node is nominated for pending pod %s",
+                               p->snap->pods[p->nominated[node]].ns_name);
     if (n->template_index < 0)
         return kp_arena_printf(p->plan->arena, "its NodePool %s is not known",
                                kp_sym_str(p->snap->symtab, kp_symlabels_get(&n->labels, KP_SYM_NODEPOOL)));
-    (void)p;
     return NULL;
 }
 
@@ -274,7 +311,9 @@ static void expiry(planner *p, const kp_snode *n, node_facts *f)
 
 static void budget_flags(const kp_snode *n, node_facts *f)
 {
-    f->counts_for_budget = f->managed && n->initialized && !n->in_flight;
+    /* A claim whose instance is already terminating is gone as far as budgets go. */
+    bool terminating = n->src_claim && kp_conditions_is_true(&n->src_claim->conditions, "InstanceTerminating");
+    f->counts_for_budget = f->managed && n->initialized && !n->in_flight && !terminating;
     bool ready = true;
     if (n->src_node)
         ready = kp_conditions_is_true(&n->src_node->conditions, "Ready");
@@ -294,11 +333,13 @@ static void facts_for(planner *p, uint32_t i, node_facts *f)
     kp_sym ct = kp_symlabels_get(&n->labels, KP_SYM_CAPACITY_TYPE);
     f->spot = ct == KP_SYM_SPOT;
     budget_flags(n, f);
+    /* Expiration is forceful: nothing on the node holds it back. */
+    if (!n->in_flight)
+        expiry(p, n, f);
     if (f->blocked)
         return;
     consolidation_window(p, n, f);
     drift(p, n, f);
-    expiry(p, n, f);
     const char *protected_pods = pods_protected(p, i);
     f->eligible = protected_pods == NULL;
     /* Drift is eventual: with a termination grace period bounding it, pods

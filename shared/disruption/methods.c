@@ -147,7 +147,7 @@ int method_drift(planner *p, kp_disrupt_command *cmd)
     for (uint32_t i = 0; i < n; i++) {
         uint32_t node = c[i].node;
         if (budget[snap->nodes[node].template_index] <= 0) {
-            note_why(p, node, budget_reason(p, node, "Drifted"));
+            note_why_drift(p, node, budget_reason(p, node, "Drifted"));
             continue;
         }
         kp_plan *sim;
@@ -156,7 +156,8 @@ int method_drift(planner *p, kp_disrupt_command *cmd)
         if (err < 0)
             return err;
         if (why) {
-            note_why(p, node, kp_arena_printf(p->plan->arena, "drifted (%s), but %s", p->facts[node].drift_reason, why));
+            note_why_drift(p, node,
+                           kp_arena_printf(p->plan->arena, "drifted (%s), but %s", p->facts[node].drift_reason, why));
             kp_plan_free(sim);
             continue;
         }

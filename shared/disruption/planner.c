@@ -137,6 +137,11 @@ static void fit_arrays(planner *p, uint32_t *cap)
     p->facts = kp_xrealloc(p->facts, n * sizeof(node_facts));
     memset(p->gone + *cap, 0, (n - *cap) * sizeof(bool));
     memset(p->why + *cap, 0, (n - *cap) * sizeof(const char *));
+    if (p->nominated) {
+        p->nominated = kp_xrealloc(p->nominated, n * sizeof(int32_t));
+        for (uint32_t i = *cap; i < n; i++)
+            p->nominated[i] = -1;
+    }
     *cap = n;
     index_instance_types(p);
 }
@@ -195,6 +200,30 @@ static void explain(planner *p)
     }
 }
 
+/* Nodes the provisioner would place pending pods on are nominated, and a
+ * nominated node is not disrupted (Karpenter's cluster state remembers the
+ * nomination until the pod binds). */
+static int nominate(planner *p)
+{
+    uint32_t *pending, n = kp_snapshot_pending_pods(p->snap, &pending, p->scratch);
+    if (n == 0)
+        return 0;
+    kp_solve_opts o = KP_SOLVE_OPTS_INIT;
+    o.improve = false, o.skip_lower_bound = true, o.ignore_preferences = p->opts->ignore_preferences;
+    kp_plan *plan;
+    int err = kp_solve(p->snap, &o, pending, n, &plan);
+    if (err < 0)
+        return err;
+    p->nominated = kp_xcalloc(p->snap->n_nodes ? p->snap->n_nodes : 1, sizeof(int32_t));
+    for (uint32_t i = 0; i < p->snap->n_nodes; i++)
+        p->nominated[i] = -1;
+    for (uint32_t i = 0; i < plan->n_nodes; i++)
+        if (plan->nodes[i].n_pods)
+            p->nominated[plan->nodes[i].node] = (int32_t)plan->nodes[i].pods[0];
+    kp_plan_free(plan);
+    return 0;
+}
+
 static int64_t monotonic_ns(void)
 {
     struct timespec ts;
@@ -229,11 +258,11 @@ int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, k
     plan->arena = kp_arena_new();
     p.snap = snap, p.opts = opts, p.plan = plan, p.scratch = kp_arena_new();
     uint32_t cap = 0, cmd_cap = 0, serial = 0, limit = opts->max_loops ? opts->max_loops : snap->n_nodes + 8;
-    int err = 0;
     fit_arrays(&p, &cap);
+    int err = nominate(&p);
     facts_compute(&p);
     plan->cost_before = managed_cost(&p);
-    if (opts->all_methods_once)
+    if (!err && opts->all_methods_once)
         err = every_method(&p, &cmd_cap), limit = 0;
     for (p.loop = 0; p.loop < limit && err >= 0; p.loop++) {
         kp_disrupt_command cmd;
@@ -252,7 +281,7 @@ int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, k
         plan->cost_after = managed_cost(&p);
         explain(&p);
     }
-    free(p.gone), free(p.why), free(p.facts), free(p.it_of_node);
+    free(p.gone), free(p.why), free(p.facts), free(p.it_of_node), free(p.nominated);
     kp_arena_free(p.scratch);
     if (err < 0) {
         kp_disruption_plan_free(plan);

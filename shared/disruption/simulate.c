@@ -30,6 +30,9 @@ static uint32_t collect(planner *p, const bool *leaving, uint32_t *pending, bool
         bool from_candidate = leaving[s->node];
         if (!from_candidate && !snap->nodes[s->node].deleting)
             continue;
+        /* No capacity for pods that will not be evicted any time soon. */
+        if (!facts_pod_reschedulable_now(p, s))
+            continue;
         const node_facts *f = &p->facts[s->node];
         for (uint32_t k = 0; k < f->n_pods; k++) {
             if (f->pods[k] != i)
@@ -103,7 +106,16 @@ double plan_claims_price(const kp_plan *plan)
     return sum;
 }
 
+/* The first reason a loop finds is kept, except that drift's replaces any
+ * other: a drifted node waits on its drift (a budget, a pod that cannot
+ * move), whatever consolidation would have said. */
 void note_why(planner *p, uint32_t node, const char *reason)
+{
+    if (!p->why[node])
+        p->why[node] = reason;
+}
+
+void note_why_drift(planner *p, uint32_t node, const char *reason)
 {
     p->why[node] = reason;
 }

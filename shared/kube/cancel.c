@@ -43,8 +43,7 @@ kp_kube_cancel *kp_kube_cancel_new(void)
 
 kp_kube_cancel *kp_kube_cancel_free(kp_kube_cancel *c)
 {
-    if (!c)
-        return NULL;
+    if (!c) return NULL;
     curl_multi_cleanup(c->multi);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
@@ -83,8 +82,7 @@ static struct timespec deadline_after(int64_t ms)
 
 bool kp_kube_cancel_sleep(kp_kube_cancel *c, int64_t ms)
 {
-    if (ms <= 0)
-        return kp_kube_cancel_fired(c);
+    if (ms <= 0) return kp_kube_cancel_fired(c);
     if (!c) {
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) != 0) {
@@ -94,8 +92,7 @@ bool kp_kube_cancel_sleep(kp_kube_cancel *c, int64_t ms)
     struct timespec until = deadline_after(ms);
     pthread_mutex_lock(&c->lock);
     while (!atomic_load(&c->fired))
-        if (pthread_cond_timedwait(&c->cond, &c->lock, &until) != 0)
-            break;
+        if (pthread_cond_timedwait(&c->cond, &c->lock, &until) != 0) break;
     pthread_mutex_unlock(&c->lock);
     return atomic_load(&c->fired);
 }

@@ -26,8 +26,7 @@ int kp_kube_read_file(char **out, size_t *out_len, const char *path)
     int err = 0;
     while (!err && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
         err = kp_buf_append(&buf, chunk, n);
-    if (!err && ferror(f))
-        err = kp_error_set(KP_EIO, "cannot read %s: %s", path, strerror(errno));
+    if (!err && ferror(f)) err = kp_error_set(KP_EIO, "cannot read %s: %s", path, strerror(errno));
     fclose(f);
     if (err < 0) {
         kp_buf_free(&buf);
@@ -40,8 +39,7 @@ int kp_kube_read_file(char **out, size_t *out_len, const char *path)
 
 char *kp_kube_join_path(const char *dir, const char *path)
 {
-    if (!dir || !*dir || path[0] == '/')
-        return kp_xstrdup(path);
+    if (!dir || !*dir || path[0] == '/') return kp_xstrdup(path);
     size_t n = strlen(dir) + strlen(path) + 2;
     char *joined = kp_xmalloc(n);
     snprintf(joined, n, "%s/%s", dir, path);
@@ -67,11 +65,9 @@ int kp_base64_decode(char **out, size_t *out_len, const char *text)
     unsigned acc = 0;
     int done = 0;
     for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == '\r' || *p == '\n')
-            continue;
+        if (*p == '\r' || *p == '\n') continue;
         int v = *p == '=' ? 0 : b64_value(*p);
-        if (done || v < 0 || (pad && *p != '=') || (*p == '=' && quad < 2))
-            goto bad;
+        if (done || v < 0 || (pad && *p != '=') || (*p == '=' && quad < 2)) goto bad;
         pad += *p == '=';
         acc = acc << 6 | (unsigned)v;
         if (++quad == 4) {
@@ -83,8 +79,7 @@ int kp_base64_decode(char **out, size_t *out_len, const char *text)
             done = pad > 0;
         }
     }
-    if (quad != 0)
-        goto bad;
+    if (quad != 0) goto bad;
     n -= pad;
     res[n] = '\0';
     *out = (char *)res;
@@ -97,8 +92,7 @@ bad:
 
 kp_kube_config *kp_kube_config_free(kp_kube_config *c)
 {
-    if (!c)
-        return NULL;
+    if (!c) return NULL;
     free(c->server);
     free(c->ca_file);
     free(c->ca_data);
@@ -138,8 +132,7 @@ static int read_token_check(const char *path)
     char *token;
     size_t len;
     int err = kp_kube_read_file(&token, &len, path);
-    if (err < 0)
-        return kp_error_wrap(KP_EINVALID, "in-cluster: service account token");
+    if (err < 0) return kp_error_wrap(KP_EINVALID, "in-cluster: service account token");
     char *t = trimmed(token, len);
     err = *t ? 0 : kp_error_set(KP_EINVALID, "in-cluster: service account token %s is empty", path);
     free(t);
@@ -157,8 +150,7 @@ static char *read_namespace(const char *dir)
         free(text);
     }
     free(path);
-    if (ns && !*ns)
-        ns = (free(ns), NULL);
+    if (ns && !*ns) ns = (free(ns), NULL);
     return ns ? ns : kp_xstrdup("default");
 }
 
@@ -199,17 +191,15 @@ static char *home_kubeconfig(void)
 
 int kp_kube_config_auto(kp_kube_config **out, const char *kubeconfig, const char *context)
 {
-    if (kubeconfig && *kubeconfig)
-        return kp_kube_config_load(out, kubeconfig, context);
+    if (kubeconfig && *kubeconfig) return kp_kube_config_load(out, kubeconfig, context);
     const char *env = getenv("KUBECONFIG");
-    if (env && *env)
-        return kp_kube_config_load(out, env, context);
+    if (env && *env) return kp_kube_config_load(out, env, context);
     int err = kp_kube_config_in_cluster(out, NULL);
-    if (err != KP_ENOTFOUND)
-        return err;
+    if (err != KP_ENOTFOUND) return err;
     char *home = home_kubeconfig();
     if (!home)
-        return kp_error_set(KP_ENOTFOUND, "no kubeconfig: not in a cluster, $KUBECONFIG and $HOME unset");
+        return kp_error_set(KP_ENOTFOUND,
+                            "no kubeconfig: not in a cluster, $KUBECONFIG and $HOME unset");
     err = kp_kube_config_load(out, home, context);
     free(home);
     return err;

@@ -26,21 +26,21 @@
 #include <stddef.h>
 
 typedef struct kp_kube_config {
-    char *server;          /* "https://host:port" (no trailing slash) */
-    char *ca_file;         /* PEM bundle to verify the server, or NULL */
-    char *ca_data;         /* PEM, decoded from certificate-authority-data, or NULL */
+    char *server;  /* "https://host:port" (no trailing slash) */
+    char *ca_file; /* PEM bundle to verify the server, or NULL */
+    char *ca_data; /* PEM, decoded from certificate-authority-data, or NULL */
     size_t ca_len;
-    bool insecure;         /* insecure-skip-tls-verify */
-    char *token;           /* static bearer token, or NULL */
-    char *token_file;      /* bearer token read from this file (and re-read), or NULL */
-    char *cert_file;       /* client certificate (PEM) file, or NULL */
-    char *cert_data;       /* ... or its contents */
+    bool insecure;    /* insecure-skip-tls-verify */
+    char *token;      /* static bearer token, or NULL */
+    char *token_file; /* bearer token read from this file (and re-read), or NULL */
+    char *cert_file;  /* client certificate (PEM) file, or NULL */
+    char *cert_data;  /* ... or its contents */
     size_t cert_len;
-    char *key_file;        /* client key (PEM) file, or NULL */
-    char *key_data;        /* ... or its contents */
+    char *key_file; /* client key (PEM) file, or NULL */
+    char *key_data; /* ... or its contents */
     size_t key_len;
-    char *namespace;       /* the context's namespace or the Pod's; "default" otherwise */
-    char *source;          /* for messages: "kubeconfig <path>" or "in-cluster" */
+    char *namespace; /* the context's namespace or the Pod's; "default" otherwise */
+    char *source;    /* for messages: "kubeconfig <path>" or "in-cluster" */
 } kp_kube_config;
 
 /* Load from kubeconfig file(s). `paths` is one path or a ':'-separated list;

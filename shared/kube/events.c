@@ -51,8 +51,7 @@ kp_kube_recorder *kp_kube_recorder_new(kp_kube_client *client, const char *compo
 
 kp_kube_recorder *kp_kube_recorder_free(kp_kube_recorder *r)
 {
-    if (!r)
-        return NULL;
+    if (!r) return NULL;
     kp_strmap_clear(&r->seen, seen_free);
     pthread_mutex_destroy(&r->lock);
     free(r->component);
@@ -62,8 +61,7 @@ kp_kube_recorder *kp_kube_recorder_free(kp_kube_recorder *r)
 
 static void add_opt(cJSON *obj, const char *field, const char *value)
 {
-    if (value && *value)
-        cJSON_AddStringToObject(obj, field, value);
+    if (value && *value) cJSON_AddStringToObject(obj, field, value);
 }
 
 static cJSON *involved(const kp_kube_resource *res, const cJSON *obj)
@@ -83,8 +81,7 @@ static cJSON *new_event(kp_kube_recorder *r, const kp_kube_resource *res, const 
 {
     int64_t ns_now = r->clock->now(r->clock);
     pthread_mutex_lock(&r->lock);
-    if (ns_now <= r->last_ns)
-        ns_now = r->last_ns + 1;
+    if (ns_now <= r->last_ns) ns_now = r->last_ns + 1;
     r->last_ns = ns_now;
     pthread_mutex_unlock(&r->lock);
     char name[300];
@@ -129,8 +126,7 @@ static int create(kp_kube_recorder *r, const kp_kube_resource *res, const cJSON 
                   const char *const text[3], const char *key, const char *now)
 {
     const char *ns = kp_kube_meta(obj, "namespace");
-    if (!res->namespaced || !ns || !*ns)
-        ns = "default";
+    if (!res->namespaced || !ns || !*ns) ns = "default";
     cJSON *ev = new_event(r, res, obj, ns, text, now);
     int err = kp_kube_create(r->client, KP_RES_EVENT, ns, ev, NULL);
     if (!err) {
@@ -139,12 +135,10 @@ static int create(kp_kube_recorder *r, const kp_kube_resource *res, const cJSON 
         s->name = kp_xstrdup(kp_kube_meta(ev, "name"));
         s->count = 1;
         pthread_mutex_lock(&r->lock);
-        if (r->seen.count >= MAX_SEEN)
-            kp_strmap_clear(&r->seen, seen_free);
+        if (r->seen.count >= MAX_SEEN) kp_strmap_clear(&r->seen, seen_free);
         seen *old = kp_strmap_put(&r->seen, key, s);
         pthread_mutex_unlock(&r->lock);
-        if (old)
-            seen_free(old);
+        if (old) seen_free(old);
     }
     cJSON_Delete(ev);
     return err;
@@ -182,8 +176,7 @@ int kp_kube_record(kp_kube_recorder *r, enum kp_kube_res kind, const cJSON *obj,
         free(s.ns);
         free(s.name);
     }
-    if (err == KP_ENOTFOUND)
-        err = create(r, res, obj, text, key, now);
+    if (err == KP_ENOTFOUND) err = create(r, res, obj, text, key, now);
     free(key);
     return err;
 }

@@ -26,7 +26,7 @@ kp_kube_recorder *kp_kube_recorder_new(kp_kube_client *client, const char *compo
                                        const kp_clock *clock);
 kp_kube_recorder *kp_kube_recorder_free(kp_kube_recorder *r);
 
-#define KP_EVENT_NORMAL "Normal"
+#define KP_EVENT_NORMAL  "Normal"
 #define KP_EVENT_WARNING "Warning"
 
 /* Record an event about `obj` (of kind `res`: that gives the involved

@@ -71,30 +71,25 @@ kp_kube_handle *kp_kube_handle_acquire(kp_kube_client *c)
     if (h && h->busy) {
         /* A call from inside a callback of this thread's own transfer. */
         h = handle_new(c);
-        if (h)
-            h->temporary = true;
+        if (h) h->temporary = true;
     } else if (!h) {
         h = pooled_handle(c);
-        if (h)
-            pthread_setspecific(c->thread_handle, h);
+        if (h) pthread_setspecific(c->thread_handle, h);
     }
-    if (h)
-        h->busy = true;
+    if (h) h->busy = true;
     return h;
 }
 
 void kp_kube_handle_release(kp_kube_handle *h)
 {
     h->busy = false;
-    if (h->temporary)
-        handle_free(h);
+    if (h->temporary) handle_free(h);
 }
 
 void kp_kube_handles_free(kp_kube_client *c)
 {
     /* Destructors must not run for this key once the handles are gone. */
-    if (c->has_key)
-        pthread_key_delete(c->thread_handle);
+    if (c->has_key) pthread_key_delete(c->thread_handle);
     kp_kube_handle *h = c->handles;
     while (h) {
         kp_kube_handle *next = h->next;
@@ -111,8 +106,7 @@ static int read_token(const char *path, char **out, struct stat *st)
     char *text;
     size_t len;
     int err = kp_kube_read_file(&text, &len, path);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
         text[--len] = '\0';
     if (!len || stat(path, st) != 0) {
@@ -127,15 +121,12 @@ int kp_kube_auth_init(kp_kube_auth *auth, const kp_kube_config *config)
 {
     memset(auth, 0, sizeof(*auth));
     pthread_mutex_init(&auth->lock, NULL);
-    if (config->token)
-        auth->token = kp_xstrdup(config->token);
-    if (!config->token_file)
-        return 0;
+    if (config->token) auth->token = kp_xstrdup(config->token);
+    if (!config->token_file) return 0;
     auth->token_file = kp_xstrdup(config->token_file);
     char *token;
     int err = read_token(auth->token_file, &token, &auth->token_stat);
-    if (err < 0)
-        return auth->token ? 0 : kp_error_wrap(KP_EIO, "bearer token");
+    if (err < 0) return auth->token ? 0 : kp_error_wrap(KP_EIO, "bearer token");
     free(auth->token);
     auth->token = token;
     return 0;
@@ -170,14 +161,11 @@ static void refresh_token(kp_kube_client *c)
     kp_kube_auth *auth = &c->auth;
     int64_t now = c->clock->monotonic(c->clock);
     struct stat st;
-    if (stat(auth->token_file, &st) != 0)
-        return;
+    if (stat(auth->token_file, &st) != 0) return;
     bool due = now - auth->token_read_ns >= (int64_t)c->opts.token_reread_ms * KP_NS_PER_MS;
-    if (!due && !stat_changed(&st, &auth->token_stat))
-        return;
+    if (!due && !stat_changed(&st, &auth->token_stat)) return;
     char *token;
-    if (read_token(auth->token_file, &token, &st) < 0)
-        return;
+    if (read_token(auth->token_file, &token, &st) < 0) return;
     wipe_free(auth->token);
     auth->token = token;
     auth->token_stat = st;
@@ -189,8 +177,7 @@ static char *auth_header(kp_kube_client *c)
     static const char prefix[] = "Authorization: Bearer ";
     char *header = NULL;
     pthread_mutex_lock(&c->auth.lock);
-    if (c->auth.token_file)
-        refresh_token(c);
+    if (c->auth.token_file) refresh_token(c);
     if (c->auth.token) {
         size_t n = sizeof(prefix) + strlen(c->auth.token);
         header = kp_xmalloc(n);
@@ -203,8 +190,7 @@ static char *auth_header(kp_kube_client *c)
 void kp_kube_headers_free(struct curl_slist *headers)
 {
     for (struct curl_slist *h = headers; h; h = h->next)
-        if (strncmp(h->data, "Authorization:", 14) == 0)
-            explicit_bzero(h->data, strlen(h->data));
+        if (strncmp(h->data, "Authorization:", 14) == 0) explicit_bzero(h->data, strlen(h->data));
     curl_slist_free_all(headers);
 }
 
@@ -236,21 +222,18 @@ static void set_tls(CURL *easy, const kp_kube_client *c)
         curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    if (c->ca_file)
-        curl_easy_setopt(easy, CURLOPT_CAINFO, c->ca_file);
+    if (c->ca_file) curl_easy_setopt(easy, CURLOPT_CAINFO, c->ca_file);
     if (c->ca_data) {
         blob = (struct curl_blob){c->ca_data, c->ca_len, CURL_BLOB_COPY};
         curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &blob);
     }
-    if (c->cert_file)
-        curl_easy_setopt(easy, CURLOPT_SSLCERT, c->cert_file);
+    if (c->cert_file) curl_easy_setopt(easy, CURLOPT_SSLCERT, c->cert_file);
     if (c->cert_data) {
         blob = (struct curl_blob){c->cert_data, c->cert_len, CURL_BLOB_COPY};
         curl_easy_setopt(easy, CURLOPT_SSLCERT_BLOB, &blob);
         curl_easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
     }
-    if (c->key_file)
-        curl_easy_setopt(easy, CURLOPT_SSLKEY, c->key_file);
+    if (c->key_file) curl_easy_setopt(easy, CURLOPT_SSLKEY, c->key_file);
     if (c->key_data) {
         blob = (struct curl_blob){c->key_data, c->key_len, CURL_BLOB_COPY};
         curl_easy_setopt(easy, CURLOPT_SSLKEY_BLOB, &blob);
@@ -284,8 +267,7 @@ int kp_kube_handle_prepare(kp_kube_handle *h, const kp_kube_request *req, long t
     curl_easy_reset(easy);
     CURLcode rc = curl_easy_setopt(easy, CURLOPT_URL, url);
     free(url);
-    if (rc != CURLE_OK)
-        return kp_error_set(KP_EINVALID, "%s %s: bad URL", req->method, req->path);
+    if (rc != CURLE_OK) return kp_error_set(KP_EINVALID, "%s %s: bad URL", req->method, req->path);
     h->errbuf[0] = '\0';
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, h->errbuf);
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);

@@ -45,8 +45,7 @@ kp_informer *kp_informer_new(kp_kube_client *client, enum kp_kube_res res,
 
 kp_informer *kp_informer_free(kp_informer *inf)
 {
-    if (!inf)
-        return NULL;
+    if (!inf) return NULL;
     kp_informer_stop(inf);
     kp_cache_free(inf);
     free(inf->handlers);
@@ -71,8 +70,7 @@ static int not_started(const kp_informer *inf, const char *what)
 int kp_informer_add_index(kp_informer *inf, const char *name, kp_informer_index_fn fn)
 {
     int err = not_started(inf, "add_index");
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     for (size_t i = 0; i < inf->nindexes; i++)
         if (strcmp(inf->indexes[i].name, name) == 0)
             return kp_error_set(KP_EINVALID, "informer: index \"%s\" exists", name);
@@ -84,10 +82,9 @@ int kp_informer_add_index(kp_informer *inf, const char *name, kp_informer_index_
 int kp_informer_add_handler(kp_informer *inf, const kp_informer_handler *handler)
 {
     int err = not_started(inf, "add_handler");
-    if (err < 0)
-        return err;
-    inf->handlers = kp_xgrow(inf->handlers, &inf->handlers_cap, inf->nhandlers + 1,
-                             sizeof(*handler));
+    if (err < 0) return err;
+    inf->handlers =
+        kp_xgrow(inf->handlers, &inf->handlers_cap, inf->nhandlers + 1, sizeof(*handler));
     inf->handlers[inf->nhandlers++] = *handler;
     return 0;
 }
@@ -95,8 +92,7 @@ int kp_informer_add_handler(kp_informer *inf, const kp_informer_handler *handler
 int kp_informer_add_queue(kp_informer *inf, kp_workqueue *queue)
 {
     int err = not_started(inf, "add_queue");
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     inf->queues = kp_xgrow(inf->queues, &inf->queues_cap, inf->nqueues + 1, sizeof(queue));
     inf->queues[inf->nqueues++] = queue;
     return 0;
@@ -106,8 +102,7 @@ int kp_informer_add_queue(kp_informer *inf, kp_workqueue *queue)
 
 static void set_rv(kp_informer *inf, const char *rv)
 {
-    if (!rv || !*rv)
-        return;
+    if (!rv || !*rv) return;
     pthread_mutex_lock(&inf->state_lock);
     free(inf->rv);
     inf->rv = kp_xstrdup(rv);
@@ -161,24 +156,23 @@ int kp_informer_wait_synced(kp_informer *inf, int64_t timeout_ms)
     until.tv_nsec = (long)(ns % KP_NS_PER_SEC);
     pthread_mutex_lock(&inf->state_lock);
     while (!inf->synced)
-        if (pthread_cond_timedwait(&inf->synced_cond, &inf->state_lock, &until) != 0)
-            break;
+        if (pthread_cond_timedwait(&inf->synced_cond, &inf->state_lock, &until) != 0) break;
     bool synced = inf->synced;
     pthread_mutex_unlock(&inf->state_lock);
-    return synced ? 0 : kp_error_set(KP_ETIMEOUT, "informer not synced within %lld ms",
-                                     (long long)timeout_ms);
+    return synced ? 0
+                  : kp_error_set(KP_ETIMEOUT, "informer not synced within %lld ms",
+                                 (long long)timeout_ms);
 }
 
 /* ------------------------------------------------------- list, watch */
 
 static int list_and_replace(kp_informer *inf)
 {
-    kp_kube_list_opts lo = {inf->opts.namespace, inf->opts.label_selector,
-                            inf->opts.field_selector, inf->opts.page_size, inf->cancel};
+    kp_kube_list_opts lo = {inf->opts.namespace, inf->opts.label_selector, inf->opts.field_selector,
+                            inf->opts.page_size, inf->cancel};
     cJSON *list = NULL;
     int err = kp_kube_list(inf->client, inf->res, &lo, &list);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     kp_changes changes = {NULL, 0, 0};
     cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
     pthread_rwlock_wrlock(&inf->lock);
@@ -220,8 +214,11 @@ static int watch_once(kp_informer *inf)
 {
     char *rv = kp_informer_resource_version(inf);
     int t = inf->opts.watch_timeout_seconds;
-    kp_kube_watch_opts wo = {inf->opts.namespace, inf->opts.label_selector,
-                             inf->opts.field_selector, rv, true,
+    kp_kube_watch_opts wo = {inf->opts.namespace,
+                             inf->opts.label_selector,
+                             inf->opts.field_selector,
+                             rv,
+                             true,
                              t > 0 ? t + (int)(rand_r(&inf->seed) % (unsigned)t) : 0,
                              inf->cancel};
     count(inf, &inf->stats.watches);
@@ -256,8 +253,7 @@ static void watch_loop(kp_informer *inf)
             continue;
         }
         /* Failed, or ended without a single event: do not hammer the server. */
-        if (backoff(inf, &delay, err ? err : KP_ERETRY))
-            return;
+        if (backoff(inf, &delay, err ? err : KP_ERETRY)) return;
     }
 }
 
@@ -268,8 +264,7 @@ static void *run(void *arg)
     while (!kp_kube_cancel_fired(inf->cancel)) {
         int err = list_and_replace(inf);
         if (err < 0) {
-            if (backoff(inf, &delay, err))
-                break;
+            if (backoff(inf, &delay, err)) break;
             continue;
         }
         delay = inf->opts.backoff_initial_ms;
@@ -280,10 +275,8 @@ static void *run(void *arg)
 
 int kp_informer_start(kp_informer *inf)
 {
-    if (inf->started)
-        return kp_error_set(KP_EINVALID, "informer already started");
-    if (!inf->cancel)
-        return kp_error_set(KP_EIO, "informer: cannot create a curl multi handle");
+    if (inf->started) return kp_error_set(KP_EINVALID, "informer already started");
+    if (!inf->cancel) return kp_error_set(KP_EIO, "informer: cannot create a curl multi handle");
     if (pthread_create(&inf->thread, NULL, run, inf) != 0)
         return kp_error_set(KP_ERROR, "informer: cannot start a thread");
     inf->started = inf->running = true;
@@ -292,8 +285,7 @@ int kp_informer_start(kp_informer *inf)
 
 void kp_informer_stop(kp_informer *inf)
 {
-    if (!inf->running)
-        return;
+    if (!inf->running) return;
     kp_kube_cancel_fire(inf->cancel);
     pthread_join(inf->thread, NULL);
     inf->running = false;
@@ -335,8 +327,7 @@ static void visit_key(void *ctx, const char *key, void *value)
     (void)value;
     visit *v = ctx;
     const cJSON *obj = kp_strmap_get(v->cache, key);
-    if (obj)
-        v->fn(v->ctx, key, obj);
+    if (obj) v->fn(v->ctx, key, obj);
 }
 
 void kp_informer_foreach(kp_informer *inf, kp_informer_visit_fn fn, void *ctx)
@@ -353,11 +344,9 @@ void kp_informer_foreach_indexed(kp_informer *inf, const char *index, const char
     visit v = {fn, ctx, &inf->cache};
     pthread_rwlock_rdlock(&inf->lock);
     for (size_t i = 0; i < inf->nindexes; i++) {
-        if (strcmp(inf->indexes[i].name, index) != 0)
-            continue;
+        if (strcmp(inf->indexes[i].name, index) != 0) continue;
         const kp_strmap *keys = kp_strmap_get(&inf->indexes[i].values, value);
-        if (keys)
-            kp_strmap_foreach(keys, visit_key, &v);
+        if (keys) kp_strmap_foreach(keys, visit_key, &v);
     }
     pthread_rwlock_unlock(&inf->lock);
 }

@@ -38,14 +38,17 @@ typedef struct kp_informer_opts {
     const char *namespace; /* NULL: every namespace */
     const char *label_selector;
     const char *field_selector;
-    int page_size;                /* list page size */
-    int watch_timeout_seconds;    /* each watch lasts this to twice this, at random */
-    int64_t backoff_initial_ms;   /* first wait after a failure */
-    int64_t backoff_max_ms;       /* the wait doubles up to this */
+    int page_size;              /* list page size */
+    int watch_timeout_seconds;  /* each watch lasts this to twice this, at random */
+    int64_t backoff_initial_ms; /* first wait after a failure */
+    int64_t backoff_max_ms;     /* the wait doubles up to this */
 } kp_informer_opts;
 
 /* client-go reflector's figures: watches of 5-10 minutes, back-off 0.8-30 s. */
-#define KP_INFORMER_OPTS_INIT {NULL, NULL, NULL, 500, 300, 800, 30000}
+#define KP_INFORMER_OPTS_INIT                                                                      \
+    {                                                                                              \
+        NULL, NULL, NULL, 500, 300, 800, 30000                                                     \
+    }
 
 /* The value an index files an object under (borrowed from the object), or
  * NULL to leave the object out of the index. */
@@ -94,11 +97,11 @@ void kp_informer_foreach_indexed(kp_informer *inf, const char *index, const char
 const char *kp_informer_index_pod_node(const cJSON *obj);
 
 typedef struct kp_informer_stats {
-    unsigned long lists;   /* successful lists (the first one and relists) */
-    unsigned long relists; /* lists caused by 410 Gone */
-    unsigned long watches; /* watch requests made */
+    unsigned long lists;    /* successful lists (the first one and relists) */
+    unsigned long relists;  /* lists caused by 410 Gone */
+    unsigned long watches;  /* watch requests made */
     unsigned long failures; /* lists and watches that failed and were retried */
-    unsigned long events;  /* watch events applied, bookmarks included */
+    unsigned long events;   /* watch events applied, bookmarks included */
 } kp_informer_stats;
 
 void kp_informer_get_stats(kp_informer *inf, kp_informer_stats *out);

@@ -30,11 +30,9 @@ static void index_add(kp_index *ix, const char *value, const char *key)
 static void index_remove(kp_index *ix, const char *value, const char *key)
 {
     kp_strmap *set = kp_strmap_get(&ix->values, value);
-    if (!set)
-        return;
+    if (!set) return;
     kp_strmap_remove(set, key);
-    if (!set->count)
-        free_key_set(kp_strmap_remove(&ix->values, value));
+    if (!set->count) free_key_set(kp_strmap_remove(&ix->values, value));
 }
 
 static bool same(const char *a, const char *b)
@@ -49,12 +47,9 @@ static void indexes_update(kp_informer *inf, const char *key, const cJSON *old_o
         kp_index *ix = &inf->indexes[i];
         const char *ov = old_obj ? ix->fn(old_obj) : NULL;
         const char *nv = new_obj ? ix->fn(new_obj) : NULL;
-        if (same(ov, nv))
-            continue;
-        if (ov)
-            index_remove(ix, ov, key);
-        if (nv)
-            index_add(ix, nv, key);
+        if (same(ov, nv)) continue;
+        if (ov) index_remove(ix, ov, key);
+        if (nv) index_add(ix, nv, key);
     }
 }
 
@@ -90,8 +85,7 @@ void kp_cache_delete(kp_informer *inf, const char *key, cJSON *obj, kp_changes *
         cJSON_Delete(old);
         old = obj;
     }
-    if (old)
-        change_push(out, KP_CHANGE_DELETE, key, old, NULL);
+    if (old) change_push(out, KP_CHANGE_DELETE, key, old, NULL);
 }
 
 typedef struct leftovers {

@@ -68,8 +68,7 @@ static int entry_string(const kc_entry *e, const char *field, const char **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(e->body, field);
     *out = NULL;
-    if (!present(v))
-        return 0;
+    if (!present(v)) return 0;
     if (!cJSON_IsString(v))
         return kc_error(e->file, e->where, field, "expected string, got %s", json_type(v));
     *out = *v->valuestring ? v->valuestring : NULL;
@@ -80,8 +79,7 @@ static int entry_bool(const kc_entry *e, const char *field, bool *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(e->body, field);
     *out = false;
-    if (!present(v))
-        return 0;
+    if (!present(v)) return 0;
     if (!cJSON_IsBool(v))
         return kc_error(e->file, e->where, field, "expected boolean, got %s", json_type(v));
     *out = cJSON_IsTrue(v);
@@ -94,8 +92,7 @@ static int entry_file(const kc_entry *e, const char *field, char **out)
 {
     const char *s;
     int err = entry_string(e, field, &s);
-    if (err < 0 || !s)
-        return err;
+    if (err < 0 || !s) return err;
     char *path = kp_kube_join_path(e->file->dir, s);
     if (access(path, R_OK) != 0) {
         err = kc_error(e->file, e->where, field, "cannot read %s: %s", path, strerror(errno));
@@ -110,20 +107,18 @@ static int entry_data(const kc_entry *e, const char *field, char **out, size_t *
 {
     const char *s;
     int err = entry_string(e, field, &s);
-    if (err < 0 || !s)
-        return err;
+    if (err < 0 || !s) return err;
     if (kp_base64_decode(out, len, s) < 0)
         return kc_error(e->file, e->where, field, "not valid base64");
     return 0;
 }
 
 /* Look for `name` in file f's `section` (a list of {name, <inner>: {...}}). */
-static int find_in_file(const kc_file *f, const char *section, const char *inner,
-                        const char *name, kc_entry *out)
+static int find_in_file(const kc_file *f, const char *section, const char *inner, const char *name,
+                        kc_entry *out)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(f->root, section);
-    if (!present(list))
-        return KP_ENOTFOUND;
+    if (!present(list)) return KP_ENOTFOUND;
     if (!cJSON_IsArray(list))
         return kc_error(f, section, NULL, "expected array, got %s", json_type(list));
     int i = 0;
@@ -133,10 +128,8 @@ static int find_in_file(const kc_file *f, const char *section, const char *inner
         if (!cJSON_IsObject(item))
             return kc_error(f, where, NULL, "expected object, got %s", json_type(item));
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
-        if (!cJSON_IsString(n) || !*n->valuestring)
-            return kc_error(f, where, "name", "required");
-        if (strcmp(n->valuestring, name) != 0)
-            continue;
+        if (!cJSON_IsString(n) || !*n->valuestring) return kc_error(f, where, "name", "required");
+        if (strcmp(n->valuestring, name) != 0) continue;
         const cJSON *body = cJSON_GetObjectItemCaseSensitive(item, inner);
         if (present(body) && !cJSON_IsObject(body))
             return kc_error(f, where, inner, "expected object, got %s", json_type(body));
@@ -153,8 +146,7 @@ static int find_named(const kc_set *set, const char *section, const char *inner,
 {
     for (size_t i = 0; i < set->n; i++) {
         int err = find_in_file(&set->files[i], section, inner, name, out);
-        if (err != KP_ENOTFOUND)
-            return err;
+        if (err != KP_ENOTFOUND) return err;
     }
     return KP_ENOTFOUND;
 }
@@ -178,10 +170,8 @@ static int server_url(const kc_entry *e, kp_kube_config *c)
 {
     const char *s;
     int err = entry_string(e, "server", &s);
-    if (err < 0)
-        return err;
-    if (!s)
-        return kc_error(e->file, e->where, "server", "required");
+    if (err < 0) return err;
+    if (!s) return kc_error(e->file, e->where, "server", "required");
     if (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0)
         return kc_error(e->file, e->where, "server", "\"%s\" is not an http or https URL", s);
     size_t len = strlen(s);
@@ -200,16 +190,11 @@ static int refuse(const kc_entry *e, const char *field, const char *what)
 static int read_cluster(const kc_entry *e, kp_kube_config *c)
 {
     int err = server_url(e, c);
-    if (!err)
-        err = entry_file(e, "certificate-authority", &c->ca_file);
-    if (!err)
-        err = entry_data(e, "certificate-authority-data", &c->ca_data, &c->ca_len);
-    if (!err)
-        err = entry_bool(e, "insecure-skip-tls-verify", &c->insecure);
-    if (!err)
-        err = refuse(e, "tls-server-name", "server name overrides");
-    if (err < 0)
-        return err;
+    if (!err) err = entry_file(e, "certificate-authority", &c->ca_file);
+    if (!err) err = entry_data(e, "certificate-authority-data", &c->ca_data, &c->ca_len);
+    if (!err) err = entry_bool(e, "insecure-skip-tls-verify", &c->insecure);
+    if (!err) err = refuse(e, "tls-server-name", "server name overrides");
+    if (err < 0) return err;
     if (c->ca_file && c->ca_data)
         return kc_error(e->file, e->where, NULL,
                         "certificate-authority and certificate-authority-data are both set");
@@ -223,32 +208,22 @@ static int read_user_fields(const kc_entry *e, kp_kube_config *c)
 {
     const char *token = NULL;
     int err = entry_string(e, "token", &token);
-    if (!err && token)
-        c->token = kp_xstrdup(token);
-    if (!err)
-        err = entry_file(e, "tokenFile", &c->token_file);
-    if (!err)
-        err = entry_file(e, "client-certificate", &c->cert_file);
-    if (!err)
-        err = entry_data(e, "client-certificate-data", &c->cert_data, &c->cert_len);
-    if (!err)
-        err = entry_file(e, "client-key", &c->key_file);
-    if (!err)
-        err = entry_data(e, "client-key-data", &c->key_data, &c->key_len);
+    if (!err && token) c->token = kp_xstrdup(token);
+    if (!err) err = entry_file(e, "tokenFile", &c->token_file);
+    if (!err) err = entry_file(e, "client-certificate", &c->cert_file);
+    if (!err) err = entry_data(e, "client-certificate-data", &c->cert_data, &c->cert_len);
+    if (!err) err = entry_file(e, "client-key", &c->key_file);
+    if (!err) err = entry_data(e, "client-key-data", &c->key_data, &c->key_len);
     return err;
 }
 
 static int read_user(const kc_entry *e, kp_kube_config *c)
 {
     int err = refuse(e, "exec", "exec credential plugins");
-    if (!err)
-        err = refuse(e, "auth-provider", "auth-provider plugins");
-    if (!err)
-        err = refuse(e, "username", "basic authentication (username/password)");
-    if (!err)
-        err = read_user_fields(e, c);
-    if (err < 0)
-        return err;
+    if (!err) err = refuse(e, "auth-provider", "auth-provider plugins");
+    if (!err) err = refuse(e, "username", "basic authentication (username/password)");
+    if (!err) err = read_user_fields(e, c);
+    if (err < 0) return err;
     if (c->cert_file && c->cert_data)
         return kc_error(e->file, e->where, NULL,
                         "client-certificate and client-certificate-data are both set");
@@ -269,28 +244,19 @@ static int resolve_context(const kc_set *set, const kc_entry *ctx, kp_kube_confi
 {
     const char *cluster, *user, *ns;
     int err = entry_string(ctx, "cluster", &cluster);
-    if (!err)
-        err = entry_string(ctx, "user", &user);
-    if (!err)
-        err = entry_string(ctx, "namespace", &ns);
-    if (err < 0)
-        return err;
-    if (!cluster)
-        return kc_error(ctx->file, ctx->where, "cluster", "required");
+    if (!err) err = entry_string(ctx, "user", &user);
+    if (!err) err = entry_string(ctx, "namespace", &ns);
+    if (err < 0) return err;
+    if (!cluster) return kc_error(ctx->file, ctx->where, "cluster", "required");
     c->namespace = kp_xstrdup(ns ? ns : "default");
     kc_entry e;
     err = find_named(set, "clusters", "cluster", cluster, &e);
-    if (err == KP_ENOTFOUND)
-        return not_found(ctx, "cluster", "cluster", cluster);
-    if (!err && !e.body)
-        return kc_error(e.file, e.where, NULL, "required");
-    if (!err)
-        err = read_cluster(&e, c);
-    if (err < 0 || !user)
-        return err;
+    if (err == KP_ENOTFOUND) return not_found(ctx, "cluster", "cluster", cluster);
+    if (!err && !e.body) return kc_error(e.file, e.where, NULL, "required");
+    if (!err) err = read_cluster(&e, c);
+    if (err < 0 || !user) return err;
     err = find_named(set, "users", "user", user, &e);
-    if (err == KP_ENOTFOUND)
-        return not_found(ctx, "user", "user", user);
+    if (err == KP_ENOTFOUND) return not_found(ctx, "user", "user", user);
     return err < 0 || !e.body ? err : read_user(&e, c);
 }
 
@@ -298,14 +264,12 @@ static int resolve(const kc_set *set, const char *context, kp_kube_config *c)
 {
     const char *name = context;
     int err = name && *name ? 0 : current_context(set, &name);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     kc_entry ctx;
     err = find_named(set, "contexts", "context", name, &ctx);
     if (err == KP_ENOTFOUND)
         return kc_error(&set->files[0], "contexts", NULL, "no context named \"%s\"", name);
-    if (!err && !ctx.body)
-        return kc_error(ctx.file, ctx.where, NULL, "required");
+    if (!err && !ctx.body) return kc_error(ctx.file, ctx.where, NULL, "required");
     return err < 0 ? err : resolve_context(set, &ctx, c);
 }
 
@@ -313,8 +277,7 @@ static int parse_file(kc_file *f, const char *text, size_t len)
 {
     cJSON *root = NULL;
     int err = kp_yaml_parse_one(&root, text, len, f->name, NULL);
-    if (err < 0)
-        return kp_error_wrap(KP_EINVALID, "kubeconfig");
+    if (err < 0) return kp_error_wrap(KP_EINVALID, "kubeconfig");
     if (!cJSON_IsObject(root)) {
         err = kc_error(f, "", NULL, "expected a mapping at the top level, got %s", json_type(root));
         cJSON_Delete(root);
@@ -356,8 +319,7 @@ int kp_kube_config_parse(kp_kube_config **out, const char *text, size_t len, con
     kc_set set = {kp_xmalloc(sizeof(kc_file)), 1};
     set.files[0] = file;
     int err = parse_file(&set.files[0], text, len);
-    if (!err)
-        err = finish(&set, context, out);
+    if (!err) err = finish(&set, context, out);
     set_free(&set);
     return err;
 }
@@ -365,8 +327,7 @@ int kp_kube_config_parse(kp_kube_config **out, const char *text, size_t len, con
 static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    if (!slash)
-        return NULL;
+    if (!slash) return NULL;
     return kp_xstrndup(path, slash == path ? 1 : (size_t)(slash - path));
 }
 
@@ -377,10 +338,8 @@ static int add_file(kc_set *set, size_t *cap, const char *path)
     char *text;
     size_t len;
     int err = kp_kube_read_file(&text, &len, path);
-    if (err == KP_ENOTFOUND)
-        return 0;
-    if (err < 0)
-        return kp_error_wrap(err, "kubeconfig");
+    if (err == KP_ENOTFOUND) return 0;
+    if (err < 0) return kp_error_wrap(err, "kubeconfig");
     set->files = kp_xgrow(set->files, cap, set->n + 1, sizeof(kc_file));
     kc_file *f = &set->files[set->n++];
     f->name = kp_xstrdup(path);
@@ -401,21 +360,18 @@ static int load_paths(kc_set *set, const char *paths)
             char *path = kp_xstrndup(p, n);
             int err = add_file(set, &cap, path);
             free(path);
-            if (err < 0)
-                return err;
+            if (err < 0) return err;
         }
         p += n + (p[n] == ':');
     }
-    if (!set->n)
-        return kp_error_set(KP_ENOTFOUND, "kubeconfig: no file found in \"%s\"", paths);
+    if (!set->n) return kp_error_set(KP_ENOTFOUND, "kubeconfig: no file found in \"%s\"", paths);
     return 0;
 }
 
 int kp_kube_config_load(kp_kube_config **out, const char *paths, const char *context)
 {
     char *home = NULL;
-    if (!paths || !*paths)
-        paths = getenv("KUBECONFIG");
+    if (!paths || !*paths) paths = getenv("KUBECONFIG");
     if (!paths || !*paths) {
         const char *h = getenv("HOME");
         if (!h || !*h)
@@ -424,8 +380,7 @@ int kp_kube_config_load(kp_kube_config **out, const char *paths, const char *con
     }
     kc_set set = {NULL, 0};
     int err = load_paths(&set, paths);
-    if (!err)
-        err = finish(&set, context, out);
+    if (!err) err = finish(&set, context, out);
     set_free(&set);
     free(home);
     return err;

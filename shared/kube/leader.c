@@ -45,13 +45,15 @@ void kp_leader_format_time(int64_t ns, char *buf, unsigned long size)
 static int check_opts(const kp_leader_opts *o)
 {
     if (!o->namespace || !*o->namespace || !o->name || !*o->name)
-        return kp_error_set(KP_EINVALID, "leader election: the lease namespace and name are required");
+        return kp_error_set(KP_EINVALID,
+                            "leader election: the lease namespace and name are required");
     if (!o->identity || !*o->identity)
         return kp_error_set(KP_EINVALID, "leader election: an identity is required");
     if (o->retry_period_ms <= 0 || o->renew_deadline_ms <= o->retry_period_ms ||
         o->lease_duration_ms <= o->renew_deadline_ms)
-        return kp_error_set(KP_EINVALID, "leader election: need lease duration (%lld ms) > renew "
-                                         "deadline (%lld ms) > retry period (%lld ms) > 0",
+        return kp_error_set(KP_EINVALID,
+                            "leader election: need lease duration (%lld ms) > renew "
+                            "deadline (%lld ms) > retry period (%lld ms) > 0",
                             (long long)o->lease_duration_ms, (long long)o->renew_deadline_ms,
                             (long long)o->retry_period_ms);
     return 0;
@@ -61,8 +63,7 @@ int kp_leader_elector_new(kp_leader_elector **out, kp_kube_client *client,
                           const kp_leader_opts *opts)
 {
     int err = check_opts(opts);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     kp_leader_elector *le = kp_xcalloc(1, sizeof(*le));
     le->client = client;
     le->opts = *opts;
@@ -79,8 +80,7 @@ int kp_leader_elector_new(kp_leader_elector **out, kp_kube_client *client,
 
 kp_leader_elector *kp_leader_elector_free(kp_leader_elector *le)
 {
-    if (!le)
-        return NULL;
+    if (!le) return NULL;
     kp_leader_elector_stop(le);
     kp_kube_cancel_free(le->cancel);
     pthread_mutex_destroy(&le->lock);
@@ -160,8 +160,7 @@ static void observe(kp_leader_elector *le, const cJSON *spec)
 static bool held_by_other(kp_leader_elector *le, const cJSON *spec)
 {
     const char *holder = spec_holder(spec);
-    if (!*holder || strcmp(holder, le->opts.identity) == 0)
-        return false;
+    if (!*holder || strcmp(holder, le->opts.identity) == 0) return false;
     double secs = spec_number(spec, "leaseDurationSeconds");
     int64_t duration = secs > 0 ? (int64_t)(secs * 1000) : le->opts.lease_duration_ms;
     return le->clock->monotonic(le->clock) < le->observed_at + duration * KP_NS_PER_MS;
@@ -206,8 +205,7 @@ static int create_lease(kp_leader_elector *le)
     set_number(spec, "leaseTransitions", 0);
     cJSON *created = NULL;
     int err = kp_kube_create(le->client, KP_RES_LEASE, le->opts.namespace, lease, &created);
-    if (!err)
-        observe(le, cJSON_GetObjectItemCaseSensitive(created, "spec"));
+    if (!err) observe(le, cJSON_GetObjectItemCaseSensitive(created, "spec"));
     cJSON_Delete(created);
     cJSON_Delete(lease);
     return err;
@@ -234,8 +232,7 @@ static int try_acquire_or_renew(kp_leader_elector *le, bool *held)
         *held = err == 0;
         return err;
     }
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     cJSON *spec = lease_spec(lease);
     observe(le, spec);
     if (!held_by_other(le, spec)) {
@@ -283,15 +280,14 @@ static int64_t jittered(kp_leader_elector *le)
 /* Until we hold the lease (true) or are stopped (false). */
 static bool acquire(kp_leader_elector *le)
 {
-    for (;;) {
+    while (!kp_kube_cancel_fired(le->cancel)) {
         bool held;
         if (try_acquire_or_renew(le, &held) < 0)
             KP_LOG(KP_LOG_DEBUG, "leader", "lease round failed", "error", kp_error_last());
-        if (held)
-            return true;
-        if (kp_kube_cancel_sleep(le->cancel, jittered(le)))
-            return false;
+        if (held) return true;
+        if (kp_kube_cancel_sleep(le->cancel, jittered(le))) return false;
     }
+    return false;
 }
 
 /* Renew until stopped or until renewals have failed for renew_deadline. */
@@ -308,8 +304,7 @@ static void renew(kp_leader_elector *le)
         }
         if (!err) /* someone else holds it: do not wait for the deadline */
             return;
-        if (now - last >= le->opts.renew_deadline_ms * KP_NS_PER_MS)
-            return;
+        if (now - last >= le->opts.renew_deadline_ms * KP_NS_PER_MS) return;
     }
 }
 
@@ -322,8 +317,7 @@ static void *run(void *arg)
         pthread_mutex_lock(&le->lock);
         le->leader = false;
         pthread_mutex_unlock(&le->lock);
-        if (kp_kube_cancel_fired(le->cancel) && le->opts.release_on_stop)
-            release(le);
+        if (kp_kube_cancel_fired(le->cancel) && le->opts.release_on_stop) release(le);
         set_leader(le, false);
     }
     return NULL;
@@ -331,10 +325,8 @@ static void *run(void *arg)
 
 int kp_leader_elector_start(kp_leader_elector *le)
 {
-    if (le->running)
-        return kp_error_set(KP_EINVALID, "leader election already running");
-    if (!le->cancel)
-        return kp_error_set(KP_EIO, "leader election: cannot create a cancel token");
+    if (le->running) return kp_error_set(KP_EINVALID, "leader election already running");
+    if (!le->cancel) return kp_error_set(KP_EIO, "leader election: cannot create a cancel token");
     kp_kube_cancel_reset(le->cancel);
     if (pthread_create(&le->thread, NULL, run, le) != 0)
         return kp_error_set(KP_ERROR, "leader election: cannot start a thread");
@@ -344,8 +336,7 @@ int kp_leader_elector_start(kp_leader_elector *le)
 
 void kp_leader_elector_stop(kp_leader_elector *le)
 {
-    if (!le->running)
-        return;
+    if (!le->running) return;
     kp_kube_cancel_fire(le->cancel);
     pthread_join(le->thread, NULL);
     le->running = false;

@@ -53,7 +53,9 @@ typedef struct kp_leader_opts {
 
 /* controller-runtime's defaults: 15 s, 10 s, 2 s. */
 #define KP_LEADER_OPTS_INIT                                                                        \
-    {NULL, NULL, NULL, 15000, 10000, 2000, true, {NULL, NULL, NULL, NULL}, NULL}
+    {                                                                                              \
+        NULL, NULL, NULL, 15000, 10000, 2000, true, {NULL, NULL, NULL, NULL}, NULL                 \
+    }
 
 /* KP_EINVALID for missing names or durations that break
  * lease_duration > renew_deadline > retry_period. Strings are copied; the

@@ -21,8 +21,7 @@ int kp_kube_object_key(const cJSON *obj, char *buf, size_t size)
 {
     const char *name = kp_kube_meta(obj, "name");
     const char *ns = kp_kube_meta(obj, "namespace");
-    if (!name || !*name)
-        return kp_error_set(KP_EINVALID, "object has no metadata.name");
+    if (!name || !*name) return kp_error_set(KP_EINVALID, "object has no metadata.name");
     int n = ns && *ns ? snprintf(buf, size, "%s/%s", ns, name) : snprintf(buf, size, "%s", name);
     if (n < 0 || (size_t)n >= size)
         return kp_error_set(KP_ETOOLARGE, "object key longer than %zu bytes", size);
@@ -31,8 +30,7 @@ int kp_kube_object_key(const cJSON *obj, char *buf, size_t size)
 
 static int add_param(kp_buf *b, const char *name, const char *value)
 {
-    if (!value || !*value)
-        return 0;
+    if (!value || !*value) return 0;
     int err = kp_buf_printf(b, "%c%s=", strchr(kp_buf_cstr(b), '?') ? '&' : '?', name);
     return err < 0 ? err : kp_kube_escape(b, value);
 }
@@ -43,8 +41,7 @@ static int object_path(kp_kube_client *c, kp_buf *b, enum kp_kube_res res, const
 {
     const kp_kube_resource *r;
     int err = kp_kube_client_resource(c, res, &r);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     if (r->namespaced && name && (!ns || !*ns))
         return kp_error_set(KP_EINVALID, "%s %s: a namespace is required", r->kind, name);
     return kp_kube_resource_path(b, r, ns, name, sub);
@@ -56,8 +53,7 @@ static int send_req(kp_kube_client *c, const char *method, const kp_buf *path, c
     kp_kube_request req = {method, kp_buf_cstr(path), body, content_type, NULL};
     cJSON *json = NULL;
     int err = kp_kube_do(c, &req, &json);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     if (out)
         *out = json;
     else
@@ -70,8 +66,7 @@ int kp_kube_get(kp_kube_client *c, enum kp_kube_res res, const char *ns, const c
 {
     kp_buf path = KP_BUF_INIT(4096);
     int err = object_path(c, &path, res, ns, name, NULL);
-    if (!err)
-        err = send_req(c, "GET", &path, NULL, NULL, out);
+    if (!err) err = send_req(c, "GET", &path, NULL, NULL, out);
     kp_buf_free(&path);
     return err;
 }
@@ -84,18 +79,15 @@ typedef struct pager {
     char *next; /* continue token, or NULL */
 } pager;
 
-static int page_path(kp_kube_client *c, kp_buf *b, enum kp_kube_res res,
-                     const kp_kube_list_opts *o, bool paged, const char *cont)
+static int page_path(kp_kube_client *c, kp_buf *b, enum kp_kube_res res, const kp_kube_list_opts *o,
+                     bool paged, const char *cont)
 {
     int err = object_path(c, b, res, o->namespace, NULL, NULL);
-    if (!err)
-        err = add_param(b, "labelSelector", o->label_selector);
-    if (!err)
-        err = add_param(b, "fieldSelector", o->field_selector);
+    if (!err) err = add_param(b, "labelSelector", o->label_selector);
+    if (!err) err = add_param(b, "fieldSelector", o->field_selector);
     if (!err && paged && o->limit > 0)
         err = kp_buf_printf(b, "%climit=%d", strchr(kp_buf_cstr(b), '?') ? '&' : '?', o->limit);
-    if (!err)
-        err = add_param(b, "continue", cont);
+    if (!err) err = add_param(b, "continue", cont);
     return err;
 }
 
@@ -106,8 +98,7 @@ static void take_page(pager *p, cJSON *page)
         cJSON_AddItemToArray(p->items, cJSON_DetachItemViaPointer(items, items->child));
     const char *rv = kp_kube_meta(page, "resourceVersion");
     const char *next = kp_kube_meta(page, "continue");
-    if (!p->rv)
-        p->rv = kp_xstrdup(rv ? rv : "");
+    if (!p->rv) p->rv = kp_xstrdup(rv ? rv : "");
     free(p->next);
     p->next = next && *next ? kp_xstrdup(next) : NULL;
 }
@@ -130,8 +121,7 @@ static int fetch_pages(kp_kube_client *c, enum kp_kube_res res, const kp_kube_li
         int err = page_path(c, &path, res, o, paged, p->next);
         kp_kube_request req = {"GET", kp_buf_cstr(&path), NULL, NULL, o->cancel};
         cJSON *page = NULL;
-        if (!err)
-            err = kp_kube_do(c, &req, &page);
+        if (!err) err = kp_kube_do(c, &req, &page);
         kp_buf_free(&path);
         if (err == KP_EGONE && p->next && paged) {
             /* The snapshot behind the token was compacted: one full list. */
@@ -140,12 +130,10 @@ static int fetch_pages(kp_kube_client *c, enum kp_kube_res res, const kp_kube_li
             paged = false;
             continue;
         }
-        if (err < 0)
-            return err;
+        if (err < 0) return err;
         take_page(p, page);
         cJSON_Delete(page);
-        if (!p->next)
-            return 0;
+        if (!p->next) return 0;
     }
 }
 
@@ -156,8 +144,7 @@ int kp_kube_list(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opt
     const kp_kube_resource *r;
     pager p = {NULL, NULL, NULL};
     int err = kp_kube_client_resource(c, res, &r);
-    if (!err)
-        err = fetch_pages(c, res, opts ? opts : &defaults, &p);
+    if (!err) err = fetch_pages(c, res, opts ? opts : &defaults, &p);
     if (err < 0) {
         pager_reset(&p);
         return err;
@@ -180,8 +167,8 @@ int kp_kube_list(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opt
 
 /* ------------------------------------------------------- create, update */
 
-static int send_object(kp_kube_client *c, const char *method, const kp_buf *path,
-                       const cJSON *obj, cJSON **out)
+static int send_object(kp_kube_client *c, const char *method, const kp_buf *path, const cJSON *obj,
+                       cJSON **out)
 {
     char *body = cJSON_PrintUnformatted(obj);
     if (!body)
@@ -196,14 +183,12 @@ int kp_kube_create(kp_kube_client *c, enum kp_kube_res res, const char *ns, cons
                    cJSON **out)
 {
     const kp_kube_resource *r = kp_kube_resource_get(res);
-    if (!ns || !*ns)
-        ns = kp_kube_meta(obj, "namespace");
+    if (!ns || !*ns) ns = kp_kube_meta(obj, "namespace");
     if (r && r->namespaced && (!ns || !*ns))
         return kp_error_set(KP_EINVALID, "creating a %s: a namespace is required", r->kind);
     kp_buf path = KP_BUF_INIT(4096);
     int err = object_path(c, &path, res, ns, NULL, NULL);
-    if (!err)
-        err = send_object(c, "POST", &path, obj, out);
+    if (!err) err = send_object(c, "POST", &path, obj, out);
     kp_buf_free(&path);
     return err;
 }
@@ -217,8 +202,7 @@ int kp_kube_update(kp_kube_client *c, enum kp_kube_res res, const cJSON *obj, un
     kp_buf path = KP_BUF_INIT(4096);
     int err = object_path(c, &path, res, kp_kube_meta(obj, "namespace"), name,
                           flags & KP_KUBE_STATUS ? "status" : NULL);
-    if (!err)
-        err = send_object(c, "PUT", &path, obj, out);
+    if (!err) err = send_object(c, "PUT", &path, obj, out);
     kp_buf_free(&path);
     return err;
 }
@@ -228,12 +212,10 @@ int kp_kube_modify(kp_kube_client *c, enum kp_kube_res res, const char *ns, cons
 {
     int err = KP_ECONFLICT;
     for (int i = 0; i < (attempts > 0 ? attempts : 5) && err == KP_ECONFLICT; i++) {
-        if (i > 0)
-            kp_kube_cancel_sleep(NULL, 10 * i); /* let the other writer finish */
+        if (i > 0) kp_kube_cancel_sleep(NULL, 10 * i); /* let the other writer finish */
         cJSON *obj = NULL;
         err = kp_kube_get(c, res, ns, name, &obj);
-        if (err < 0)
-            return err;
+        if (err < 0) return err;
         err = fn(ctx, obj);
         if (err == KP_KUBE_UNCHANGED) {
             if (out)
@@ -242,8 +224,7 @@ int kp_kube_modify(kp_kube_client *c, enum kp_kube_res res, const char *ns, cons
                 cJSON_Delete(obj);
             return 0;
         }
-        if (err == 0)
-            err = kp_kube_update(c, res, obj, flags, out);
+        if (err == 0) err = kp_kube_update(c, res, obj, flags, out);
         cJSON_Delete(obj);
     }
     return err;
@@ -263,8 +244,7 @@ int kp_kube_patch(kp_kube_client *c, enum kp_kube_res res, const char *ns, const
         return kp_error_set(KP_EINVALID, "unknown patch type %d", (int)type);
     kp_buf path = KP_BUF_INIT(4096);
     int err = object_path(c, &path, res, ns, name, flags & KP_KUBE_STATUS ? "status" : NULL);
-    if (!err)
-        err = send_req(c, "PATCH", &path, patch, types[type], out);
+    if (!err) err = send_req(c, "PATCH", &path, patch, types[type], out);
     kp_buf_free(&path);
     return err;
 }
@@ -278,13 +258,11 @@ static cJSON *delete_options(const kp_kube_delete_opts *o)
     cJSON *d = cJSON_CreateObject();
     if (o->uid || o->resource_version) {
         cJSON *pre = cJSON_AddObjectToObject(d, "preconditions");
-        if (o->uid)
-            cJSON_AddStringToObject(pre, "uid", o->uid);
+        if (o->uid) cJSON_AddStringToObject(pre, "uid", o->uid);
         if (o->resource_version)
             cJSON_AddStringToObject(pre, "resourceVersion", o->resource_version);
     }
-    if (o->propagation)
-        cJSON_AddStringToObject(d, "propagationPolicy", o->propagation);
+    if (o->propagation) cJSON_AddStringToObject(d, "propagationPolicy", o->propagation);
     if (o->grace_period_seconds >= 0)
         cJSON_AddNumberToObject(d, "gracePeriodSeconds", (double)o->grace_period_seconds);
     return d;
@@ -318,8 +296,7 @@ static cJSON *eviction(const char *api_version, const char *ns, const char *name
     cJSON_AddStringToObject(meta, "name", name);
     cJSON_AddStringToObject(meta, "namespace", ns);
     cJSON *d = delete_options(opts);
-    if (d)
-        cJSON_AddItemToObject(e, "deleteOptions", d);
+    if (d) cJSON_AddItemToObject(e, "deleteOptions", d);
     return e;
 }
 
@@ -328,15 +305,13 @@ int kp_kube_evict(kp_kube_client *c, const char *ns, const char *name,
 {
     bool v1;
     int err = kp_kube_client_has_policy_v1(c, &v1);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     if (!ns || !*ns || !name || !*name)
         return kp_error_set(KP_EINVALID, "evict: namespace and name are required");
     kp_buf path = KP_BUF_INIT(4096);
     cJSON *e = eviction(v1 ? "policy/v1" : "policy/v1beta1", ns, name, opts);
     err = object_path(c, &path, KP_RES_POD, ns, name, "eviction");
-    if (!err)
-        err = send_object(c, "POST", &path, e, NULL);
+    if (!err) err = send_object(c, "POST", &path, e, NULL);
     cJSON_Delete(e);
     kp_buf_free(&path);
     return err;

@@ -27,11 +27,14 @@ typedef struct kp_kube_list_opts {
     const char *namespace;      /* NULL: every namespace */
     const char *label_selector; /* NULL: everything */
     const char *field_selector;
-    int limit;                  /* page size (limit/continue); <= 0: one page */
-    kp_kube_cancel *cancel;     /* may be NULL */
+    int limit;              /* page size (limit/continue); <= 0: one page */
+    kp_kube_cancel *cancel; /* may be NULL */
 } kp_kube_list_opts;
 
-#define KP_KUBE_LIST_OPTS_INIT {NULL, NULL, NULL, 500, NULL}
+#define KP_KUBE_LIST_OPTS_INIT                                                                     \
+    {                                                                                              \
+        NULL, NULL, NULL, 500, NULL                                                                \
+    }
 
 /* Every page, gathered into one list object: {"apiVersion", "kind":
  * "<Kind>List", "metadata": {"resourceVersion"}, "items": [...]}, the
@@ -80,7 +83,10 @@ typedef struct kp_kube_delete_opts {
     long grace_period_seconds;    /* < 0: the object's own */
 } kp_kube_delete_opts;
 
-#define KP_KUBE_DELETE_OPTS_INIT {NULL, NULL, NULL, -1}
+#define KP_KUBE_DELETE_OPTS_INIT                                                                   \
+    {                                                                                              \
+        NULL, NULL, NULL, -1                                                                       \
+    }
 
 /* DELETE; a failed precondition is KP_ECONFLICT, a missing object
  * KP_ENOTFOUND. `opts` may be NULL. */

@@ -17,15 +17,13 @@ void kp_ratelimit_destroy(kp_ratelimit *rl)
 
 int64_t kp_ratelimit_reserve(kp_ratelimit *rl, int64_t now_ns)
 {
-    if (rl->qps <= 0)
-        return 0;
+    if (rl->qps <= 0) return 0;
     pthread_mutex_lock(&rl->lock);
     /* A clock that steps back (or callers racing with stale readings) must
      * not refill the bucket twice. */
     if (now_ns > rl->last_ns) {
         rl->tokens += (double)(now_ns - rl->last_ns) / (double)KP_NS_PER_SEC * rl->qps;
-        if (rl->tokens > rl->burst)
-            rl->tokens = rl->burst;
+        if (rl->tokens > rl->burst) rl->tokens = rl->burst;
         rl->last_ns = now_ns;
     }
     rl->tokens -= 1.0;

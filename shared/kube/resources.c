@@ -2,8 +2,14 @@
 
 #include <string.h>
 
-#define CORE(plural, kind, ns) {"", "v1", "v1", plural, kind, ns}
-#define GROUP(g, v, plural, kind, ns) {g, v, g "/" v, plural, kind, ns}
+#define CORE(plural, kind, ns)                                                                     \
+    {                                                                                              \
+        "", "v1", "v1", plural, kind, ns                                                           \
+    }
+#define GROUP(g, v, plural, kind, ns)                                                              \
+    {                                                                                              \
+        g, v, g "/" v, plural, kind, ns                                                            \
+    }
 
 static const kp_kube_resource table[KP_RES_COUNT] = {
     [KP_RES_POD] = CORE("pods", "Pod", true),
@@ -59,8 +65,8 @@ enum kp_kube_res kp_kube_resource_find(const char *name)
 
 static int unreserved(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c == '~';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
 }
 
 int kp_kube_escape(kp_buf *out, const char *s)
@@ -91,14 +97,10 @@ int kp_kube_resource_path(kp_buf *out, const kp_kube_resource *r, const char *ns
                         : kp_buf_printf(out, "/api/%s", r->version);
     if (!err && r->namespaced && ns && *ns) {
         err = kp_buf_puts(out, "/namespaces");
-        if (!err)
-            err = segment(out, ns);
+        if (!err) err = segment(out, ns);
     }
-    if (!err)
-        err = kp_buf_printf(out, "/%s", r->plural);
-    if (!err && name)
-        err = segment(out, name);
-    if (!err && name && subresource)
-        err = kp_buf_printf(out, "/%s", subresource);
+    if (!err) err = kp_buf_printf(out, "/%s", r->plural);
+    if (!err && name) err = segment(out, name);
+    if (!err && name && subresource) err = kp_buf_printf(out, "/%s", subresource);
     return err;
 }

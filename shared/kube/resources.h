@@ -41,7 +41,7 @@ enum kp_kube_res {
 };
 
 typedef struct kp_kube_resource {
-    const char *group;       /* "" for the core group */
+    const char *group; /* "" for the core group */
     const char *version;
     const char *api_version; /* "v1", "apps/v1", "karpenter.sh/v1" */
     const char *plural;

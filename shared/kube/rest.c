@@ -18,8 +18,7 @@ static char *dup_or_null(const char *s)
 
 static char *memdup_or_null(const char *s, size_t len)
 {
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     char *d = kp_xmalloc(len + 1);
     memcpy(d, s, len);
     d[len] = '\0';
@@ -59,8 +58,7 @@ int kp_kube_client_new(kp_kube_client **out, const kp_kube_config *config,
     kp_ratelimit_init(&c->limit, c->opts.qps, c->opts.burst, c->clock->monotonic(c->clock));
     int err = kp_kube_auth_init(&c->auth, config);
     c->auth.token_read_ns = c->clock->monotonic(c->clock);
-    if (!err)
-        err = kp_kube_handles_init(c);
+    if (!err) err = kp_kube_handles_init(c);
     if (err < 0) {
         kp_kube_client_free(c);
         return err;
@@ -71,8 +69,7 @@ int kp_kube_client_new(kp_kube_client **out, const kp_kube_config *config,
 
 kp_kube_client *kp_kube_client_free(kp_kube_client *c)
 {
-    if (!c)
-        return NULL;
+    if (!c) return NULL;
     kp_kube_handles_free(c);
     kp_kube_auth_destroy(&c->auth);
     kp_ratelimit_destroy(&c->limit);
@@ -85,8 +82,7 @@ kp_kube_client *kp_kube_client_free(kp_kube_client *c)
     free(c->cert_file);
     free(c->cert_data);
     free(c->key_file);
-    if (c->key_data)
-        explicit_bzero(c->key_data, c->key_len);
+    if (c->key_data) explicit_bzero(c->key_data, c->key_len);
     free(c->key_data);
     free(c);
     return NULL;
@@ -105,8 +101,7 @@ const char *kp_kube_client_server(const kp_kube_client *c)
 void kp_kube_throttle(kp_kube_client *c, kp_kube_cancel *cancel)
 {
     int64_t wait = kp_ratelimit_reserve(&c->limit, c->clock->monotonic(c->clock));
-    if (wait > 0)
-        kp_kube_cancel_sleep(cancel, (wait + KP_NS_PER_MS - 1) / KP_NS_PER_MS);
+    if (wait > 0) kp_kube_cancel_sleep(cancel, (wait + KP_NS_PER_MS - 1) / KP_NS_PER_MS);
 }
 
 int kp_kube_curl_error(CURLcode rc, const kp_kube_handle *h, const kp_kube_request *req)
@@ -114,7 +109,9 @@ int kp_kube_curl_error(CURLcode rc, const kp_kube_handle *h, const kp_kube_reque
     const char *why = h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc);
     int code;
     switch (rc) {
-    case CURLE_OPERATION_TIMEDOUT: code = KP_ETIMEOUT; break;
+    case CURLE_OPERATION_TIMEDOUT:
+        code = KP_ETIMEOUT;
+        break;
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_SEND_ERROR:
@@ -122,9 +119,16 @@ int kp_kube_curl_error(CURLcode rc, const kp_kube_handle *h, const kp_kube_reque
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM: code = KP_ERETRY; break;
-    case CURLE_ABORTED_BY_CALLBACK: code = KP_ERETRY; why = "cancelled"; break;
-    default: code = KP_EIO; break;
+    case CURLE_HTTP2_STREAM:
+        code = KP_ERETRY;
+        break;
+    case CURLE_ABORTED_BY_CALLBACK:
+        code = KP_ERETRY;
+        why = "cancelled";
+        break;
+    default:
+        code = KP_EIO;
+        break;
     }
     return kp_error_set(code, "%s %s: %s", req->method, req->path, why);
 }
@@ -148,8 +152,7 @@ static int perform(kp_kube_handle *h, const kp_kube_request *req, long *status, 
 {
     struct curl_slist *headers = NULL;
     int err = kp_kube_handle_prepare(h, req, h->client->opts.timeout_ms, &headers);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     sink s = {body, 0};
     curl_easy_setopt(h->easy, CURLOPT_WRITEFUNCTION, write_body);
     curl_easy_setopt(h->easy, CURLOPT_WRITEDATA, &s);
@@ -158,16 +161,14 @@ static int perform(kp_kube_handle *h, const kp_kube_request *req, long *status, 
     if (s.err)
         return kp_error_set(KP_ETOOLARGE, "%s %s: response larger than %zu bytes", req->method,
                             req->path, body->max);
-    if (rc != CURLE_OK)
-        return kp_kube_curl_error(rc, h, req);
+    if (rc != CURLE_OK) return kp_kube_curl_error(rc, h, req);
     curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, status);
     return 0;
 }
 
 int kp_kube_do_raw(kp_kube_client *c, const kp_kube_request *req, long *status, kp_buf *body)
 {
-    if (!body->max)
-        body->max = c->opts.max_body;
+    if (!body->max) body->max = c->opts.max_body;
     kp_kube_throttle(c, req->cancel);
     if (kp_kube_cancel_fired(req->cancel))
         return kp_error_set(KP_ERETRY, "%s %s: cancelled", req->method, req->path);
@@ -183,11 +184,10 @@ int kp_kube_do_raw(kp_kube_client *c, const kp_kube_request *req, long *status, 
         snprintf(st, sizeof(st), "%ld", code);
         snprintf(ms, sizeof(ms), "%lld",
                  (long long)((c->clock->monotonic(c->clock) - start) / KP_NS_PER_MS));
-        KP_LOG(KP_LOG_DEBUG, "kube", "request", "method", req->method, "path", req->path,
-               "status", st, "ms", ms);
+        KP_LOG(KP_LOG_DEBUG, "kube", "request", "method", req->method, "path", req->path, "status",
+               st, "ms", ms);
     }
-    if (!err)
-        *status = code;
+    if (!err) *status = code;
     return err;
 }
 
@@ -197,8 +197,7 @@ int kp_kube_do(kp_kube_client *c, const kp_kube_request *req, cJSON **out)
     long status = 0;
     char what[512];
     int err = kp_kube_do_raw(c, req, &status, &body);
-    if (err < 0)
-        goto done;
+    if (err < 0) goto done;
     snprintf(what, sizeof(what), "%s %s", req->method, req->path);
     if (status < 200 || status > 299) {
         err = kp_kube_status_error(status, kp_buf_cstr(&body), what);
@@ -221,16 +220,25 @@ done:
 static int status_code(long status)
 {
     switch (status) {
-    case 400: return KP_EINVALID;
-    case 401: return KP_EUNAUTHORIZED;
-    case 403: return KP_EFORBIDDEN;
-    case 404: return KP_ENOTFOUND;
-    case 409: return KP_ECONFLICT;
-    case 410: return KP_EGONE;
-    case 422: return KP_EINVALID;
+    case 400:
+        return KP_EINVALID;
+    case 401:
+        return KP_EUNAUTHORIZED;
+    case 403:
+        return KP_EFORBIDDEN;
+    case 404:
+        return KP_ENOTFOUND;
+    case 409:
+        return KP_ECONFLICT;
+    case 410:
+        return KP_EGONE;
+    case 422:
+        return KP_EINVALID;
     case 408:
-    case 429: return KP_ERETRY;
-    default: return status >= 500 && status <= 599 ? KP_ERETRY : KP_ERROR;
+    case 429:
+        return KP_ERETRY;
+    default:
+        return status >= 500 && status <= 599 ? KP_ERETRY : KP_ERROR;
     }
 }
 
@@ -267,8 +275,7 @@ int kp_kube_client_has_policy_v1(kp_kube_client *c, bool *out)
     if (known < 0) {
         kp_kube_request req = {"GET", "/apis/policy/v1", NULL, NULL, NULL};
         int err = kp_kube_do(c, &req, NULL);
-        if (err < 0 && err != KP_ENOTFOUND)
-            return kp_error_wrap(err, "discovering policy/v1");
+        if (err < 0 && err != KP_ENOTFOUND) return kp_error_wrap(err, "discovering policy/v1");
         known = err == 0;
         pthread_mutex_lock(&c->lock);
         c->policy_v1 = known;
@@ -281,15 +288,12 @@ int kp_kube_client_has_policy_v1(kp_kube_client *c, bool *out)
 int kp_kube_client_resource(kp_kube_client *c, enum kp_kube_res res, const kp_kube_resource **out)
 {
     const kp_kube_resource *r = kp_kube_resource_get(res);
-    if (!r)
-        return kp_error_set(KP_EINVALID, "unknown resource %d", (int)res);
+    if (!r) return kp_error_set(KP_EINVALID, "unknown resource %d", (int)res);
     if (res == KP_RES_PDB) {
         bool v1;
         int err = kp_kube_client_has_policy_v1(c, &v1);
-        if (err < 0)
-            return err;
-        if (!v1)
-            r = kp_kube_resource_pdb_v1beta1();
+        if (err < 0) return err;
+        if (!v1) r = kp_kube_resource_pdb_v1beta1();
     }
     *out = r;
     return 0;

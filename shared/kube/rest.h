@@ -39,20 +39,22 @@
 typedef struct kp_kube_client kp_kube_client;
 
 typedef struct kp_kube_client_opts {
-    double qps;              /* requests per second; <= 0: no client-side limit */
-    int burst;               /* bucket size */
-    long timeout_ms;         /* whole request, watches excepted */
+    double qps;      /* requests per second; <= 0: no client-side limit */
+    int burst;       /* bucket size */
+    long timeout_ms; /* whole request, watches excepted */
     long connect_timeout_ms;
-    size_t max_body;         /* response body cap (KP_ETOOLARGE beyond) */
-    size_t max_line;         /* one watch event's cap */
-    long token_reread_ms;    /* re-read a token file at least this often */
+    size_t max_body;      /* response body cap (KP_ETOOLARGE beyond) */
+    size_t max_line;      /* one watch event's cap */
+    long token_reread_ms; /* re-read a token file at least this often */
     const char *user_agent;
-    const kp_clock *clock;   /* NULL: the system clock */
+    const kp_clock *clock; /* NULL: the system clock */
 } kp_kube_client_opts;
 
 /* Karpenter's defaults for QPS and burst (KUBE_CLIENT_QPS/BURST). */
 #define KP_KUBE_CLIENT_OPTS_INIT                                                                   \
-    {200.0, 300, 30000, 10000, (size_t)256 << 20, (size_t)16 << 20, 60000, "karpenter-c", NULL}
+    {                                                                                              \
+        200.0, 300, 30000, 10000, (size_t)256 << 20, (size_t)16 << 20, 60000, "karpenter-c", NULL  \
+    }
 
 /* A client for `config`. `opts` NULL means the defaults. Fails (KP_EINVALID)
  * on a config it cannot use, or KP_EIO when a token file cannot be read. */

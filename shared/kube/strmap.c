@@ -15,8 +15,7 @@ static unsigned hash_key(const char *key)
 
 static kp_strmap_entry **find(const kp_strmap *map, const char *key, unsigned hash)
 {
-    if (!map->nbuckets)
-        return NULL;
+    if (!map->nbuckets) return NULL;
     kp_strmap_entry **link = &map->buckets[hash & (map->nbuckets - 1)];
     while (*link && ((*link)->hash != hash || strcmp((*link)->key, key) != 0))
         link = &(*link)->next;
@@ -62,8 +61,7 @@ void *kp_strmap_put(kp_strmap *map, const char *key, void *value)
         (*link)->value = value;
         return old;
     }
-    if (map->count >= map->nbuckets)
-        grow(map);
+    if (map->count >= map->nbuckets) grow(map);
     kp_strmap_entry *e = kp_xmalloc(sizeof(*e));
     e->key = kp_xstrdup(key);
     e->value = value;
@@ -77,8 +75,7 @@ void *kp_strmap_put(kp_strmap *map, const char *key, void *value)
 void *kp_strmap_remove(kp_strmap *map, const char *key)
 {
     kp_strmap_entry **link = find(map, key, hash_key(key));
-    if (!link || !*link)
-        return NULL;
+    if (!link || !*link) return NULL;
     kp_strmap_entry *e = *link;
     void *value = e->value;
     *link = e->next;
@@ -102,8 +99,7 @@ void kp_strmap_clear(kp_strmap *map, void (*free_value)(void *value))
         kp_strmap_entry *e = map->buckets[i];
         while (e) {
             kp_strmap_entry *next = e->next;
-            if (free_value)
-                free_value(e->value);
+            if (free_value) free_value(e->value);
             free(e->key);
             free(e);
             e = next;

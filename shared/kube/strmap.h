@@ -24,7 +24,10 @@ typedef struct kp_strmap {
     size_t count;
 } kp_strmap;
 
-#define KP_STRMAP_INIT {NULL, 0, 0}
+#define KP_STRMAP_INIT                                                                             \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* The value stored under `key`, or NULL. */
 void *kp_strmap_get(const kp_strmap *map, const char *key);

@@ -78,10 +78,8 @@ static int drain_lines(kp_watch_stream *s)
     char *nl;
     while (!err && start < end && (nl = memchr(start, '\n', (size_t)(end - start)))) {
         size_t n = (size_t)(nl - start);
-        if (n && start[n - 1] == '\r')
-            n--;
-        if (n)
-            err = deliver(s, start, n);
+        if (n && start[n - 1] == '\r') n--;
+        if (n) err = deliver(s, start, n);
         start = nl + 1;
     }
     size_t rest = (size_t)(end - start);
@@ -103,8 +101,7 @@ int kp_watch_stream_feed(kp_watch_stream *s, const char *data, size_t len)
         len -= n;
         if (nl) {
             int err = drain_lines(s);
-            if (err)
-                return err;
+            if (err) return err;
         }
     }
     return 0;
@@ -123,8 +120,7 @@ typedef struct watch_call {
 static size_t on_data(char *data, size_t size, size_t n, void *ctx)
 {
     watch_call *w = ctx;
-    if (!w->status)
-        curl_easy_getinfo(w->h->easy, CURLINFO_RESPONSE_CODE, &w->status);
+    if (!w->status) curl_easy_getinfo(w->h->easy, CURLINFO_RESPONSE_CODE, &w->status);
     if (w->status != 200) {
         kp_buf_append(&w->error_body, data, size * n); /* beyond the cap: the start will do */
         return size * n;
@@ -138,12 +134,9 @@ static int watch_path(kp_kube_client *c, kp_buf *b, enum kp_kube_res res,
 {
     const kp_kube_resource *r;
     int err = kp_kube_client_resource(c, res, &r);
-    if (!err)
-        err = kp_kube_resource_path(b, r, o->namespace, NULL, NULL);
-    if (!err)
-        err = kp_buf_puts(b, "?watch=1");
-    if (!err && o->bookmarks)
-        err = kp_buf_puts(b, "&allowWatchBookmarks=true");
+    if (!err) err = kp_kube_resource_path(b, r, o->namespace, NULL, NULL);
+    if (!err) err = kp_buf_puts(b, "?watch=1");
+    if (!err && o->bookmarks) err = kp_buf_puts(b, "&allowWatchBookmarks=true");
     if (!err && o->timeout_seconds > 0)
         err = kp_buf_printf(b, "&timeoutSeconds=%d", o->timeout_seconds);
     const char *names[] = {"resourceVersion", "labelSelector", "fieldSelector"};
@@ -151,8 +144,7 @@ static int watch_path(kp_kube_client *c, kp_buf *b, enum kp_kube_res res,
     for (int i = 0; i < 3 && !err; i++)
         if (values[i] && *values[i]) {
             err = kp_buf_printf(b, "&%s=", names[i]);
-            if (!err)
-                err = kp_kube_escape(b, values[i]);
+            if (!err) err = kp_kube_escape(b, values[i]);
         }
     return err;
 }
@@ -168,16 +160,13 @@ static CURLcode run_multi(CURLM *multi, CURL *easy, kp_kube_cancel *cancel, bool
             result = CURLE_FAILED_INIT;
             break;
         }
-        if ((*cancelled = kp_kube_cancel_fired(cancel)))
-            break;
-        if (running)
-            curl_multi_poll(multi, NULL, 0, 1000, NULL);
+        if ((*cancelled = kp_kube_cancel_fired(cancel))) break;
+        if (running) curl_multi_poll(multi, NULL, 0, 1000, NULL);
     }
     CURLMsg *m;
     int left;
     while ((m = curl_multi_info_read(multi, &left)))
-        if (m->msg == CURLMSG_DONE)
-            result = m->data.result;
+        if (m->msg == CURLMSG_DONE) result = m->data.result;
     curl_multi_remove_handle(multi, easy);
     return result;
 }
@@ -186,17 +175,14 @@ static int finish(kp_kube_client *c, watch_call *w, CURLcode rc, bool cancelled,
                   const kp_kube_request *req)
 {
     (void)c;
-    if (cancelled)
-        return 0;
-    if (w->stopped)
-        return w->stopped;
+    if (cancelled) return 0;
+    if (w->stopped) return w->stopped;
     if (w->status && w->status != 200) {
         char what[512];
         snprintf(what, sizeof(what), "%s %s", req->method, req->path);
         return kp_kube_status_error(w->status, kp_buf_cstr(&w->error_body), what);
     }
-    if (rc != CURLE_OK)
-        return kp_kube_curl_error(rc, w->h, req);
+    if (rc != CURLE_OK) return kp_kube_curl_error(rc, w->h, req);
     return 0;
 }
 
@@ -205,15 +191,13 @@ static int watch_transfer(kp_kube_client *c, const kp_kube_request *req, watch_c
 {
     struct curl_slist *headers = NULL;
     int err = kp_kube_handle_prepare(w->h, req, timeout_ms, &headers);
-    if (err < 0)
-        return err;
+    if (err < 0) return err;
     curl_easy_setopt(w->h->easy, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(w->h->easy, CURLOPT_WRITEDATA, w);
     CURLM *own = cancel ? NULL : curl_multi_init();
     bool cancelled = false;
     CURLcode rc = run_multi(cancel ? cancel->multi : own, w->h->easy, cancel, &cancelled);
-    if (own)
-        curl_multi_cleanup(own);
+    if (own) curl_multi_cleanup(own);
     kp_kube_headers_free(headers);
     return finish(c, w, rc, cancelled, req);
 }
@@ -223,12 +207,10 @@ int kp_kube_watch(kp_kube_client *c, enum kp_kube_res res, const kp_kube_watch_o
 {
     kp_buf path = KP_BUF_INIT(8192);
     int err = watch_path(c, &path, res, opts);
-    if (err < 0)
-        goto out;
+    if (err < 0) goto out;
     kp_kube_request req = {"GET", kp_buf_cstr(&path), NULL, NULL, NULL};
     kp_kube_throttle(c, opts->cancel);
-    if (kp_kube_cancel_fired(opts->cancel))
-        goto out;
+    if (kp_kube_cancel_fired(opts->cancel)) goto out;
     watch_call w = {.h = kp_kube_handle_acquire(c), .error_body = KP_BUF_INIT(65536)};
     if (!w.h) {
         err = kp_error_set(KP_EIO, "watch: cannot create a curl handle");

@@ -45,7 +45,10 @@ typedef struct kp_kube_watch_opts {
     kp_kube_cancel *cancel;       /* may be NULL */
 } kp_kube_watch_opts;
 
-#define KP_KUBE_WATCH_OPTS_INIT {NULL, NULL, NULL, NULL, true, 300, NULL}
+#define KP_KUBE_WATCH_OPTS_INIT                                                                    \
+    {                                                                                              \
+        NULL, NULL, NULL, NULL, true, 300, NULL                                                    \
+    }
 
 /* Stream events to `fn` until the server ends the watch or the token fires
  * (0), `fn` stops it (its value), or an error (KP_EGONE: relist; others as

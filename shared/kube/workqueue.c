@@ -59,8 +59,7 @@ kp_workqueue *kp_workqueue_new(const kp_workqueue_opts *opts)
 
 kp_workqueue *kp_workqueue_free(kp_workqueue *q)
 {
-    if (!q)
-        return NULL;
+    if (!q) return NULL;
     for (size_t i = 0; i < q->count; i++)
         free(q->fifo[(q->head + i) % q->cap]);
     free(q->fifo);
@@ -107,11 +106,9 @@ static char *fifo_pop(kp_workqueue *q)
 /* Caller holds the lock. */
 static void add_locked(kp_workqueue *q, const char *key)
 {
-    if (q->shutting_down || kp_strmap_has(&q->dirty, key))
-        return;
+    if (q->shutting_down || kp_strmap_has(&q->dirty, key)) return;
     kp_strmap_put(&q->dirty, key, MARK);
-    if (!kp_strmap_has(&q->processing, key))
-        fifo_push(q, key);
+    if (!kp_strmap_has(&q->processing, key)) fifo_push(q, key);
 }
 
 void kp_workqueue_add(kp_workqueue *q, const char *key)
@@ -147,12 +144,9 @@ static delayed heap_pop(kp_workqueue *q)
     q->heap[0] = q->heap[--q->nheap];
     for (size_t i = 0;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < q->nheap && q->heap[l].due_ns < q->heap[m].due_ns)
-            m = l;
-        if (r < q->nheap && q->heap[r].due_ns < q->heap[m].due_ns)
-            m = r;
-        if (m == i)
-            break;
+        if (l < q->nheap && q->heap[l].due_ns < q->heap[m].due_ns) m = l;
+        if (r < q->nheap && q->heap[r].due_ns < q->heap[m].due_ns) m = r;
+        if (m == i) break;
         heap_swap(&q->heap[i], &q->heap[m]);
         i = m;
     }
@@ -243,10 +237,8 @@ static void wait_until(kp_workqueue *q, int64_t until)
 
 static int64_t earliest(int64_t a, int64_t b)
 {
-    if (a < 0)
-        return b;
-    if (b < 0)
-        return a;
+    if (a < 0) return b;
+    if (b < 0) return a;
     return a < b ? a : b;
 }
 
@@ -284,8 +276,7 @@ void kp_workqueue_done(kp_workqueue *q, const char *key)
 {
     pthread_mutex_lock(&q->lock);
     kp_strmap_remove(&q->processing, key);
-    if (kp_strmap_has(&q->dirty, key))
-        fifo_push(q, key);
+    if (kp_strmap_has(&q->dirty, key)) fifo_push(q, key);
     pthread_mutex_unlock(&q->lock);
 }
 

@@ -30,7 +30,10 @@ typedef struct kp_workqueue_opts {
 } kp_workqueue_opts;
 
 /* client-go's DefaultControllerRateLimiter per-item figures: 5 ms to 1000 s. */
-#define KP_WORKQUEUE_OPTS_INIT {5, 1000000}
+#define KP_WORKQUEUE_OPTS_INIT                                                                     \
+    {                                                                                              \
+        5, 1000000                                                                                 \
+    }
 
 /* `opts` may be NULL (the defaults). */
 kp_workqueue *kp_workqueue_new(const kp_workqueue_opts *opts);

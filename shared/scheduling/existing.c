@@ -79,7 +79,8 @@ static void init_enode(solver *s, enode *e, uint32_t node, const uint32_t *pods,
     e->node = node;
     e->sn = n;
     e->reqs = st->reqs; /* shared, read-only: commits replace it with their own copy */
-    e->bound = kp_arena_memdup(s->arena, pods, (n_pods ? n_pods : 1) * sizeof(uint32_t));
+    e->bound = n_pods ? kp_arena_memdup(s->arena, pods, n_pods * sizeof(uint32_t))
+                      : KP_ARENA_NEW(s->arena, uint32_t, 1);
     e->n_bound = n_pods;
     for (uint32_t k = 0; k < n_pods; k++) {
         const kp_spod *p = &s->snap->pods[pods[k]];

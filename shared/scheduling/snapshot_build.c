@@ -169,7 +169,9 @@ static int add_node(kp_snapshot *snap, const kp_cluster *c, const kp_node *n)
     sn->managed = nc != NULL || kp_labels_get(&n->meta.labels, KP_LABEL_NODEPOOL) != NULL;
     const char *init = kp_labels_get(&n->meta.labels, KP_LABEL_INITIALIZED);
     sn->initialized = !sn->managed || (init && strcmp(init, "true") == 0);
-    sn->deleting = n->meta.deletion_timestamp.set || (nc && nc->meta.deletion_timestamp.set);
+    /* A claim whose instance is terminating is as good as gone (Karpenter's MarkedForDeletion). */
+    sn->deleting = n->meta.deletion_timestamp.set ||
+                   (nc && (nc->meta.deletion_timestamp.set || kp_conditions_is_true(&nc->conditions, "InstanceTerminating")));
     sn->nodeclaim = nc ? nc->meta.name : NULL;
     sn->src_node = n;
     sn->src_claim = nc;
@@ -266,7 +268,7 @@ static int add_in_flight(kp_snapshot *snap, const kp_nodeclaim *nc)
     sn->labels = labels_of(snap, &all, NULL, NULL);
     sn->managed = true;
     sn->in_flight = true;
-    sn->deleting = nc->meta.deletion_timestamp.set;
+    sn->deleting = nc->meta.deletion_timestamp.set || kp_conditions_is_true(&nc->conditions, "InstanceTerminating");
     sn->created_ns = nc->meta.creation_timestamp.ns;
     sn->instance_type = kp_labels_get(&all, KP_LABEL_INSTANCE_TYPE);
     node_taints(snap, sn, nc->spec.taints, nc->spec.n_taints, nc);

@@ -77,7 +77,13 @@ is_ours() {
     # bash .../cluster.sh run DIR
     [ "$(basename "${args[1]:-}")" = cluster.sh ] && [ "${args[2]:-}" = run ]
   else
-    [ "$(basename "${args[0]}")" = "$name" ]
+    # Right after `setsid PROG &` the child is still this shell's fork, then
+    # setsid, and only then PROG: all three are the component starting.
+    case "$(basename "${args[0]}")" in
+      "$name") return 0 ;;
+      setsid) [ "$(basename "${args[1]:-}")" = "$name" ] ;;
+      *) [ "$cmdline" = "$(tr '\0' '\n' 2>/dev/null <"/proc/$$/cmdline")" ] ;;
+    esac
   fi
 }
 

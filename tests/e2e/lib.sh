@@ -103,6 +103,22 @@ e2e_cleanup() {
 
 # A namespace removed at exit. Returns once its default service account has a token
 # Secret: before that, ServiceAccount admission refuses pods in it.
+# e2e_program NAME: the path of BUILD/tests/e2e_NAME, the program built from
+# tests/e2e/programs/NAME.c (BUILD is $KP_BUILD_DIR, default the repository's build/).
+e2e_program() {
+  local build="${KP_BUILD_DIR:-$E2E_LIB_DIR/../../build}" path
+  path="$build/tests/e2e_$1"
+  [ -x "$path" ] || fail "$path is missing (make build, or set KP_BUILD_DIR)"
+  printf '%s\n' "$(cd "$(dirname "$path")" && pwd)/$(basename "$path")"
+}
+
+# e2e_controller: the path of the karpenter-controller binary of that build.
+e2e_controller() {
+  local build="${KP_BUILD_DIR:-$E2E_LIB_DIR/../../build}"
+  [ -x "$build/karpenter-controller" ] || fail "$build/karpenter-controller is missing (make build)"
+  printf '%s\n' "$(cd "$build" && pwd)/karpenter-controller"
+}
+
 e2e_namespace() {
   local ns="$1"
   k create namespace "$ns" >/dev/null

@@ -141,8 +141,9 @@ Test(kubeconfig, inline_client_certificate_and_key)
 Test(kubeconfig, several_files_first_one_wins)
 {
     char first[256], second[256];
-    snprintf(first, sizeof(first), "%s", write_file("a", "current-context: x\n"
-                                                         "users: [{name: u, user: {token: A}}]\n"));
+    snprintf(first, sizeof(first), "%s",
+             write_file("a", "current-context: x\n"
+                             "users: [{name: u, user: {token: A}}]\n"));
     snprintf(second, sizeof(second), "%s",
              write_file("b", "current-context: ignored\n"
                              "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
@@ -173,61 +174,61 @@ typedef struct bad_case {
     const char *message; /* expected substring */
 } bad_case;
 
-#define CTX "current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
+#define CTX     "current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
 #define CLUSTER "clusters: [{name: c, cluster: {server: 'https://h:1'}}]\n"
-#define USERS "users: [{name: u, user: {token: t}}]\n"
+#define USERS   "users: [{name: u, user: {token: t}}]\n"
 
 static const bad_case malformed_cases[] = {
-        {"- a\n- b\n", NULL, "k.yaml: expected a mapping at the top level, got array"},
-        {"", NULL, "expected a mapping at the top level, got null"},
-        {"a: [\n", NULL, "kubeconfig: k.yaml"},
-        {"contexts: []\n", NULL, "k.yaml: current-context: not set"},
-        {"current-context: 5\n", NULL, "current-context: expected string, got number"},
-        {CTX CLUSTER USERS, "nope", "k.yaml: contexts: no context named \"nope\""},
-        {"current-context: x\ncontexts: {x: 1}\n", NULL, "contexts: expected array, got object"},
-        {"current-context: x\ncontexts: [{context: {}}]\n", NULL, "contexts[0].name: required"},
-        {"current-context: x\ncontexts: [{name: x, context: 3}]\n", NULL,
-         "contexts[0].context: expected object, got number"},
-        {"current-context: x\ncontexts: [{name: x, context: {user: u}}]\n", NULL,
-         "contexts[0].context.cluster: required"},
-        {CTX USERS, NULL, "contexts[0].context.cluster: no cluster named \"c\""},
-        {CTX CLUSTER, NULL, "contexts[0].context.user: no user named \"u\""},
-        {CTX USERS "clusters: [{name: c, cluster: {insecure-skip-tls-verify: true}}]\n", NULL,
-         "clusters[0].cluster.server: required"},
-        {CTX USERS "clusters: [{name: c, cluster: {server: 42}}]\n", NULL,
-         "clusters[0].cluster.server: expected string, got number"},
-        {CTX USERS "clusters: [{name: c, cluster: {server: 'ftp://h'}}]\n", NULL,
-         "clusters[0].cluster.server: \"ftp://h\" is not an http or https URL"},
-        {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', "
-                   "certificate-authority-data: 'not base64!'}}]\n",
-         NULL, "clusters[0].cluster.certificate-authority-data: not valid base64"},
-        {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', "
-                   "certificate-authority: /nonexistent/ca.crt}}]\n",
-         NULL, "clusters[0].cluster.certificate-authority: cannot read /nonexistent/ca.crt"},
-        {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', "
-                   "insecure-skip-tls-verify: 'yes please'}}]\n",
-         NULL, "clusters[0].cluster.insecure-skip-tls-verify: expected boolean, got string"},
-        {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', insecure-skip-tls-verify: "
-                   "true, certificate-authority-data: " CA_B64 "}}]\n",
-         NULL, "insecure-skip-tls-verify is set together with a certificate authority"},
-        {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', tls-server-name: x}}]\n",
-         NULL, "clusters[0].cluster.tls-server-name: server name overrides are not supported"},
-        {CTX CLUSTER "users: [{name: u, user: {exec: {command: aws}}}]\n", NULL,
-         "users[0].user.exec: exec credential plugins are not supported"},
-        {CTX CLUSTER "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n", NULL,
-         "users[0].user.auth-provider: auth-provider plugins are not supported"},
-        {CTX CLUSTER "users: [{name: u, user: {username: a, password: b}}]\n", NULL,
-         "users[0].user.username: basic authentication"},
-        {CTX CLUSTER "users: [{name: u, user: {token: [1]}}]\n", NULL,
-         "users[0].user.token: expected string, got array"},
-        {CTX CLUSTER "users: [{name: u, user: {client-certificate-data: Y2VydA==}}]\n", NULL,
-         "users[0].user: a client certificate needs a client key"},
-        {CTX CLUSTER "users: [{name: u, user: {client-key-data: 'a2V5'}}]\n", NULL,
-         "users[0].user: a client certificate needs a client key"},
-        {CTX CLUSTER "users: [{name: u, user: {client-key-data: 'a2V5=='}}]\n", NULL,
-         "users[0].user.client-key-data: not valid base64"},
-        {CTX CLUSTER "users: [{name: u, user: {tokenFile: /nonexistent/token}}]\n", NULL,
-         "users[0].user.tokenFile: cannot read /nonexistent/token"},
+    {"- a\n- b\n", NULL, "k.yaml: expected a mapping at the top level, got array"},
+    {"", NULL, "expected a mapping at the top level, got null"},
+    {"a: [\n", NULL, "kubeconfig: k.yaml"},
+    {"contexts: []\n", NULL, "k.yaml: current-context: not set"},
+    {"current-context: 5\n", NULL, "current-context: expected string, got number"},
+    {CTX CLUSTER USERS, "nope", "k.yaml: contexts: no context named \"nope\""},
+    {"current-context: x\ncontexts: {x: 1}\n", NULL, "contexts: expected array, got object"},
+    {"current-context: x\ncontexts: [{context: {}}]\n", NULL, "contexts[0].name: required"},
+    {"current-context: x\ncontexts: [{name: x, context: 3}]\n", NULL,
+     "contexts[0].context: expected object, got number"},
+    {"current-context: x\ncontexts: [{name: x, context: {user: u}}]\n", NULL,
+     "contexts[0].context.cluster: required"},
+    {CTX USERS, NULL, "contexts[0].context.cluster: no cluster named \"c\""},
+    {CTX CLUSTER, NULL, "contexts[0].context.user: no user named \"u\""},
+    {CTX USERS "clusters: [{name: c, cluster: {insecure-skip-tls-verify: true}}]\n", NULL,
+     "clusters[0].cluster.server: required"},
+    {CTX USERS "clusters: [{name: c, cluster: {server: 42}}]\n", NULL,
+     "clusters[0].cluster.server: expected string, got number"},
+    {CTX USERS "clusters: [{name: c, cluster: {server: 'ftp://h'}}]\n", NULL,
+     "clusters[0].cluster.server: \"ftp://h\" is not an http or https URL"},
+    {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', "
+               "certificate-authority-data: 'not base64!'}}]\n",
+     NULL, "clusters[0].cluster.certificate-authority-data: not valid base64"},
+    {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', "
+               "certificate-authority: /nonexistent/ca.crt}}]\n",
+     NULL, "clusters[0].cluster.certificate-authority: cannot read /nonexistent/ca.crt"},
+    {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', "
+               "insecure-skip-tls-verify: 'yes please'}}]\n",
+     NULL, "clusters[0].cluster.insecure-skip-tls-verify: expected boolean, got string"},
+    {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', insecure-skip-tls-verify: "
+               "true, certificate-authority-data: " CA_B64 "}}]\n",
+     NULL, "insecure-skip-tls-verify is set together with a certificate authority"},
+    {CTX USERS "clusters: [{name: c, cluster: {server: 'https://h', tls-server-name: x}}]\n", NULL,
+     "clusters[0].cluster.tls-server-name: server name overrides are not supported"},
+    {CTX CLUSTER "users: [{name: u, user: {exec: {command: aws}}}]\n", NULL,
+     "users[0].user.exec: exec credential plugins are not supported"},
+    {CTX CLUSTER "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n", NULL,
+     "users[0].user.auth-provider: auth-provider plugins are not supported"},
+    {CTX CLUSTER "users: [{name: u, user: {username: a, password: b}}]\n", NULL,
+     "users[0].user.username: basic authentication"},
+    {CTX CLUSTER "users: [{name: u, user: {token: [1]}}]\n", NULL,
+     "users[0].user.token: expected string, got array"},
+    {CTX CLUSTER "users: [{name: u, user: {client-certificate-data: Y2VydA==}}]\n", NULL,
+     "users[0].user: a client certificate needs a client key"},
+    {CTX CLUSTER "users: [{name: u, user: {client-key-data: 'a2V5'}}]\n", NULL,
+     "users[0].user: a client certificate needs a client key"},
+    {CTX CLUSTER "users: [{name: u, user: {client-key-data: 'a2V5=='}}]\n", NULL,
+     "users[0].user.client-key-data: not valid base64"},
+    {CTX CLUSTER "users: [{name: u, user: {tokenFile: /nonexistent/token}}]\n", NULL,
+     "users[0].user.tokenFile: cannot read /nonexistent/token"},
 };
 
 Test(kubeconfig, malformed)
@@ -239,8 +240,8 @@ Test(kubeconfig, malformed)
         cr_expect_eq(err, KP_EINVALID, "case %zu: %s -> %d (%s)", i, bc->text, err,
                      kp_error_last());
         cr_expect_null(c);
-        cr_expect(strstr(kp_error_last(), bc->message), "case %zu: message \"%s\" lacks \"%s\"",
-                  i, kp_error_last(), bc->message);
+        cr_expect(strstr(kp_error_last(), bc->message), "case %zu: message \"%s\" lacks \"%s\"", i,
+                  kp_error_last(), bc->message);
         kp_kube_config_free(c);
     }
 }

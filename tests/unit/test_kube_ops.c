@@ -34,8 +34,7 @@ TestSuite(kube_ops, .init = setup, .fini = teardown);
 static const char *str(const cJSON *obj, const char *a, const char *b)
 {
     const cJSON *v = cJSON_GetObjectItem(obj, a);
-    if (b)
-        v = cJSON_GetObjectItem(v, b);
+    if (b) v = cJSON_GetObjectItem(v, b);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -176,8 +175,7 @@ typedef struct mutation {
 static int add_label(void *ctx, cJSON *obj)
 {
     mutation *m = ctx;
-    if (++m->calls <= m->interfere)
-        add_pod("a", "p");
+    if (++m->calls <= m->interfere) add_pod("a", "p");
     cJSON *meta = cJSON_GetObjectItem(obj, "metadata");
     cJSON *labels = cJSON_AddObjectToObject(meta, "labels");
     cJSON_AddStringToObject(labels, "done", "yes");
@@ -274,23 +272,24 @@ Test(kube_ops, merge_json_and_strategic_patches)
                                "{\"op\":\"remove\",\"path\":\"/spec/taints/0\"}]",
                                0, &out),
                  0, "%s", kp_error_last());
-    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "spec"), "taints")),
-                 0);
+    cr_assert_eq(
+        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "spec"), "taints")), 0);
     cJSON_Delete(out);
     cr_assert(fake_api_find(fa, "PATCH", "/api/v1/nodes/n", -1, &l));
     cr_assert_str_eq(l.content_type, "application/json-patch+json");
-    cr_assert_eq(kp_kube_patch(client, KP_RES_NODE, NULL, "n", KP_PATCH_JSON,
-                               "[{\"op\":\"test\",\"path\":\"/spec/taints/0/key\",\"value\":\"x\"}]",
-                               0, NULL),
-                 KP_EINVALID, "a failed test op is 422");
+    cr_assert_eq(
+        kp_kube_patch(client, KP_RES_NODE, NULL, "n", KP_PATCH_JSON,
+                      "[{\"op\":\"test\",\"path\":\"/spec/taints/0/key\",\"value\":\"x\"}]", 0,
+                      NULL),
+        KP_EINVALID, "a failed test op is 422");
 
     cr_assert_eq(kp_kube_patch(client, KP_RES_NODE, NULL, "n", KP_PATCH_STRATEGIC, "{}", 0, NULL),
                  0);
     cr_assert(fake_api_find(fa, "PATCH", "/api/v1/nodes/n", -1, &l));
     cr_assert_str_eq(l.content_type, "application/strategic-merge-patch+json");
-    cr_assert_eq(kp_kube_patch(client, KP_RES_NODE, NULL, "n", (enum kp_kube_patch_type)9, "{}",
-                               0, NULL),
-                 KP_EINVALID);
+    cr_assert_eq(
+        kp_kube_patch(client, KP_RES_NODE, NULL, "n", (enum kp_kube_patch_type)9, "{}", 0, NULL),
+        KP_EINVALID);
 }
 
 Test(kube_ops, delete_with_preconditions_and_propagation)

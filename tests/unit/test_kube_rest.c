@@ -48,10 +48,10 @@ typedef struct status_case {
 } status_case;
 
 static const status_case statuses[] = {
-    {400, KP_EINVALID},      {401, KP_EUNAUTHORIZED}, {403, KP_EFORBIDDEN}, {404, KP_ENOTFOUND},
-    {405, KP_ERROR},         {408, KP_ERETRY},        {409, KP_ECONFLICT},  {410, KP_EGONE},
-    {422, KP_EINVALID},      {429, KP_ERETRY},        {500, KP_ERETRY},     {503, KP_ERETRY},
-    {504, KP_ERETRY},        {418, KP_ERROR},
+    {400, KP_EINVALID}, {401, KP_EUNAUTHORIZED}, {403, KP_EFORBIDDEN}, {404, KP_ENOTFOUND},
+    {405, KP_ERROR},    {408, KP_ERETRY},        {409, KP_ECONFLICT},  {410, KP_EGONE},
+    {422, KP_EINVALID}, {429, KP_ERETRY},        {500, KP_ERETRY},     {503, KP_ERETRY},
+    {504, KP_ERETRY},   {418, KP_ERROR},
 };
 
 static void answer_with_status(void *ctx, const fake_req *req, fake_resp *resp)
@@ -80,8 +80,8 @@ Test(kube_rest, http_status_maps_to_codes_with_the_status_message)
         cr_expect_eq(err, statuses[i].code, "HTTP %d -> %d (%s)", http, err, kp_error_last());
         cr_expect_null(out);
         char want[128];
-        snprintf(want, sizeof(want), "GET /api/v1/namespaces/a/pods/b: %d: thing %d happened",
-                 http, http);
+        snprintf(want, sizeof(want), "GET /api/v1/namespaces/a/pods/b: %d: thing %d happened", http,
+                 http);
         cr_expect_str_eq(kp_error_last(), want);
     }
     kp_kube_client_free(c);
@@ -127,8 +127,9 @@ Test(kube_rest, success_bodies_must_be_json_and_fit_the_cap)
     fake_api_set_hook(fa, answer_raw, "not json");
     cr_assert_eq(kp_kube_do(c, &req, &out), KP_EINVALID);
     cr_assert(strstr(kp_error_last(), "not JSON"));
-    fake_api_set_hook(fa, answer_raw,
-                      "{\"items\":[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]}");
+    fake_api_set_hook(
+        fa, answer_raw,
+        "{\"items\":[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]}");
     cr_assert_eq(kp_kube_do(c, &req, &out), KP_ETOOLARGE);
     cr_assert(strstr(kp_error_last(), "larger than 64 bytes"), "%s", kp_error_last());
     fake_api_set_hook(fa, answer_raw, "");
@@ -284,6 +285,8 @@ Test(kube_rest, threads_each_use_their_own_handle)
     pthread_join(t[0], NULL);
     cr_assert_eq(w[0].ok, 50);
     cr_assert_eq(fake_api_count(fa, "GET", "/api/v1/nodes/n1"), 125);
+    /* Keep-alive: one connection per handle, not per request. */
+    cr_assert_leq(fake_api_connections(fa), 4, "%zu connections", fake_api_connections(fa));
     kp_kube_client_free(c);
 }
 
@@ -339,8 +342,7 @@ Test(kube_rest, pdb_version_comes_from_discovery_once)
 static void discovery_fails(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx;
-    if (strcmp(req->path, "/apis/policy/v1") == 0)
-        resp->status = 503;
+    if (strcmp(req->path, "/apis/policy/v1") == 0) resp->status = 503;
 }
 
 Test(kube_rest, failed_discovery_is_not_cached)

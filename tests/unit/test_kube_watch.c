@@ -1,4 +1,5 @@
-/* Watch streams (shared/kube/watch.h): the line decoder on its own, then against the fake API server. */
+/* Watch streams (shared/kube/watch.h): the line decoder on its own, then against the fake API
+ * server. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -37,7 +38,8 @@ static int record(void *ctx, enum kp_watch_type type, cJSON **object)
 
 static const char three[] =
     "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"5\"}}}\n"
-    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"6\"}}}\r\n"
+    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"6\"}}}"
+    "\r\n"
     "\n"
     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"7\"}}}\n";
 
@@ -119,8 +121,8 @@ Test(watch_stream, error_events_map_their_status)
     static const char gone[] =
         "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
         "\"message\":\"too old resource version: 5 (9)\",\"reason\":\"Expired\",\"code\":410}}\n";
-    static const char internal[] =
-        "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"message\":\"etcd is sad\",\"code\":500}}\n";
+    static const char internal[] = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\","
+                                   "\"message\":\"etcd is sad\",\"code\":500}}\n";
     seen s = {0};
     kp_watch_stream ws;
     kp_watch_stream_init(&ws, 4096, record, &s);
@@ -282,8 +284,7 @@ Test(kube_watch, bookmarks_carry_the_resource_version)
 static void chopped_stream(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx;
-    if (!strstr(req->query, "watch=1"))
-        return;
+    if (!strstr(req->query, "watch=1")) return;
     /* Three events cut in the middle of lines, across network writes. */
     const char *cuts[] = {"{\"type\":\"ADDED\",\"obj", "ect\":{\"metadata\":{\"name\":\"a\"}}}\n{",
                           "\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}",
@@ -308,8 +309,9 @@ static void forbidden(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx, (void)req;
     resp->status = 403;
-    resp->body = kp_xstrdup("{\"kind\":\"Status\",\"message\":\"pods is forbidden: User "
-                            "\\\"system:serviceaccount:x:y\\\" cannot watch resource\",\"code\":403}");
+    resp->body =
+        kp_xstrdup("{\"kind\":\"Status\",\"message\":\"pods is forbidden: User "
+                   "\\\"system:serviceaccount:x:y\\\" cannot watch resource\",\"code\":403}");
 }
 
 Test(kube_watch, refused_watch_maps_the_status)
@@ -353,4 +355,24 @@ Test(kube_watch, server_closing_the_stream_ends_the_watch)
     pthread_join(w.thread, NULL);
     cr_assert_eq(w.err, 0, "%s", kp_error_last());
     cr_assert_eq(w.s.n, 1);
+}
+
+/* A callback that calls the client on the watch's own thread gets a handle of its own. */
+static int reenter(void *ctx, enum kp_watch_type type, cJSON **object)
+{
+    (void)type;
+    cJSON *node = NULL;
+    int err = kp_kube_get(client, KP_RES_NODE, NULL, kp_kube_meta(*object, "name"), &node);
+    *(int *)ctx = err == 0 && strcmp(kp_kube_meta(node, "name"), "n1") == 0 ? 1 : -1;
+    cJSON_Delete(node);
+    return 1;
+}
+
+Test(kube_watch, callbacks_may_call_the_client)
+{
+    fake_api_put(fa, "/api/v1/nodes", POD("n1"));
+    kp_kube_watch_opts wo = KP_KUBE_WATCH_OPTS_INIT;
+    int result = 0;
+    cr_assert_eq(kp_kube_watch(client, KP_RES_NODE, &wo, reenter, &result), 1);
+    cr_assert_eq(result, 1, "%s", kp_error_last());
 }

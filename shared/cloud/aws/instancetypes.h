@@ -35,6 +35,7 @@
 #include "base/clock.h"
 #include "cloud/aws/aws_http.h"
 #include "cloud/aws/ice_cache.h"
+#include "cloud/aws/instancetypes_fetch.h"
 #include "cloud/aws/pricing_provider.h"
 #include "cloud/aws_allocatable.h"
 #include "cloud/aws_catalog.h"
@@ -48,6 +49,7 @@ typedef struct kp_aws_instancetypes kp_aws_instancetypes;
 typedef struct kp_aws_instancetypes_opts {
     double vm_memory_overhead_percent; /* --vm-memory-overhead-percent, [0, 1) */
     int32_t reserved_enis;             /* --reserved-enis, >= 0 */
+    const char *region; /* the region label; NULL: the EC2 client's (else us-east-1) */
 } kp_aws_instancetypes_opts;
 
 #define KP_AWS_INSTANCETYPES_OPTS_INIT                                                             \
@@ -74,28 +76,22 @@ bool kp_aws_instancetypes_ready(kp_aws_instancetypes *it);
 
 /*
  * The catalog for EC2NodeClass `nc` (NULL: Karpenter's defaults, every zone
- * EC2 offers types in). Types whose allocatable is not positive for cpu and
- * memory, and types the class cannot run (Windows families on arm64) are left
- * out. The catalog stays owned by `it` and valid until the next call for the
- * same class (by name) returns a different one, or `it` is freed.
+ * EC2 offers types in). Types the class cannot run at all (Windows families
+ * on arm64) are left out; types it may not launch (a1 with AL2023) stay, with
+ * every offering unavailable, as in Karpenter. KP_ENOTREADY ("no subnets
+ * found") for a class whose status lists no subnets yet. The catalog stays owned by `it` and valid
+ * until the next call for the same class (by name) returns a different one, or `it` is freed.
  * KP_ENOTREADY before the first refresh; KP_EINVALID for kubelet values that do
  * not parse.
  */
 int kp_aws_instancetypes_catalog(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
                                  const kp_catalog **out);
 
-/* The row of `name` (a copy: strings in `arena`), with the zones EC2 offers it
- * in and the capacity types it supports. KP_ENOTFOUND when unknown. */
-typedef struct kp_aws_type_detail {
-    kp_aws_type_info info;
-    const char **zones; /* sorted */
-    uint32_t n_zones;
-    bool on_demand; /* SupportedUsageClasses has "on-demand" */
-    bool spot;      /* ... "spot" */
-} kp_aws_type_detail;
-
+/* The row of `name` as the last refresh saw it (a copy: strings in `arena`):
+ * hardware facts, the zones EC2 offers it in, the capacity types it supports.
+ * KP_ENOTFOUND when unknown, KP_ENOTREADY before the first refresh. */
 int kp_aws_instancetypes_get(kp_aws_instancetypes *it, const char *name, kp_arena *arena,
-                             kp_aws_type_detail *out);
+                             kp_aws_type_row *out);
 
 /* Every zone EC2 offers any known type in (sorted; strings in `arena`). */
 int kp_aws_instancetypes_zones(kp_aws_instancetypes *it, kp_arena *arena, const char ***zones,
@@ -117,14 +113,6 @@ int kp_aws_alloc_opts_for_nodeclass(kp_aws_instancetypes *it, const kp_ec2nodecl
 enum kp_aws_ami_family kp_aws_nodeclass_ami_family(const kp_ec2nodeclass *nc);
 
 /* ---- rows without EC2 (tests, offline) --------------------------------- */
-
-/* One discovered type as refresh would store it. */
-typedef struct kp_aws_type_row {
-    kp_aws_type_info info;
-    const char *const *zones;
-    uint32_t n_zones;
-    bool on_demand, spot;
-} kp_aws_type_row;
 
 /* Replace the rows (copied) as a successful refresh would. */
 void kp_aws_instancetypes_set_rows(kp_aws_instancetypes *it, const kp_aws_type_row *rows,

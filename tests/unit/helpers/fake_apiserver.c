@@ -16,16 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct entry {
-    char *prefix, *ns, *plural, *name;
-    cJSON *obj;
-} entry;
-
-typedef struct event {
-    long rv;
-    const char *type;
-    char *prefix, *ns, *plural, *json;
-} event;
+typedef struct entry entry;
+typedef struct event event;
 
 typedef struct conn {
     fake_api *fa;
@@ -63,6 +55,18 @@ typedef struct route {
     char prefix[160], group[96], ns[128], plural[96], name[256], sub[64];
 } route;
 
+struct entry {
+    route r;
+    cJSON *obj;
+};
+
+struct event {
+    long rv;
+    const char *type;
+    route r;
+    char *json;
+};
+
 typedef struct answer {
     int status;
     char *body;
@@ -81,12 +85,10 @@ static int split(char *s, char **seg, int max)
     for (char *p = s; *p && n < max;) {
         while (*p == '/')
             p++;
-        if (!*p)
-            break;
+        if (!*p) break;
         seg[n++] = p;
         char *e = strchr(p, '/');
-        if (!e)
-            break;
+        if (!e) break;
         *e = '\0';
         p = e + 1;
     }
@@ -175,7 +177,8 @@ static void set_meta(cJSON *obj, const char *field, const char *value)
 
 /* --------------------------------------------------------------- store */
 
-static bool same_collection(const entry *e, const route *r, bool any_ns)
+/* Whether `e` is in the collection `r` names (any namespace when r has none and any_ns). */
+static bool same_collection(const route *e, const route *r, bool any_ns)
 {
     return strcmp(e->prefix, r->prefix) == 0 && strcmp(e->plural, r->plural) == 0 &&
            ((any_ns && !r->ns[0]) || strcmp(e->ns, r->ns) == 0);
@@ -184,7 +187,7 @@ static bool same_collection(const entry *e, const route *r, bool any_ns)
 static entry *find(fake_api *fa, const route *r)
 {
     for (size_t i = 0; i < fa->nobjs; i++)
-        if (same_collection(&fa->objs[i], r, false) && strcmp(fa->objs[i].name, r->name) == 0)
+        if (same_collection(&fa->objs[i].r, r, false) && strcmp(fa->objs[i].r.name, r->name) == 0)
             return &fa->objs[i];
     return NULL;
 }
@@ -192,8 +195,7 @@ static entry *find(fake_api *fa, const route *r)
 static void log_event(fake_api *fa, const char *type, const entry *e)
 {
     fa->events = kp_xgrow(fa->events, &fa->events_cap, fa->nevents + 1, sizeof(event));
-    fa->events[fa->nevents++] = (event){fa->rv, type, kp_xstrdup(e->prefix), kp_xstrdup(e->ns),
-                                        kp_xstrdup(e->plural), cJSON_PrintUnformatted(e->obj)};
+    fa->events[fa->nevents++] = (event){fa->rv, type, e->r, cJSON_PrintUnformatted(e->obj)};
     pthread_cond_broadcast(&fa->cond);
 }
 
@@ -217,8 +219,7 @@ static entry *store(fake_api *fa, const route *r, cJSON *obj)
     }
     fa->objs = kp_xgrow(fa->objs, &fa->objs_cap, fa->nobjs + 1, sizeof(entry));
     e = &fa->objs[fa->nobjs++];
-    *e = (entry){kp_xstrdup(r->prefix), kp_xstrdup(r->ns), kp_xstrdup(r->plural),
-                 kp_xstrdup(r->name), obj};
+    *e = (entry){*r, obj};
     log_event(fa, "ADDED", e);
     return e;
 }
@@ -228,7 +229,6 @@ static cJSON *unstore(fake_api *fa, entry *e)
     cJSON *obj = e->obj;
     bump(fa, obj);
     log_event(fa, "DELETED", e);
-    free(e->prefix), free(e->ns), free(e->plural), free(e->name);
     *e = fa->objs[--fa->nobjs];
     return obj;
 }
@@ -262,28 +262,23 @@ static bool json_patch_op(cJSON *doc, const cJSON *op)
     const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(op, "path"));
     const cJSON *value = cJSON_GetObjectItem(op, "value");
     char buf[512], *seg[16];
-    if (!kind || !path || path[0] != '/')
-        return false;
+    if (!kind || !path || path[0] != '/') return false;
     copy(buf, sizeof(buf), path);
     int n = split(buf, seg, 16);
     cJSON *parent = doc;
     for (int i = 0; i + 1 < n && parent; i++)
         parent = cJSON_IsArray(parent) ? cJSON_GetArrayItem(parent, (int)strtol(seg[i], NULL, 10))
                                        : cJSON_GetObjectItemCaseSensitive(parent, seg[i]);
-    if (!parent || n == 0)
-        return false;
+    if (!parent || n == 0) return false;
     const char *last = seg[n - 1];
     int idx = strcmp(last, "-") == 0 ? cJSON_GetArraySize(parent) : (int)strtol(last, NULL, 10);
     cJSON *cur = cJSON_IsArray(parent) ? cJSON_GetArrayItem(parent, idx)
                                        : cJSON_GetObjectItemCaseSensitive(parent, last);
-    if (strcmp(kind, "test") == 0)
-        return cur && value && cJSON_Compare(cur, value, 1);
+    if (strcmp(kind, "test") == 0) return cur && value && cJSON_Compare(cur, value, 1);
     if (strcmp(kind, "remove") == 0 || strcmp(kind, "replace") == 0) {
-        if (!cur)
-            return false;
+        if (!cur) return false;
         cJSON_Delete(cJSON_DetachItemViaPointer(parent, cur));
-        if (strcmp(kind, "remove") == 0)
-            return true;
+        if (strcmp(kind, "remove") == 0) return true;
     } else if (strcmp(kind, "add") != 0 || !value) {
         return false;
     }
@@ -314,8 +309,8 @@ static cJSON *apply_patch(const cJSON *obj, const char *content_type, const cJSO
 static int by_name(const void *a, const void *b)
 {
     const entry *x = *(entry *const *)a, *y = *(entry *const *)b;
-    int c = strcmp(x->ns, y->ns);
-    return c ? c : strcmp(x->name, y->name);
+    int c = strcmp(x->r.ns, y->r.ns);
+    return c ? c : strcmp(x->r.name, y->r.name);
 }
 
 static answer list(fake_api *fa, const route *r, const char *query)
@@ -325,13 +320,13 @@ static answer list(fake_api *fa, const route *r, const char *query)
     query_get(query, "continue", cont, sizeof(cont));
     long limit = strtol(limit_s, NULL, 10), rv = fa->rv, start = 0;
     if (cont[0] && sscanf(cont, "%ld-%ld", &rv, &start) == 2 && rv < fa->compacted_rv)
-        return (answer){410, status_body(410, "Expired", "The provided continue parameter is too "
-                                                         "old to display a consistent list result.")};
+        return (answer){410, status_body(410, "Expired",
+                                         "The provided continue parameter is too "
+                                         "old to display a consistent list result.")};
     entry **sel = kp_xcalloc(fa->nobjs + 1, sizeof(*sel));
     size_t n = 0;
     for (size_t i = 0; i < fa->nobjs; i++)
-        if (same_collection(&fa->objs[i], r, true))
-            sel[n++] = &fa->objs[i];
+        if (same_collection(&fa->objs[i].r, r, true)) sel[n++] = &fa->objs[i];
     qsort(sel, n, sizeof(*sel), by_name);
     cJSON *out = cJSON_CreateObject(), *items = cJSON_CreateArray();
     cJSON_AddStringToObject(out, "kind", "List");
@@ -374,12 +369,10 @@ static answer create(fake_api *fa, route *r, cJSON *obj)
     if (!name || !*name)
         return (answer){422, status_body(422, "Invalid", "name or generateName is required")};
     copy(r->name, sizeof(r->name), name);
-    if (find(fa, r))
-        return failure(409, "AlreadyExists", r, "%s \"%s\" already exists");
+    if (find(fa, r)) return failure(409, "AlreadyExists", r, "%s \"%s\" already exists");
     cJSON *o = cJSON_Duplicate(obj, 1);
     set_meta(o, "name", r->name);
-    if (r->ns[0])
-        set_meta(o, "namespace", r->ns);
+    if (r->ns[0]) set_meta(o, "namespace", r->ns);
     char uid[32];
     snprintf(uid, sizeof(uid), "uid-%ld", fa->rv + 1);
     set_meta(o, "uid", uid);
@@ -389,8 +382,7 @@ static answer create(fake_api *fa, route *r, cJSON *obj)
 static answer update(fake_api *fa, const route *r, const cJSON *obj, bool status)
 {
     entry *e = find(fa, r);
-    if (!e)
-        return failure(404, "NotFound", r, "%s \"%s\" not found");
+    if (!e) return failure(404, "NotFound", r, "%s \"%s\" not found");
     const char *rv = meta(obj, "resourceVersion");
     if (rv && *rv && strcmp(rv, meta(e->obj, "resourceVersion")) != 0)
         return failure(409, "Conflict", r,
@@ -400,8 +392,7 @@ static answer update(fake_api *fa, const route *r, const cJSON *obj, bool status
     if (status) {
         cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status");
-        if (st)
-            cJSON_AddItemToObject(o, "status", cJSON_Duplicate(st, 1));
+        if (st) cJSON_AddItemToObject(o, "status", cJSON_Duplicate(st, 1));
     } else if (meta(e->obj, "uid")) {
         set_meta(o, "uid", meta(e->obj, "uid"));
     }
@@ -411,8 +402,7 @@ static answer update(fake_api *fa, const route *r, const cJSON *obj, bool status
 static answer patch(fake_api *fa, const route *r, const fake_req *req, const cJSON *body)
 {
     entry *e = find(fa, r);
-    if (!e)
-        return failure(404, "NotFound", r, "%s \"%s\" not found");
+    if (!e) return failure(404, "NotFound", r, "%s \"%s\" not found");
     cJSON *o = apply_patch(e->obj, req->content_type, body);
     if (!o)
         return (answer){422, status_body(422, "Invalid", "the JSON patch could not be applied")};
@@ -422,8 +412,7 @@ static answer patch(fake_api *fa, const route *r, const fake_req *req, const cJS
 static answer remove_object(fake_api *fa, const route *r, const cJSON *body)
 {
     entry *e = find(fa, r);
-    if (!e)
-        return failure(404, "NotFound", r, "%s \"%s\" not found");
+    if (!e) return failure(404, "NotFound", r, "%s \"%s\" not found");
     const cJSON *pre = cJSON_GetObjectItem(body, "preconditions");
     const char *uid = cJSON_GetStringValue(cJSON_GetObjectItem(pre, "uid"));
     const char *rv = cJSON_GetStringValue(cJSON_GetObjectItem(pre, "resourceVersion"));
@@ -439,13 +428,13 @@ static answer remove_object(fake_api *fa, const route *r, const cJSON *body)
 static answer evict(fake_api *fa, route *r, const cJSON *body)
 {
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(body, "apiVersion"));
-    if (!v || (strcmp(v, "policy/v1") == 0 && !fa->policy_v1))
-        return (answer){404, status_body(404, "NotFound", "the server could not find the "
-                                                          "requested resource")};
+    if (!v || (strcmp(v, "policy/v1") == 0 && !fa->policy_v1)) /* what 1.20 answers */
+        return (answer){400, status_body(400, "BadRequest",
+                                         "no kind \"Eviction\" is registered "
+                                         "for version \"policy/v1\"")};
     r->sub[0] = '\0';
     answer a = remove_object(fa, r, cJSON_GetObjectItem(body, "deleteOptions"));
-    if (a.status != 200)
-        return a;
+    if (a.status != 200) return a;
     free(a.body);
     return (answer){201, kp_xstrdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":"
                                     "\"Success\",\"code\":201}")};
@@ -454,15 +443,15 @@ static answer evict(fake_api *fa, route *r, const cJSON *body)
 static answer discovery(fake_api *fa, const char *path)
 {
     if (strcmp(path, "/apis/policy/v1") == 0 && !fa->policy_v1)
-        return (answer){404, status_body(404, "NotFound", "the server could not find the "
-                                                          "requested resource")};
+        return (answer){404, status_body(404, "NotFound",
+                                         "the server could not find the "
+                                         "requested resource")};
     return (answer){200, kp_xstrdup("{\"kind\":\"APIResourceList\",\"resources\":[]}")};
 }
 
 static answer get(fake_api *fa, const route *r, const char *query)
 {
-    if (!r->name[0])
-        return list(fa, r, query);
+    if (!r->name[0]) return list(fa, r, query);
     entry *e = find(fa, r);
     return e ? json_answer(200, e->obj) : failure(404, "NotFound", r, "%s \"%s\" not found");
 }
@@ -473,11 +462,9 @@ static answer dispatch(fake_api *fa, const fake_req *req)
     route r;
     if (!parse_route(req->path, &r))
         return (answer){404, status_body(404, "NotFound", "no such path")};
-    if (!r.plural[0])
-        return discovery(fa, req->path);
+    if (!r.plural[0]) return discovery(fa, req->path);
     const char *m = req->method;
-    if (strcmp(m, "GET") == 0)
-        return get(fa, &r, req->query);
+    if (strcmp(m, "GET") == 0) return get(fa, &r, req->query);
     cJSON *body = cJSON_Parse(req->body);
     answer a = {400, NULL};
     if (req->body[0] && !body)
@@ -504,8 +491,7 @@ static bool send_all(int fd, const char *data, size_t len)
 {
     while (len) {
         ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
-        if (n <= 0)
-            return false;
+        if (n <= 0) return false;
         data += n;
         len -= (size_t)n;
     }
@@ -556,26 +542,16 @@ static void wait_cond(fake_api *fa, long ms)
     pthread_cond_timedwait(&fa->cond, &fa->lock, &ts);
 }
 
-static void stream_chunks(fake_api *fa, int fd, fake_resp *r)
+static void stream_chunks(int fd, fake_resp *r)
 {
     bool ok = send_all(fd, stream_head, sizeof(stream_head) - 1);
     for (size_t i = 0; i < r->nchunks; i++) {
-        if (ok && i)
-            sleep_ms(20);
+        if (ok && i) sleep_ms(20);
         ok = ok && send_chunk(fd, r->chunks[i], strlen(r->chunks[i]));
         free(r->chunks[i]);
     }
     free(r->chunks);
-    pthread_mutex_lock(&fa->lock);
-    unsigned gen = fa->close_gen;
-    fa->watches += r->hold;
-    pthread_cond_broadcast(&fa->cond);
-    while (ok && r->hold && gen == fa->close_gen && !fa->stopping && !client_gone(fd))
-        wait_cond(fa, 50);
-    fa->watches -= r->hold;
-    pthread_mutex_unlock(&fa->lock);
-    if (ok)
-        send_all(fd, "0\r\n\r\n", 5);
+    if (ok) send_all(fd, "0\r\n\r\n", 5);
 }
 
 /* ---------------------------------------------------------------- watch */
@@ -598,8 +574,7 @@ static void pending(fake_api *fa, watch *w, kp_buf *out)
 {
     for (size_t i = 0; i < fa->nevents; i++) {
         event *e = &fa->events[i];
-        entry probe = {e->prefix, e->ns, e->plural, NULL, NULL};
-        if (e->rv > w->cursor && same_collection(&probe, &w->r, true))
+        if (e->rv > w->cursor && same_collection(&e->r, &w->r, true))
             add_line(out, e->type, e->json);
     }
     w->cursor = fa->rv;
@@ -616,8 +591,7 @@ static bool watch_start(fake_api *fa, watch *w, const char *rv, kp_buf *out)
 {
     if (rv[0] && strcmp(rv, "0") != 0) {
         w->cursor = strtol(rv, NULL, 10);
-        if (w->cursor >= fa->compacted_rv)
-            return true;
+        if (w->cursor >= fa->compacted_rv) return true;
         char msg[128];
         snprintf(msg, sizeof(msg), "too old resource version: %ld (%ld)", w->cursor,
                  fa->compacted_rv);
@@ -627,7 +601,7 @@ static bool watch_start(fake_api *fa, watch *w, const char *rv, kp_buf *out)
         return false;
     }
     for (size_t i = 0; i < fa->nobjs; i++)
-        if (same_collection(&fa->objs[i], &w->r, true)) {
+        if (same_collection(&fa->objs[i].r, &w->r, true)) {
             char *json = cJSON_PrintUnformatted(fa->objs[i].obj);
             add_line(out, "ADDED", json);
             free(json);
@@ -642,8 +616,8 @@ static void serve_watch(fake_api *fa, int fd, const fake_req *req)
     char rv[32] = "", v[32] = "";
     parse_route(req->path, &w.r);
     query_get(req->query, "resourceVersion", rv, sizeof(rv));
-    w.bookmarks = query_get(req->query, "allowWatchBookmarks", v, sizeof(v)) &&
-                  strcmp(v, "true") == 0;
+    w.bookmarks =
+        query_get(req->query, "allowWatchBookmarks", v, sizeof(v)) && strcmp(v, "true") == 0;
     if (query_get(req->query, "timeoutSeconds", v, sizeof(v)))
         w.deadline = time(NULL) + strtol(v, NULL, 10);
     kp_buf out = KP_BUF_INIT((size_t)64 << 20);
@@ -669,18 +643,12 @@ static void serve_watch(fake_api *fa, int fd, const fake_req *req)
     }
     fa->watches--;
     pthread_mutex_unlock(&fa->lock);
-    if (ok && out.len)
-        ok = send_chunk(fd, out.data, out.len);
-    if (ok)
-        send_all(fd, "0\r\n\r\n", 5);
+    if (ok && out.len) ok = send_chunk(fd, out.data, out.len);
+    if (ok) send_all(fd, "0\r\n\r\n", 5);
     kp_buf_free(&out);
 }
 
 /* ----------------------------------------------------------- requests */
-
-typedef struct raw {
-    char *method, *target, *body, *content_type, *authorization;
-} raw;
 
 static char *header(const char *head, const char *name)
 {
@@ -702,27 +670,25 @@ static bool fill(int fd, kp_buf *in)
 }
 
 /* One request from the connection; false when it closed. */
-static bool read_request(int fd, kp_buf *in, raw *r)
+static bool read_request(int fd, kp_buf *in, fake_logged *r)
 {
     char *end;
     while (!in->data || !(end = strstr(in->data, "\r\n\r\n")))
-        if (!fill(fd, in))
-            return false;
+        if (!fill(fd, in)) return false;
     size_t head_len = (size_t)(end - in->data) + 4;
     char *head = kp_xstrndup(in->data, head_len);
     char *cl = header(head, "Content-Length"), *expect = header(head, "Expect");
     size_t body_len = (size_t)strtoul(cl, NULL, 10);
-    if (strcasecmp(expect, "100-continue") == 0)
-        send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+    if (strcasecmp(expect, "100-continue") == 0) send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
     free(cl), free(expect);
     bool ok = true;
     while (ok && in->len < head_len + body_len)
         ok = fill(fd, in);
     if (ok) {
         size_t m = strcspn(head, " "), t = strcspn(head + m + 1, " ");
-        *r = (raw){kp_xstrndup(head, m), kp_xstrndup(head + m + 1, t),
-                   kp_xstrndup(in->data + head_len, body_len), header(head, "Content-Type"),
-                   header(head, "Authorization")};
+        *r = (fake_logged){kp_xstrndup(head, m), kp_xstrndup(head + m + 1, t),
+                           kp_xstrndup(in->data + head_len, body_len), header(head, "Content-Type"),
+                           header(head, "Authorization")};
         memmove(in->data, in->data + head_len + body_len, in->len - head_len - body_len);
         in->len -= head_len + body_len;
         in->data[in->len] = '\0';
@@ -731,13 +697,12 @@ static bool read_request(int fd, kp_buf *in, raw *r)
     return ok;
 }
 
-static void log_request(fake_api *fa, const raw *r)
+/* The log owns the request's strings from here on. */
+static void log_request(fake_api *fa, const fake_logged *r)
 {
     pthread_mutex_lock(&fa->lock);
     fa->log = kp_xgrow(fa->log, &fa->log_cap, fa->nlog + 1, sizeof(fake_logged));
-    fa->log[fa->nlog++] = (fake_logged){kp_xstrdup(r->method), kp_xstrdup(r->target),
-                                        kp_xstrdup(r->body), kp_xstrdup(r->content_type),
-                                        kp_xstrdup(r->authorization)};
+    fa->log[fa->nlog++] = *r;
     pthread_mutex_unlock(&fa->lock);
 }
 
@@ -749,12 +714,12 @@ static bool authorized(fake_api *fa, const char *auth)
     return ok;
 }
 
-static bool serve(fake_api *fa, int fd, raw *r)
+static bool serve(fake_api *fa, int fd, const fake_logged *r)
 {
-    char *q = strchr(r->target, '?');
+    const char *q = strchr(r->target, '?');
     char *path = kp_xstrndup(r->target, q ? (size_t)(q - r->target) : strlen(r->target));
     fake_req req = {r->method, path, q ? q + 1 : "", r->body, r->content_type, r->authorization};
-    fake_resp hr = {0, NULL, NULL, 0, false};
+    fake_resp hr = {0, NULL, NULL, 0};
     char v[16];
     bool ok = true;
     log_request(fa, r);
@@ -767,7 +732,7 @@ static bool serve(fake_api *fa, int fd, raw *r)
         ok = send_answer(fd, 401, body);
         free(body);
     } else if (hook && (hook(ctx, &req, &hr), hr.chunks)) {
-        stream_chunks(fa, fd, &hr);
+        stream_chunks(fd, &hr);
         ok = false; /* a stream ends its connection */
     } else if (hr.status) {
         ok = send_answer(fd, hr.status, hr.body);
@@ -787,21 +752,12 @@ static bool serve(fake_api *fa, int fd, raw *r)
     return ok;
 }
 
-static void raw_free(raw *r)
-{
-    free(r->method), free(r->target), free(r->body), free(r->content_type), free(r->authorization);
-}
-
 static void *conn_main(void *arg)
 {
     conn *c = arg;
     kp_buf in = KP_BUF_INIT((size_t)16 << 20);
-    raw r;
-    while (read_request(c->fd, &in, &r)) {
-        bool more = serve(c->fa, c->fd, &r);
-        raw_free(&r);
-        if (!more)
-            break;
+    fake_logged r;
+    while (read_request(c->fd, &in, &r) && serve(c->fa, c->fd, &r)) {
     }
     kp_buf_free(&in);
     pthread_mutex_lock(&c->fa->lock);
@@ -819,8 +775,7 @@ static void *accept_main(void *arg)
         pthread_mutex_lock(&fa->lock);
         if (fd < 0 || fa->stopping) {
             pthread_mutex_unlock(&fa->lock);
-            if (fd >= 0)
-                close(fd);
+            if (fd >= 0) close(fd);
             return NULL;
         }
         int one = 1;
@@ -843,8 +798,7 @@ static int listen_loopback(char *url, size_t size)
     socklen_t len = sizeof(a);
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 64) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0)
-            close(fd);
+        if (fd >= 0) close(fd);
         return -1;
     }
     snprintf(url, size, "http://127.0.0.1:%d", ntohs(a.sin_port));
@@ -874,14 +828,10 @@ fake_api *fake_api_start(void)
 
 static void free_store(fake_api *fa)
 {
-    for (size_t i = 0; i < fa->nobjs; i++) {
-        entry *e = &fa->objs[i];
-        free(e->prefix), free(e->ns), free(e->plural), free(e->name), cJSON_Delete(e->obj);
-    }
-    for (size_t i = 0; i < fa->nevents; i++) {
-        event *e = &fa->events[i];
-        free(e->prefix), free(e->ns), free(e->plural), free(e->json);
-    }
+    for (size_t i = 0; i < fa->nobjs; i++)
+        cJSON_Delete(fa->objs[i].obj);
+    for (size_t i = 0; i < fa->nevents; i++)
+        free(fa->events[i].json);
     for (size_t i = 0; i < fa->nlog; i++) {
         fake_logged *l = &fa->log[i];
         free((char *)l->method), free((char *)l->target), free((char *)l->body);
@@ -892,8 +842,7 @@ static void free_store(fake_api *fa)
 
 void fake_api_stop(fake_api *fa)
 {
-    if (!fa)
-        return;
+    if (!fa) return;
     pthread_mutex_lock(&fa->lock);
     fa->stopping = true;
     shutdown(fa->lfd, SHUT_RDWR);
@@ -902,8 +851,7 @@ void fake_api_stop(fake_api *fa)
     close(fa->lfd);
     pthread_mutex_lock(&fa->lock);
     for (size_t i = 0; i < fa->nconns; i++)
-        if (!fa->conns[i]->done)
-            shutdown(fa->conns[i]->fd, SHUT_RDWR);
+        if (!fa->conns[i]->done) shutdown(fa->conns[i]->fd, SHUT_RDWR);
     pthread_cond_broadcast(&fa->cond);
     pthread_mutex_unlock(&fa->lock);
     for (size_t i = 0; i < fa->nconns; i++) {
@@ -976,8 +924,7 @@ long fake_api_put(fake_api *fa, const char *collection, const char *json)
         cJSON_Delete(obj);
         return -1;
     }
-    if (r.ns[0])
-        set_meta(obj, "namespace", r.ns);
+    if (r.ns[0]) set_meta(obj, "namespace", r.ns);
     long rv;
     LOCKED(fa, (store(fa, &r, obj), rv = fa->rv));
     return rv;
@@ -987,8 +934,7 @@ bool fake_api_remove(fake_api *fa, const char *path)
 {
     route r;
     entry *e = NULL;
-    if (!parse_route(path, &r))
-        return false;
+    if (!parse_route(path, &r)) return false;
     LOCKED(fa, (e = find(fa, &r), e ? cJSON_Delete(unstore(fa, e)) : (void)0));
     return e != NULL;
 }
@@ -997,8 +943,7 @@ cJSON *fake_api_get(fake_api *fa, const char *path)
 {
     route r;
     cJSON *copy = NULL;
-    if (!parse_route(path, &r))
-        return NULL;
+    if (!parse_route(path, &r)) return NULL;
     LOCKED(fa, (copy = find(fa, &r) ? cJSON_Duplicate(find(fa, &r)->obj, 1) : NULL));
     return copy;
 }
@@ -1011,6 +956,13 @@ bool fake_api_wait_watches(fake_api *fa, int n, int timeout_ms)
     bool ok = fa->watches >= n;
     pthread_mutex_unlock(&fa->lock);
     return ok;
+}
+
+size_t fake_api_connections(fake_api *fa)
+{
+    size_t n;
+    LOCKED(fa, n = fa->nconns);
+    return n;
 }
 
 static bool matches(const fake_logged *l, const char *method, const char *prefix)
@@ -1026,8 +978,7 @@ size_t fake_api_count(fake_api *fa, const char *method, const char *prefix)
     return n;
 }
 
-bool fake_api_find(fake_api *fa, const char *method, const char *prefix, long nth,
-                   fake_logged *out)
+bool fake_api_find(fake_api *fa, const char *method, const char *prefix, long nth, fake_logged *out)
 {
     long total = (long)fake_api_count(fa, method, prefix), seen = 0;
     long want = nth < 0 ? total + nth : nth;

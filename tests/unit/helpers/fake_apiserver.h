@@ -38,13 +38,12 @@ typedef struct fake_req {
 /* What a hook answers. status 0: not handled, the store answers. `body` is
  * malloc'd (the server frees it). With `chunks`, the answer is a chunked
  * stream of those pieces (malloc'd, freed by the server), sent with a short
- * pause between them; `hold` keeps it open until fake_api_close_watches. */
+ * pause between them, and then ended. */
 typedef struct fake_resp {
     int status;
     char *body;
     char **chunks;
     size_t nchunks;
-    bool hold;
 } fake_resp;
 
 typedef void (*fake_hook)(void *ctx, const fake_req *req, fake_resp *resp);
@@ -80,6 +79,9 @@ void fake_api_bookmark(fake_api *fa);
 void fake_api_close_watches(fake_api *fa);
 /* Wait until at least `n` watch streams are open; false after `timeout_ms`. */
 bool fake_api_wait_watches(fake_api *fa, int n, int timeout_ms);
+
+/* TCP connections accepted so far (keep-alive makes this small). */
+size_t fake_api_connections(fake_api *fa);
 
 typedef struct fake_logged {
     const char *method;
