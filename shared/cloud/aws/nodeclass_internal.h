@@ -1,0 +1,48 @@
+/* Shared by nodeclass*.c: the resolver and its parts. Not an interface. */
+#ifndef KP_CLOUD_AWS_NODECLASS_INTERNAL_H
+#define KP_CLOUD_AWS_NODECLASS_INTERNAL_H
+
+#include "cloud/aws/nodeclass.h"
+#include "cloud/aws/provider_internal.h"
+
+#define KP_NC_SUBNET_TTL_NS    (INT64_C(60) * KP_NS_PER_SEC)
+#define KP_NC_SG_TTL_NS        (INT64_C(60) * KP_NS_PER_SEC)
+#define KP_NC_AMI_TTL_NS       (INT64_C(60) * KP_NS_PER_SEC)
+#define KP_NC_SSM_ALIAS_TTL_NS (INT64_C(24) * 3600 * KP_NS_PER_SEC)
+#define KP_NC_SSM_TTL_NS       (INT64_C(300) * KP_NS_PER_SEC)
+#define KP_NC_PROFILE_TTL_NS   (INT64_C(900) * KP_NS_PER_SEC)
+
+struct kp_aws_nc_resolver {
+    kp_aws_cache *cache;
+    char *region;
+    char *cluster_name;
+    char *kubernetes_version;
+    const kp_clock *clock;
+};
+
+/* One EC2 filter being built: name and values in an arena. */
+typedef struct kp_nc_filters {
+    kp_ec2_filter *items;
+    size_t n;
+} kp_nc_filters;
+
+void kp_nc_filter_add(kp_arena *arena, kp_nc_filters *f, const char *name, const char *value);
+/* tags: "*" -> tag-key=<k>, else tag:<k>=<v>. */
+void kp_nc_filter_tags(kp_arena *arena, kp_nc_filters *f, const kp_labels *tags);
+/* A cache key naming `kind` and the filters. */
+char *kp_nc_filters_key(kp_arena *arena, const char *kind, const kp_nc_filters *f);
+
+/* Each returns a JSON array (the caller deletes it), ordered as the status
+ * lists them; empty when the selectors match nothing. */
+int kp_nc_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
+                  cJSON **out);
+int kp_nc_security_groups(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
+                          cJSON **out);
+/* `*why` explains an empty answer (an alias without a Kubernetes version...). */
+int kp_nc_amis(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients, const kp_ec2nodeclass *nc,
+               kp_arena *arena, cJSON **out, const char **why);
+/* The instance profile name, NULL with `*why` when there is none. */
+int kp_nc_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
+                           kp_arena *arena, const char **out, const char **why);
+
+#endif
