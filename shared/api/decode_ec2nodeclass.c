@@ -203,7 +203,7 @@ static int decode_spec(kp_decoder *d, const cJSON *json, void *out)
 
 static int decode_subnet(kp_decoder *d, const cJSON *json, void *out)
 {
-    kp_ec2_subnet *s = out;
+    kp_nc_subnet *s = out;
     int err;
     if ((err = kp_dec_string(d, json, "id", &s->id)) < 0 ||
         (err = kp_dec_string(d, json, "zone", &s->zone)) < 0 ||
@@ -214,7 +214,7 @@ static int decode_subnet(kp_decoder *d, const cJSON *json, void *out)
 
 static int decode_security_group(kp_decoder *d, const cJSON *json, void *out)
 {
-    kp_ec2_security_group *g = out;
+    kp_nc_security_group *g = out;
     int err;
     if ((err = kp_dec_string(d, json, "id", &g->id)) < 0 ||
         (err = kp_dec_string(d, json, "name", &g->name)) < 0)
@@ -224,7 +224,7 @@ static int decode_security_group(kp_decoder *d, const cJSON *json, void *out)
 
 static int decode_ami(kp_decoder *d, const cJSON *json, void *out)
 {
-    kp_ec2_ami *a = out;
+    kp_nc_ami *a = out;
     int err;
     if ((err = kp_dec_string(d, json, "id", &a->id)) < 0 ||
         (err = kp_dec_string(d, json, "name", &a->name)) < 0 ||

@@ -556,24 +556,24 @@ enum kp_instance_store_policy {
     KP_INSTANCE_STORE_RAID0,
 };
 
-typedef struct kp_ec2_subnet {
+typedef struct kp_nc_subnet {
     const char *id;
     const char *zone;
     const char *zone_id;
-} kp_ec2_subnet;
+} kp_nc_subnet;
 
-typedef struct kp_ec2_security_group {
+typedef struct kp_nc_security_group {
     const char *id;
     const char *name;
-} kp_ec2_security_group;
+} kp_nc_security_group;
 
-typedef struct kp_ec2_ami {
+typedef struct kp_nc_ami {
     const char *id;
     const char *name;
     bool deprecated;
     kp_selector_req *requirements;
     size_t n_requirements;
-} kp_ec2_ami;
+} kp_nc_ami;
 
 typedef struct kp_ec2nodeclass {
     kp_object_meta meta;
@@ -603,11 +603,11 @@ typedef struct kp_ec2nodeclass {
     bool detailed_monitoring;
     const char *context;
     /* status */
-    kp_ec2_subnet *status_subnets;
+    kp_nc_subnet *status_subnets;
     size_t n_status_subnets;
-    kp_ec2_security_group *status_security_groups;
+    kp_nc_security_group *status_security_groups;
     size_t n_status_security_groups;
-    kp_ec2_ami *status_amis;
+    kp_nc_ami *status_amis;
     size_t n_status_amis;
     const char *status_instance_profile;
     kp_conditions conditions;

@@ -290,7 +290,7 @@ int kp_kube_client_resource(kp_kube_client *c, enum kp_kube_res res, const kp_ku
     const kp_kube_resource *r = kp_kube_resource_get(res);
     if (!r) return kp_error_set(KP_EINVALID, "unknown resource %d", (int)res);
     if (res == KP_RES_PDB) {
-        bool v1;
+        bool v1 = true;
         int err = kp_kube_client_has_policy_v1(c, &v1);
         if (err < 0) return err;
         if (!v1) r = kp_kube_resource_pdb_v1beta1();
