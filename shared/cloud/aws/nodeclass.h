@@ -86,10 +86,10 @@ uint64_t kp_aws_nodeclass_hash(const kp_ec2nodeclass *nc);
 
 /* Whether instance type `it` can run AMI `ami` (its requirements are
  * compatible with the type's labels). */
-bool kp_aws_ami_fits(const kp_ec2_ami *ami, const kp_instance_type *it);
+bool kp_aws_ami_fits(const kp_nc_ami *ami, const kp_instance_type *it);
 
 /* The first AMI of the status (newest first) that `it` can run; NULL: none. */
-const kp_ec2_ami *kp_aws_nodeclass_ami_for(const kp_ec2nodeclass *nc, const kp_instance_type *it);
+const kp_nc_ami *kp_aws_nodeclass_ami_for(const kp_ec2nodeclass *nc, const kp_instance_type *it);
 
 /*
  * Why a claim's instance drifted from its class, Karpenter's reasons: the

@@ -164,7 +164,7 @@ static void variant_reqs(cJSON *reqs, unsigned v)
 /* -------------------------------------------------------------- images */
 
 typedef struct query {
-    kp_nc_filters filters;
+    kp_ncr_filters filters;
     const char **owners;
     size_t n_owners;
 } query;
@@ -189,9 +189,9 @@ static cJSON *images_json(const kp_ec2_image_list *l)
 static int describe(kp_aws_nc_resolver *r, kp_aws_client *ec2, kp_arena *a, const query *q,
                     cJSON **out)
 {
-    kp_nc_filters f = q->filters;
-    kp_nc_filter_add(a, &f, "state", "available");
-    char *key = kp_nc_filters_key(a, "images", &f);
+    kp_ncr_filters f = q->filters;
+    kp_ncr_filter_add(a, &f, "state", "available");
+    char *key = kp_ncr_filters_key(a, "images", &f);
     for (size_t i = 0; i < q->n_owners; i++)
         key = kp_arena_printf(a, "%s|owner=%s", key, q->owners[i]);
     if ((*out = kp_aws_cache_get(r->cache, key))) return 0;
@@ -349,14 +349,14 @@ static int alias_query(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a, c
         if (!id) continue;
         ac->ids[ac->n] = id;
         ac->variants[ac->n++] = paths[i].variants;
-        kp_nc_filter_add(a, &q->filters, "image-id", id);
+        kp_ncr_filter_add(a, &q->filters, "image-id", id);
     }
     if (ac->n == 0) *why = kp_arena_printf(a, "failed to discover any AMIs for alias %s", alias);
     return 0;
 }
 
 /* Collapse the single-valued image-id filters into one filter with many values. */
-static void merge_id_filters(kp_arena *a, kp_nc_filters *f)
+static void merge_id_filters(kp_arena *a, kp_ncr_filters *f)
 {
     if (f->n < 2) return;
     const char **values = KP_ARENA_NEW(a, const char *, f->n);
@@ -375,13 +375,13 @@ static int term_queries(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a,
     for (size_t i = 0; i < nc->n_ami_selector_terms; i++) {
         const kp_ami_selector_term *t = &nc->ami_selector_terms[i];
         if (t->id && *t->id) {
-            kp_nc_filter_add(a, &ids.filters, "image-id", t->id);
+            kp_ncr_filter_add(a, &ids.filters, "image-id", t->id);
         } else if (t->ssm_parameter && *t->ssm_parameter) {
             const char *id = NULL;
             int err = ssm_get(r, ssm, a, t->ssm_parameter, KP_NC_SSM_TTL_NS, &id);
             if (err < 0) return err;
             if (id && strncmp(id, "ami-", 4) == 0)
-                kp_nc_filter_add(a, &ids.filters, "image-id", id);
+                kp_ncr_filter_add(a, &ids.filters, "image-id", id);
         } else {
             query *cur = &q[k++];
             *cur = (query){0};
@@ -394,8 +394,8 @@ static int term_queries(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a,
                 cur->owners = self_amazon;
                 cur->n_owners = 2;
             }
-            if (named) kp_nc_filter_add(a, &cur->filters, "name", t->name);
-            kp_nc_filter_tags(a, &cur->filters, &t->tags);
+            if (named) kp_ncr_filter_add(a, &cur->filters, "name", t->name);
+            kp_ncr_filter_tags(a, &cur->filters, &t->tags);
         }
     }
     if (ids.filters.n) {
@@ -406,7 +406,7 @@ static int term_queries(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a,
     return 0;
 }
 
-int kp_nc_amis(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients, const kp_ec2nodeclass *nc,
+int kp_ncr_amis(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients, const kp_ec2nodeclass *nc,
                kp_arena *a, cJSON **out, const char **why)
 {
     query *q = KP_ARENA_NEW(a, query, nc->n_ami_selector_terms + 1);

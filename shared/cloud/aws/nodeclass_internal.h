@@ -21,28 +21,28 @@ struct kp_aws_nc_resolver {
 };
 
 /* One EC2 filter being built: name and values in an arena. */
-typedef struct kp_nc_filters {
+typedef struct kp_ncr_filters {
     kp_ec2_filter *items;
     size_t n;
-} kp_nc_filters;
+} kp_ncr_filters;
 
-void kp_nc_filter_add(kp_arena *arena, kp_nc_filters *f, const char *name, const char *value);
+void kp_ncr_filter_add(kp_arena *arena, kp_ncr_filters *f, const char *name, const char *value);
 /* tags: "*" -> tag-key=<k>, else tag:<k>=<v>. */
-void kp_nc_filter_tags(kp_arena *arena, kp_nc_filters *f, const kp_labels *tags);
+void kp_ncr_filter_tags(kp_arena *arena, kp_ncr_filters *f, const kp_labels *tags);
 /* A cache key naming `kind` and the filters. */
-char *kp_nc_filters_key(kp_arena *arena, const char *kind, const kp_nc_filters *f);
+char *kp_ncr_filters_key(kp_arena *arena, const char *kind, const kp_ncr_filters *f);
 
 /* Each returns a JSON array (the caller deletes it), ordered as the status
  * lists them; empty when the selectors match nothing. */
-int kp_nc_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
+int kp_ncr_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
                   cJSON **out);
-int kp_nc_security_groups(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
+int kp_ncr_security_groups(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
                           cJSON **out);
 /* `*why` explains an empty answer (an alias without a Kubernetes version...). */
-int kp_nc_amis(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients, const kp_ec2nodeclass *nc,
+int kp_ncr_amis(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients, const kp_ec2nodeclass *nc,
                kp_arena *arena, cJSON **out, const char **why);
 /* The instance profile name, NULL with `*why` when there is none. */
-int kp_nc_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
+int kp_ncr_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
                            kp_arena *arena, const char **out, const char **why);
 
 #endif

@@ -68,7 +68,7 @@ static int ensure_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec
     return err < 0 ? kp_error_wrap(err, "instance profile %s, role %s", name, role) : 0;
 }
 
-int kp_nc_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
+int kp_ncr_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
                            kp_arena *arena, const char **out, const char **why)
 {
     *out = NULL;

@@ -16,7 +16,7 @@
 
 /* ----------------------------------------------------------------- filters */
 
-void kp_nc_filter_add(kp_arena *arena, kp_nc_filters *f, const char *name, const char *value)
+void kp_ncr_filter_add(kp_arena *arena, kp_ncr_filters *f, const char *name, const char *value)
 {
     const char **v = KP_ARENA_NEW(arena, const char *, 1);
     v[0] = value;
@@ -24,18 +24,18 @@ void kp_nc_filter_add(kp_arena *arena, kp_nc_filters *f, const char *name, const
     f->items[f->n++] = (kp_ec2_filter){name, v, 1};
 }
 
-void kp_nc_filter_tags(kp_arena *arena, kp_nc_filters *f, const kp_labels *tags)
+void kp_ncr_filter_tags(kp_arena *arena, kp_ncr_filters *f, const kp_labels *tags)
 {
     for (size_t i = 0; i < tags->count; i++) {
         const kp_label *t = &tags->items[i];
         if (strcmp(t->value, "*") == 0)
-            kp_nc_filter_add(arena, f, "tag-key", t->key);
+            kp_ncr_filter_add(arena, f, "tag-key", t->key);
         else
-            kp_nc_filter_add(arena, f, kp_arena_printf(arena, "tag:%s", t->key), t->value);
+            kp_ncr_filter_add(arena, f, kp_arena_printf(arena, "tag:%s", t->key), t->value);
     }
 }
 
-char *kp_nc_filters_key(kp_arena *arena, const char *kind, const kp_nc_filters *f)
+char *kp_ncr_filters_key(kp_arena *arena, const char *kind, const kp_ncr_filters *f)
 {
     kp_buf b = KP_BUF_INIT(1 << 20);
     kp_buf_puts(&b, kind);
@@ -51,19 +51,19 @@ char *kp_nc_filters_key(kp_arena *arena, const char *kind, const kp_nc_filters *
 
 /* One query per tag/name term; id terms share one id query, as Karpenter asks. */
 static size_t term_queries(kp_arena *a, const kp_ec2_selector_term *terms, size_t n,
-                           const char *id_filter, const char *name_filter, kp_nc_filters *q)
+                           const char *id_filter, const char *name_filter, kp_ncr_filters *q)
 {
     size_t k = 0;
-    kp_nc_filters ids = {0};
+    kp_ncr_filters ids = {0};
     for (size_t i = 0; i < n; i++) {
         if (terms[i].id && *terms[i].id) {
-            kp_nc_filter_add(a, &ids, id_filter, terms[i].id);
+            kp_ncr_filter_add(a, &ids, id_filter, terms[i].id);
             continue;
         }
-        q[k] = (kp_nc_filters){0};
-        kp_nc_filter_tags(a, &q[k], &terms[i].tags);
+        q[k] = (kp_ncr_filters){0};
+        kp_ncr_filter_tags(a, &q[k], &terms[i].tags);
         if (name_filter && terms[i].name && *terms[i].name)
-            kp_nc_filter_add(a, &q[k], name_filter, terms[i].name);
+            kp_ncr_filter_add(a, &q[k], name_filter, terms[i].name);
         if (q[k].n) k++;
     }
     if (ids.n) {
@@ -71,8 +71,8 @@ static size_t term_queries(kp_arena *a, const kp_ec2_selector_term *terms, size_
         const char **values = KP_ARENA_NEW(a, const char *, ids.n);
         for (size_t i = 0; i < ids.n; i++)
             values[i] = ids.items[i].values[0];
-        q[k] = (kp_nc_filters){0};
-        kp_nc_filter_add(a, &q[k], id_filter, values[0]);
+        q[k] = (kp_ncr_filters){0};
+        kp_ncr_filter_add(a, &q[k], id_filter, values[0]);
         q[k].items[0].values = values;
         q[k].items[0].n_values = ids.n;
         k++;
@@ -108,7 +108,7 @@ static cJSON *subnets_json(const kp_ec2_subnet_list *l)
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < l->n; i++) {
-        const kp_ec2_api_subnet *s = &l->items[i];
+        const kp_ec2_subnet *s = &l->items[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "id", s->id ? s->id : "");
         cJSON_AddStringToObject(o, "zone", s->availability_zone ? s->availability_zone : "");
@@ -158,9 +158,9 @@ static void sort_array(cJSON *a, int (*cmp)(const void *, const void *))
     free(items);
 }
 
-typedef int (*describe_fn)(kp_aws_client *c, kp_arena *a, const kp_nc_filters *q, cJSON **out);
+typedef int (*describe_fn)(kp_aws_client *c, kp_arena *a, const kp_ncr_filters *q, cJSON **out);
 
-static int describe_subnets(kp_aws_client *c, kp_arena *a, const kp_nc_filters *q, cJSON **out)
+static int describe_subnets(kp_aws_client *c, kp_arena *a, const kp_ncr_filters *q, cJSON **out)
 {
     kp_ec2_subnet_list l = {0};
     int err = kp_ec2_describe_subnets(c, a, NULL, 0, q->items, q->n, &l);
@@ -168,7 +168,7 @@ static int describe_subnets(kp_aws_client *c, kp_arena *a, const kp_nc_filters *
     return err;
 }
 
-static int describe_groups(kp_aws_client *c, kp_arena *a, const kp_nc_filters *q, cJSON **out)
+static int describe_groups(kp_aws_client *c, kp_arena *a, const kp_ncr_filters *q, cJSON **out)
 {
     kp_ec2_security_group_list l = {0};
     int err = kp_ec2_describe_security_groups(c, a, NULL, 0, q->items, q->n, &l);
@@ -189,12 +189,12 @@ static int run_queries(kp_aws_nc_resolver *r, kp_aws_client *c, const char *kind
                        const char *name_filter, describe_fn fn, int64_t ttl, cJSON **out)
 {
     kp_arena *a = kp_arena_new();
-    kp_nc_filters *q = KP_ARENA_NEW(a, kp_nc_filters, n + 1);
+    kp_ncr_filters *q = KP_ARENA_NEW(a, kp_ncr_filters, n + 1);
     size_t nq = term_queries(a, terms, n, id_filter, name_filter, q);
     cJSON *all = cJSON_CreateArray();
     int err = 0;
     for (size_t i = 0; i < nq && err == 0; i++) {
-        const char *key = kp_nc_filters_key(a, kind, &q[i]);
+        const char *key = kp_ncr_filters_key(a, kind, &q[i]);
         cJSON *found = kp_aws_cache_get(r->cache, key);
         if (!found && (err = fn(c, a, &q[i], &found)) == 0)
             kp_aws_cache_put(r->cache, key, found, ttl);
@@ -210,7 +210,7 @@ static int run_queries(kp_aws_nc_resolver *r, kp_aws_client *c, const char *kind
     return 0;
 }
 
-int kp_nc_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc, cJSON **out)
+int kp_ncr_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc, cJSON **out)
 {
     int err = run_queries(r, ec2, "subnets", nc->subnet_selector_terms, nc->n_subnet_selector_terms,
                           "subnet-id", NULL, describe_subnets, KP_NC_SUBNET_TTL_NS, out);
@@ -218,7 +218,7 @@ int kp_nc_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodecla
     return err;
 }
 
-int kp_nc_security_groups(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
+int kp_ncr_security_groups(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
                           cJSON **out)
 {
     int err = run_queries(r, ec2, "security-groups", nc->security_group_selector_terms,

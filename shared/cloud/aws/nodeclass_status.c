@@ -101,10 +101,10 @@ int kp_aws_nc_resolve(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
     kp_arena *a = kp_arena_new();
     cJSON *subnets = NULL, *groups = NULL, *amis = NULL;
     const char *ami_why = NULL, *profile = NULL, *profile_why = NULL;
-    int err = kp_nc_subnets(r, clients->ec2, nc, &subnets);
-    if (err == 0) err = kp_nc_security_groups(r, clients->ec2, nc, &groups);
-    if (err == 0) err = kp_nc_amis(r, clients, nc, a, &amis, &ami_why);
-    if (err == 0) err = kp_nc_instance_profile(r, clients->iam, nc, a, &profile, &profile_why);
+    int err = kp_ncr_subnets(r, clients->ec2, nc, &subnets);
+    if (err == 0) err = kp_ncr_security_groups(r, clients->ec2, nc, &groups);
+    if (err == 0) err = kp_ncr_amis(r, clients, nc, a, &amis, &ami_why);
+    if (err == 0) err = kp_ncr_instance_profile(r, clients->iam, nc, a, &profile, &profile_why);
     if (err < 0) {
         cJSON_Delete(subnets);
         cJSON_Delete(groups);
@@ -237,7 +237,7 @@ static bool all_values_in(const kp_it_requirement *t, const kp_selector_req *r)
     return true;
 }
 
-bool kp_aws_ami_fits(const kp_ec2_ami *ami, const kp_instance_type *it)
+bool kp_aws_ami_fits(const kp_nc_ami *ami, const kp_instance_type *it)
 {
     for (size_t i = 0; i < ami->n_requirements; i++) {
         const kp_selector_req *r = &ami->requirements[i];
@@ -266,7 +266,7 @@ bool kp_aws_ami_fits(const kp_ec2_ami *ami, const kp_instance_type *it)
     return true;
 }
 
-const kp_ec2_ami *kp_aws_nodeclass_ami_for(const kp_ec2nodeclass *nc, const kp_instance_type *it)
+const kp_nc_ami *kp_aws_nodeclass_ami_for(const kp_ec2nodeclass *nc, const kp_instance_type *it)
 {
     for (size_t i = 0; i < nc->n_status_amis; i++)
         if (kp_aws_ami_fits(&nc->status_amis[i], it)) return &nc->status_amis[i];

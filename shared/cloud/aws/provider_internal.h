@@ -1,7 +1,7 @@
 /*
  * Plumbing shared by the AWS provider's files (nodeclass*.c, launch*.c,
- * launchtemplate*.c, provider*.c): the EC2 client's types next to the object
- * model's, and a small TTL cache of AWS answers. Not an interface.
+ * launchtemplate*.c, provider*.c): a small TTL cache of AWS answers and the
+ * hash behind class hashes and template names. Not an interface.
  */
 #ifndef KP_CLOUD_AWS_PROVIDER_INTERNAL_H
 #define KP_CLOUD_AWS_PROVIDER_INTERNAL_H
@@ -11,15 +11,7 @@
 
 #include "api/objects.h"
 #include "base/clock.h"
-
-/* api/objects.h (node-class status entries) and cloud/aws/ec2.h (EC2's
- * answers) both name a kp_ec2_subnet and a kp_ec2_security_group. Files that
- * need both see EC2's under these names. */
-#define kp_ec2_subnet         kp_ec2_api_subnet
-#define kp_ec2_security_group kp_ec2_api_security_group
 #include "cloud/aws/ec2.h"
-#undef kp_ec2_subnet
-#undef kp_ec2_security_group
 
 /* ---- TTL cache of JSON values ------------------------------------------- */
 
