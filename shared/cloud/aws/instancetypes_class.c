@@ -161,13 +161,13 @@ static int64_t ephemeral_volume(const kp_ec2nodeclass *nc, enum kp_aws_ami_famil
 
 static int zone_cmp(const void *a, const void *b)
 {
-    return strcmp(((const kp_ec2_subnet *)a)->zone, ((const kp_ec2_subnet *)b)->zone);
+    return strcmp(((const kp_nc_subnet *)a)->zone, ((const kp_nc_subnet *)b)->zone);
 }
 
 /* The zones of the class's subnets, sorted and unique, with their zone IDs. */
 static void class_zones(const kp_ec2nodeclass *nc, kp_arena *a, it_class_inputs *in)
 {
-    kp_ec2_subnet *s = KP_ARENA_NEW(a, kp_ec2_subnet, nc->n_status_subnets + 1);
+    kp_nc_subnet *s = KP_ARENA_NEW(a, kp_nc_subnet, nc->n_status_subnets + 1);
     size_t n = 0;
     for (size_t i = 0; i < nc->n_status_subnets; i++)
         if (nc->status_subnets[i].zone && *nc->status_subnets[i].zone)
