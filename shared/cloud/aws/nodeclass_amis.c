@@ -174,8 +174,9 @@ static cJSON *images_json(const kp_ec2_image_list *l)
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < l->n; i++) {
         const kp_ec2_image *im = &l->items[i];
+        if (!im->id || !*im->id) continue;
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", im->id ? im->id : "");
+        cJSON_AddStringToObject(o, "id", im->id);
         cJSON_AddStringToObject(o, "name", im->name ? im->name : "");
         cJSON_AddStringToObject(o, "architecture", im->architecture ? im->architecture : "");
         cJSON_AddStringToObject(o, "creationDate", im->creation_date ? im->creation_date : "");
@@ -248,6 +249,16 @@ static unsigned image_variants(const alias_ctx *ac, const char *id)
     return 0;
 }
 
+/* Karpenter lists an AMI's requirements by key length, then key. */
+static int req_cmp(const void *a, const void *b)
+{
+    const char *x = jstr(*(const cJSON *const *)a, "key"),
+               *y = jstr(*(const cJSON *const *)b, "key");
+    size_t lx = strlen(x), ly = strlen(y);
+    if (lx != ly) return lx < ly ? -1 : 1;
+    return strcmp(x, y);
+}
+
 /* Offer each requirement set of `image` to `best` (an object keyed by the
  * requirements' text). */
 static void consider(cJSON *best, const cJSON *image, const alias_ctx *ac, int64_t now)
@@ -265,11 +276,13 @@ static void consider(cJSON *best, const cJSON *image, const alias_ctx *ac, int64
         if (jtime(image, "deprecationTime", INT64_MAX) <= now)
             cJSON_AddTrueToObject(e, "deprecated");
         add_req(reqs, KP_LABEL_ARCH, "In", arch);
-        if (ac->family) variant_reqs(reqs, v);
-        if (ac->family && strncmp(ac->family, "windows", 7) == 0) {
+        bool windows = ac->family && strncmp(ac->family, "windows", 7) == 0;
+        if (ac->family && !windows) variant_reqs(reqs, v);
+        if (windows) {
             add_req(reqs, KP_LABEL_OS, "In", "windows");
             add_req(reqs, KP_LABEL_WINDOWS_BUILD, "In", windows_build(ac->family));
         }
+        kp_ncr_sort_array(reqs, req_cmp);
         cJSON_AddItemToObject(e, "requirements", reqs);
         char *key = cJSON_PrintUnformatted(reqs);
         cJSON *cur = cJSON_GetObjectItemCaseSensitive(best, key);
@@ -319,22 +332,29 @@ static int k8s_minor(const char *version)
 
 /* An alias becomes one image-id query over the SSM answers. */
 static int alias_query(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a, const char *alias,
-                       query *q, alias_ctx *ac, const char **why)
+                       query *q, alias_ctx *ac, kp_ncr_why *why)
 {
     const char *at = strchr(alias, '@');
     const char *family = at ? kp_arena_strndup(a, alias, (size_t)(at - alias)) : alias;
     const char *version = at ? at + 1 : "latest";
     const char *k8s = r->kubernetes_version;
     if (!k8s || !*k8s) {
-        *why = "resolving an AMI alias needs the cluster's Kubernetes version";
+        why->message = "resolving an AMI alias needs the cluster's Kubernetes version";
         return 0;
     }
     if (strcmp(family, "al2") == 0 && k8s_minor(k8s) >= 33) {
-        *why = "AL2 aliases are no longer supported on EKS 1.33+";
+        *why = (kp_ncr_why){"UnsupportedAlias",
+                            "AL2 aliases are no longer supported on EKS 1.33+ (see "
+                            "https://docs.aws.amazon.com/eks/latest/userguide/"
+                            "kubernetes-versions-standard.html#kubernetes-1-33)"};
         return 0;
     }
     if (strcmp(family, "windows2025") == 0 && k8s_minor(k8s) < 35) {
-        *why = "Windows Server 2025 requires EKS version 1.35 or higher";
+        *why = (kp_ncr_why){"UnsupportedAlias",
+                            kp_arena_printf(a,
+                                            "Windows Server 2025 requires EKS version 1.35 or "
+                                            "higher, current version: %s",
+                                            k8s)};
         return 0;
     }
     alias_path paths[8];
@@ -351,7 +371,8 @@ static int alias_query(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a, c
         ac->variants[ac->n++] = paths[i].variants;
         kp_ncr_filter_add(a, &q->filters, "image-id", id);
     }
-    if (ac->n == 0) *why = kp_arena_printf(a, "failed to discover any AMIs for alias %s", alias);
+    if (ac->n == 0)
+        why->message = kp_arena_printf(a, "failed to discover any AMIs for alias %s", alias);
     return 0;
 }
 
@@ -407,14 +428,14 @@ static int term_queries(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a,
 }
 
 int kp_ncr_amis(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients, const kp_ec2nodeclass *nc,
-               kp_arena *a, cJSON **out, const char **why)
+                kp_arena *a, cJSON **out, kp_ncr_why *why)
 {
     query *q = KP_ARENA_NEW(a, query, nc->n_ami_selector_terms + 1);
     size_t nq = 0;
     alias_ctx ac = {0};
     const char *alias = nc->n_ami_selector_terms ? nc->ami_selector_terms[0].alias : NULL;
     int err = 0;
-    *why = NULL;
+    *why = (kp_ncr_why){"AMINotFound", NULL};
     if (alias && *alias) {
         err = alias_query(r, clients->ssm, a, alias, &q[0], &ac, why);
         nq = ac.n ? 1 : 0;

@@ -32,17 +32,26 @@ void kp_ncr_filter_tags(kp_arena *arena, kp_ncr_filters *f, const kp_labels *tag
 /* A cache key naming `kind` and the filters. */
 char *kp_ncr_filters_key(kp_arena *arena, const char *kind, const kp_ncr_filters *f);
 
+/* Sort a JSON array's elements in place. */
+void kp_ncr_sort_array(cJSON *array, int (*cmp)(const void *, const void *));
+
 /* Each returns a JSON array (the caller deletes it), ordered as the status
  * lists them; empty when the selectors match nothing. */
 int kp_ncr_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
-                  cJSON **out);
+                   cJSON **out);
 int kp_ncr_security_groups(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
-                          cJSON **out);
-/* `*why` explains an empty answer (an alias without a Kubernetes version...). */
+                           cJSON **out);
+/* An empty answer comes with the AMIsReady reason and message for it
+ * (AMINotFound, or UnsupportedAlias for an alias this Kubernetes version
+ * cannot have). */
+typedef struct kp_ncr_why {
+    const char *reason;
+    const char *message;
+} kp_ncr_why;
 int kp_ncr_amis(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients, const kp_ec2nodeclass *nc,
-               kp_arena *arena, cJSON **out, const char **why);
+                kp_arena *arena, cJSON **out, kp_ncr_why *why);
 /* The instance profile name, NULL with `*why` when there is none. */
 int kp_ncr_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
-                           kp_arena *arena, const char **out, const char **why);
+                            kp_arena *arena, const char **out, const char **why);
 
 #endif

@@ -69,7 +69,7 @@ static int ensure_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec
 }
 
 int kp_ncr_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
-                           kp_arena *arena, const char **out, const char **why)
+                            kp_arena *arena, const char **out, const char **why)
 {
     *out = NULL;
     if (nc->instance_profile && *nc->instance_profile) {

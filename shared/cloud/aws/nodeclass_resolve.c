@@ -109,6 +109,7 @@ static cJSON *subnets_json(const kp_ec2_subnet_list *l)
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < l->n; i++) {
         const kp_ec2_subnet *s = &l->items[i];
+        if (!s->id || !*s->id) continue; /* nothing to launch into */
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "id", s->id ? s->id : "");
         cJSON_AddStringToObject(o, "zone", s->availability_zone ? s->availability_zone : "");
@@ -144,8 +145,7 @@ static int id_cmp(const void *a, const void *b)
     return strcmp(str(*(const cJSON *const *)a, "id"), str(*(const cJSON *const *)b, "id"));
 }
 
-/* Sort a JSON array's elements in place. */
-static void sort_array(cJSON *a, int (*cmp)(const void *, const void *))
+void kp_ncr_sort_array(cJSON *a, int (*cmp)(const void *, const void *))
 {
     int n = cJSON_GetArraySize(a);
     if (n < 2) return;
@@ -175,8 +175,9 @@ static int describe_groups(kp_aws_client *c, kp_arena *a, const kp_ncr_filters *
     if (err < 0) return err;
     *out = cJSON_CreateArray();
     for (size_t i = 0; i < l.n; i++) {
+        if (!l.items[i].id || !*l.items[i].id) continue;
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "id", l.items[i].id ? l.items[i].id : "");
+        cJSON_AddStringToObject(o, "id", l.items[i].id);
         cJSON_AddStringToObject(o, "name", l.items[i].name ? l.items[i].name : "");
         cJSON_AddItemToArray(*out, o);
     }
@@ -210,20 +211,21 @@ static int run_queries(kp_aws_nc_resolver *r, kp_aws_client *c, const char *kind
     return 0;
 }
 
-int kp_ncr_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc, cJSON **out)
+int kp_ncr_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
+                   cJSON **out)
 {
     int err = run_queries(r, ec2, "subnets", nc->subnet_selector_terms, nc->n_subnet_selector_terms,
                           "subnet-id", NULL, describe_subnets, KP_NC_SUBNET_TTL_NS, out);
-    if (err == 0) sort_array(*out, subnet_cmp);
+    if (err == 0) kp_ncr_sort_array(*out, subnet_cmp);
     return err;
 }
 
 int kp_ncr_security_groups(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
-                          cJSON **out)
+                           cJSON **out)
 {
     int err = run_queries(r, ec2, "security-groups", nc->security_group_selector_terms,
                           nc->n_security_group_selector_terms, "group-id", "group-name",
                           describe_groups, KP_NC_SG_TTL_NS, out);
-    if (err == 0) sort_array(*out, id_cmp);
+    if (err == 0) kp_ncr_sort_array(*out, id_cmp);
     return err;
 }

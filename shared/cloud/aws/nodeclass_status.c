@@ -100,7 +100,8 @@ int kp_aws_nc_resolve(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
 {
     kp_arena *a = kp_arena_new();
     cJSON *subnets = NULL, *groups = NULL, *amis = NULL;
-    const char *ami_why = NULL, *profile = NULL, *profile_why = NULL;
+    const char *profile = NULL, *profile_why = NULL;
+    kp_ncr_why ami_why = {0};
     int err = kp_ncr_subnets(r, clients->ec2, nc, &subnets);
     if (err == 0) err = kp_ncr_security_groups(r, clients->ec2, nc, &groups);
     if (err == 0) err = kp_ncr_amis(r, clients, nc, a, &amis, &ami_why);
@@ -113,8 +114,8 @@ int kp_aws_nc_resolve(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
         return kp_error_wrap(err, "resolving ec2nodeclass %s", nc->meta.name);
     }
     cond c[] = {
-        {"AMIsReady", cJSON_GetArraySize(amis) > 0, "AMINotFound",
-         ami_why ? ami_why : "AMISelector did not match any AMIs"},
+        {"AMIsReady", cJSON_GetArraySize(amis) > 0, ami_why.reason,
+         ami_why.message ? ami_why.message : "AMISelector did not match any AMIs"},
         {"SubnetsReady", cJSON_GetArraySize(subnets) > 0, "SubnetsNotFound",
          "SubnetSelector did not match any Subnets"},
         {"SecurityGroupsReady", cJSON_GetArraySize(groups) > 0, "SecurityGroupsNotFound",
