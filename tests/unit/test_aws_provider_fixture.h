@@ -22,6 +22,7 @@
 #include "api/decode.h"
 #include "base/error.h"
 #include "cloud/aws/aws_http.h"
+#include "cloud/instance_types.h"
 #include "test_aws_double.h"
 
 #define FX_FN static __attribute__((unused))
@@ -272,6 +273,80 @@ FX_FN const char *iam_error(const char *code)
     return fmt("<ErrorResponse><Error><Type>Sender</Type><Code>%s</Code><Message>m</Message>"
                "</Error><RequestId>r</RequestId></ErrorResponse>",
                code);
+}
+
+/* ------------------------------------------------------------ CreateFleet */
+
+FX_FN const char *fleet_overrides(const char *type, const char *zone, const char *subnet_id)
+{
+    return fmt("<launchTemplateAndOverrides><launchTemplateSpecification><launchTemplateName>"
+               "karpenter.k8s.aws/1</launchTemplateName><version>$Latest</version>"
+               "</launchTemplateSpecification><overrides><instanceType>%s</instanceType>"
+               "<subnetId>%s</subnetId><availabilityZone>%s</availabilityZone></overrides>"
+               "</launchTemplateAndOverrides>",
+               type, subnet_id, zone);
+}
+
+FX_FN const char *fleet_instance(const char *id, const char *type, const char *zone,
+                                 const char *subnet_id, const char *lifecycle)
+{
+    return fmt("<item>%s<lifecycle>%s</lifecycle><instanceIds><item>%s</item></instanceIds>"
+               "<instanceType>%s</instanceType></item>",
+               fleet_overrides(type, zone, subnet_id), lifecycle, id, type);
+}
+
+FX_FN const char *fleet_error(const char *code, const char *type, const char *zone,
+                              const char *subnet_id)
+{
+    return fmt("<item>%s<lifecycle>spot</lifecycle><errorCode>%s</errorCode><errorMessage>"
+               "no %s in %s</errorMessage></item>",
+               fleet_overrides(type, zone, subnet_id), code, type, zone);
+}
+
+FX_FN const char *fleet(const char *instances, const char *errors)
+{
+    return fmt("<CreateFleetResponse><requestId>r</requestId><fleetId>fleet-1</fleetId>"
+               "<errorSet>%s</errorSet><fleetInstanceSet>%s</fleetInstanceSet>"
+               "</CreateFleetResponse>",
+               errors, instances);
+}
+
+/* ---------------------------------------------------------- catalogs */
+
+/* A type offered on-demand and spot in us-west-2a and -2b (spot at
+ * `spot_price`, < 0: no spot offerings), with cpu and pods capacity and the
+ * labels launches read. */
+FX_FN kp_instance_type *cat_type(kp_catalog *cat, const char *name, const char *arch,
+                                 double od_price, double spot_price, int64_t cpus, int64_t pods)
+{
+    kp_instance_type *t = kp_catalog_add_type(cat, name);
+    kp_it_add_label(cat, t, "node.kubernetes.io/instance-type", name);
+    kp_it_add_label(cat, t, "kubernetes.io/arch", arch);
+    kp_it_add_label(cat, t, "kubernetes.io/os", "linux");
+    const char *dot = strchr(name, '.');
+    kp_it_add_label(cat, t, "karpenter.k8s.aws/instance-size", dot ? dot + 1 : name);
+    const char *zones[] = {"us-west-2a", "us-west-2b"};
+    kp_it_add_req(cat, t, "topology.kubernetes.io/zone", KP_OP_IN, zones, 2);
+    kp_it_set_capacity(cat, t, "cpu", cpus * 1000);
+    kp_it_set_capacity(cat, t, "memory", cpus * 4 * 1024 * INT64_C(1048576) * 1000);
+    kp_it_set_capacity(cat, t, "pods", pods * 1000);
+    kp_it_set_overhead(cat, t, "cpu", 100);
+    for (int z = 0; z < 2; z++) {
+        kp_it_add_offering(cat, t, zones[z], "on-demand", od_price, true);
+        if (spot_price >= 0) kp_it_add_offering(cat, t, zones[z], "spot", spot_price, true);
+    }
+    return t;
+}
+
+/* The offering of `t` in `zone` of `capacity_type`. */
+FX_FN kp_offering *offering(const kp_instance_type *t, const char *zone, const char *ct)
+{
+    for (uint32_t i = 0; i < t->n_offerings; i++)
+        if (strcmp(t->offerings[i].zone, zone) == 0 &&
+            strcmp(t->offerings[i].capacity_type, ct) == 0)
+            return &t->offerings[i];
+    cr_assert_fail("no %s %s offering", zone, ct);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------- objects */
