@@ -411,3 +411,36 @@ Test(aws_launch, what_cannot_be_launched)
     cr_expect_eq(kp_aws_launcher_new(&l, &o), KP_EINVALID);
     cr_expect_null(kp_aws_launcher_free(NULL));
 }
+
+Test(aws_launch, an_answer_without_placement_is_completed_from_ec2)
+{
+    cat_type(cat, "m5.large", "amd64", 0.096, -1, 2, 29);
+    answer_subnets();
+    answer_new_template("lt-1");
+    answer(200, fleet("<item><lifecycle>on-demand</lifecycle><instanceIds><item>i-7</item>"
+                      "</instanceIds><instanceType>m5.large</instanceType></item>",
+                      ""));
+    answer(200, "<DescribeInstancesResponse><reservationSet><item><instancesSet><item>"
+                "<instanceId>i-7</instanceId><instanceType>m5.large</instanceType><placement>"
+                "<availabilityZone>us-west-2b</availabilityZone></placement><subnetId>subnet-b"
+                "</subnetId><tagSet><item><key>team</key><value>a</value></item></tagSet></item>"
+                "</instancesSet></item></reservationSet></DescribeInstancesResponse>");
+    answer(200, "<CreateTagsResponse><return>true</return></CreateTagsResponse>");
+    start();
+    kp_aws_launched out;
+    cr_assert_eq(launch(the_class(""), claim_allowing("\"on-demand\""), &out), 0, "%s",
+                 kp_error_last());
+    cr_expect_str_eq(out.zone, "us-west-2b");
+    cr_expect_str_eq(out.subnet_id, "subnet-b");
+    cr_expect_str_eq(action(4), "DescribeInstances");
+    cr_expect_str_eq(sent(4, "InstanceId.1"), "i-7");
+    cr_expect_str_eq(action(5), "CreateTags");
+    cr_expect_str_eq(sent(5, "ResourceId.1"), "i-7");
+    /* the tags it lacks, not the one it has */
+    const char *all = "";
+    for (int i = 1; sent(5, fmt("Tag.%d.Key", i)); i++)
+        all = fmt("%s %s", all, sent(5, fmt("Tag.%d.Key", i)));
+    cr_expect(strstr(all, "karpenter.sh/nodeclaim") != NULL, "%s", all);
+    cr_expect(strstr(all, "eks:eks-cluster-name") != NULL, "%s", all);
+    cr_expect(strstr(all, " team") == NULL, "%s", all);
+}

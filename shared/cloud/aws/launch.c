@@ -339,6 +339,44 @@ static int launched(const attempt *t, const kp_ec2_fleet_result *res, kp_aws_lau
     return 0;
 }
 
+/* Tags of `want` the instance lacks. */
+static size_t missing_tags(const kp_ec2_instance *in, const kp_ec2_tag *want, size_t n,
+                           kp_ec2_tag *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *have = kp_ec2_tag_get(in->tags, in->n_tags, want[i].key);
+        if (!have || strcmp(have, want[i].value) != 0) out[k++] = want[i];
+    }
+    return k;
+}
+
+/*
+ * EC2 names the override an instance came from and tags it as the fleet
+ * asked. An answer without placement (an emulator's) is completed from the
+ * instance's description, and tags it did not get are written, so the
+ * instance can be found and judged like any other.
+ */
+static int complete(attempt *t, kp_aws_launched *out)
+{
+    kp_ec2_instance_list l = {0};
+    int err = kp_ec2_describe_instances(t->ec2, t->a, &out->instance_id, 1, NULL, 0, &l);
+    if (err == 0 && l.n == 0)
+        err = kp_error_set(KP_ERETRY, "launched %s, which EC2 does not describe yet",
+                           out->instance_id);
+    if (err < 0) return kp_error_wrap(err, "describing launched instance %s", out->instance_id);
+    const kp_ec2_instance *in = &l.items[0];
+    out->zone = in->availability_zone;
+    out->subnet_id = in->subnet_id;
+    kp_ec2_tag *want = NULL, *lack = NULL;
+    size_t n = 0;
+    kp_aws_launch_tags(t->l->cluster_name, t->nc, t->claim, false, t->a, &want, &n);
+    lack = KP_ARENA_NEW(t->a, kp_ec2_tag, n + 1);
+    size_t k = missing_tags(in, want, n, lack);
+    err = k ? kp_ec2_create_tags(t->ec2, &out->instance_id, 1, lack, k) : 0;
+    return err < 0 ? kp_error_wrap(err, "tagging launched instance %s", out->instance_id) : 0;
+}
+
 static int attempt_once(attempt *t, const kp_catalog *cat, const char *ct, kp_aws_launched *out)
 {
     int err = kp_aws_launch_select(cat, t->claim, t->l->ice, ct, t->a, &t->choice);
@@ -358,7 +396,9 @@ static int attempt_once(attempt *t, const kp_catalog *cat, const char *ct, kp_aw
     mark(t, &res);
     if (res.n_instances == 0 || res.instances[0].n_instance_ids == 0)
         return fleet_failure(&res, t->a);
-    return launched(t, &res, out);
+    err = launched(t, &res, out);
+    if (err == 0 && (!out->zone || !*out->zone)) err = complete(t, out);
+    return err;
 }
 
 /* One launch, once more when a launch template had vanished. */
