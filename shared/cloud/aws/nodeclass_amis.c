@@ -75,71 +75,85 @@ static int ssm_get(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a, const
 
 /* ---------------------------------------------------------------- aliases */
 
+static size_t al2023_paths(kp_arena *a, bool latest, const char *version, const char *k8s,
+                           alias_path *out)
+{
+    static const struct {
+        const char *arch, *variant;
+        unsigned v;
+    } al[] = {{"x86_64", "standard", V_STANDARD},
+              {"x86_64", "nvidia", V_NVIDIA},
+              {"x86_64", "neuron", V_NEURON},
+              {"arm64", "standard", V_STANDARD},
+              {"arm64", "nvidia", V_NVIDIA}};
+    size_t n = sizeof(al) / sizeof(al[0]);
+    for (size_t i = 0; i < n; i++) {
+        const char *leaf = latest ? "recommended"
+                                  : kp_arena_printf(a, "amazon-eks-node-al2023-%s-%s-%s-%s",
+                                                    al[i].arch, al[i].variant, k8s, version);
+        out[i] = (alias_path){kp_arena_printf(a,
+                                              "/aws/service/eks/optimized-ami/%s/"
+                                              "amazon-linux-2023/%s/%s/%s/image_id",
+                                              k8s, al[i].arch, al[i].variant, leaf),
+                              al[i].v};
+    }
+    return n;
+}
+
+static size_t al2_paths(kp_arena *a, bool latest, const char *version, const char *k8s,
+                        alias_path *out)
+{
+    static const struct {
+        const char *dir, *node;
+        unsigned v;
+    } al[] = {{"", "", V_STANDARD},
+              {"-arm64", "arm64-", V_STANDARD},
+              {"-gpu", "gpu-", V_NVIDIA | V_NEURON}};
+    for (size_t i = 0; i < 3; i++) {
+        const char *leaf =
+            latest ? "recommended"
+                   : kp_arena_printf(a, "amazon-eks-%snode-%s-%s", al[i].node, k8s, version);
+        out[i] = (alias_path){
+            kp_arena_printf(a, "/aws/service/eks/optimized-ami/%s/amazon-linux-2%s/%s/image_id",
+                            k8s, al[i].dir, leaf),
+            al[i].v};
+    }
+    return 3;
+}
+
+static size_t bottlerocket_paths(kp_arena *a, const char *version, const char *k8s, alias_path *out)
+{
+    const char *v = version[0] == 'v' ? version + 1 : version;
+    static const struct {
+        const char *flavour, *arch;
+        unsigned v;
+    } br[] = {{"", "x86_64", V_STANDARD | V_NEURON},
+              {"", "arm64", V_STANDARD},
+              {"-nvidia", "x86_64", V_NVIDIA},
+              {"-nvidia", "arm64", V_NVIDIA}};
+    for (size_t i = 0; i < 4; i++)
+        out[i] =
+            (alias_path){kp_arena_printf(a, "/aws/service/bottlerocket/aws-k8s-%s%s/%s/%s/image_id",
+                                         k8s, br[i].flavour, br[i].arch, v),
+                         br[i].v};
+    return 4;
+}
+
+/* The SSM parameters of an alias, at most 8. */
 static size_t alias_paths(kp_arena *a, const char *family, const char *version, const char *k8s,
                           alias_path *out)
 {
     bool latest = strcmp(version, "latest") == 0;
-    size_t n = 0;
-    if (strcmp(family, "al2023") == 0) {
-        static const struct {
-            const char *arch, *variant;
-            unsigned v;
-        } al[] = {{"x86_64", "standard", V_STANDARD},
-                  {"x86_64", "nvidia", V_NVIDIA},
-                  {"x86_64", "neuron", V_NEURON},
-                  {"arm64", "standard", V_STANDARD},
-                  {"arm64", "nvidia", V_NVIDIA}};
-        for (size_t i = 0; i < sizeof(al) / sizeof(al[0]); i++) {
-            const char *leaf = latest ? "recommended"
-                                      : kp_arena_printf(a, "amazon-eks-node-al2023-%s-%s-%s-%s",
-                                                        al[i].arch, al[i].variant, k8s, version);
-            out[n++] = (alias_path){
-                kp_arena_printf(a,
-                                "/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/%s/%s/"
-                                "image_id",
-                                k8s, al[i].arch, al[i].variant, leaf),
-                al[i].v};
-        }
-    } else if (strcmp(family, "al2") == 0) {
-        static const struct {
-            const char *dir, *node;
-            unsigned v;
-        } al[] = {{"", "", V_STANDARD},
-                  {"-arm64", "arm64-", V_STANDARD},
-                  {"-gpu", "gpu-", V_NVIDIA | V_NEURON}};
-        for (size_t i = 0; i < 3; i++) {
-            const char *leaf =
-                latest ? "recommended"
-                       : kp_arena_printf(a, "amazon-eks-%snode-%s-%s", al[i].node, k8s, version);
-            out[n++] = (alias_path){
-                kp_arena_printf(a, "/aws/service/eks/optimized-ami/%s/amazon-linux-2%s/%s/image_id",
-                                k8s, al[i].dir, leaf),
-                al[i].v};
-        }
-    } else if (strcmp(family, "bottlerocket") == 0) {
-        const char *v = version[0] == 'v' ? version + 1 : version;
-        static const struct {
-            const char *flavour, *arch;
-            unsigned v;
-        } br[] = {{"", "x86_64", V_STANDARD | V_NEURON},
-                  {"", "arm64", V_STANDARD},
-                  {"-nvidia", "x86_64", V_NVIDIA},
-                  {"-nvidia", "arm64", V_NVIDIA}};
-        for (size_t i = 0; i < 4; i++)
-            out[n++] = (alias_path){kp_arena_printf(a,
-                                                    "/aws/service/bottlerocket/aws-k8s-%s%s/%s/%s/"
-                                                    "image_id",
-                                                    k8s, br[i].flavour, br[i].arch, v),
-                                    br[i].v};
-    } else if (strncmp(family, "windows", 7) == 0) {
-        out[n++] = (alias_path){
-            kp_arena_printf(a,
-                            "/aws/service/ami-windows-latest/Windows_Server-%s-English-Core-EKS_"
-                            "Optimized-%s/image_id",
-                            family + 7, k8s),
-            V_STANDARD};
-    }
-    return n;
+    if (strcmp(family, "al2023") == 0) return al2023_paths(a, latest, version, k8s, out);
+    if (strcmp(family, "al2") == 0) return al2_paths(a, latest, version, k8s, out);
+    if (strcmp(family, "bottlerocket") == 0) return bottlerocket_paths(a, version, k8s, out);
+    if (strncmp(family, "windows", 7) != 0) return 0;
+    out[0] = (alias_path){kp_arena_printf(a,
+                                          "/aws/service/ami-windows-latest/Windows_Server-%s-"
+                                          "English-Core-EKS_Optimized-%s/image_id",
+                                          family + 7, k8s),
+                          V_STANDARD};
+    return 1;
 }
 
 static const char *windows_build(const char *family)
