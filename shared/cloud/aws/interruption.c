@@ -159,7 +159,7 @@ static const event_kind *find_event(const char *version, const char *source, con
 /* The envelope: version, source, detail-type, id, time. */
 static int parse_event(const cJSON *doc, kp_arena *a, kp_interruption *m)
 {
-    const char *version, *source, *type, *id, *time;
+    const char *version = NULL, *source = NULL, *type = NULL, *id = NULL, *time = NULL;
     int err = str_member(doc, "version", &version);
     if (err == 0) err = str_member(doc, "source", &source);
     if (err == 0) err = str_member(doc, "detail-type", &type);
