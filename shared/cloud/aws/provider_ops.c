@@ -138,7 +138,7 @@ static int instance_of(kp_awsp *p, kp_arena *a, const char *pid, const kp_ec2_in
     const char *zone = NULL, *id = NULL;
     int err = kp_aws_parse_provider_id(a, pid, &zone, &id);
     if (err < 0) return kp_error_set(KP_ENOTFOUND, "aws: %s", kp_error_last());
-    kp_ec2_instance_list l;
+    kp_ec2_instance_list l = {0};
     if ((err = describe(p, a, id, NULL, 0, &l)) < 0) return err;
     for (size_t i = 0; i < l.n; i++)
         if (l.items[i].id && strcmp(l.items[i].id, id) == 0) {
@@ -176,7 +176,7 @@ static int aws_list(kp_cloud_provider *cp, kp_arena *a, kp_cloud_instance **out,
                *cls[] = {KP_AWS_TAG_NODECLASS};
     kp_ec2_filter f[] = {
         {"tag-key", pool, 1}, {"tag-key", cls, 1}, {"tag:" KP_AWS_TAG_CLUSTER, cluster, 1}};
-    kp_ec2_instance_list l;
+    kp_ec2_instance_list l = {0};
     int err = describe(p, a, NULL, f, 3, &l);
     if (err < 0) return err;
     kp_cloud_instance *all = KP_ARENA_NEW(a, kp_cloud_instance, l.n + 1);
@@ -198,7 +198,7 @@ static int instance_of_claim(kp_awsp *p, kp_arena *a, const kp_nodeclaim *claim,
     const char *name[] = {claim->meta.name}, *cluster[] = {p->cluster_name};
     kp_ec2_filter f[] = {{"tag:" KP_AWS_TAG_NODECLAIM, name, 1},
                          {"tag:" KP_AWS_TAG_CLUSTER, cluster, 1}};
-    kp_ec2_instance_list l;
+    kp_ec2_instance_list l = {0};
     int err = describe(p, a, NULL, f, 2, &l);
     if (err < 0) return err;
     if (l.n == 0)
