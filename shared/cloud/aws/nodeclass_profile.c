@@ -1,0 +1,99 @@
+/*
+ * The instance profile of a node class: spec.instanceProfile as given, or the
+ * profile Karpenter manages for spec.role — named "<cluster>_<hash>" (a new
+ * name when the role changes), under /karpenter/<region>/<cluster>/<uid>/,
+ * created when missing, holding exactly that role.
+ */
+#include "cloud/aws/nodeclass_internal.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cloud/aws/iam.h"
+
+/* "arn:aws:iam::1:role/path/name" and "path/name" name the role "name". */
+static const char *role_name(const char *role)
+{
+    const char *slash = strrchr(role, '/');
+    return slash ? slash + 1 : role;
+}
+
+static const char *profile_name(kp_aws_nc_resolver *r, const kp_ec2nodeclass *nc, kp_arena *a)
+{
+    uint64_t h = KP_AWS_FNV_OFFSET;
+    const char *parts[] = {r->region, "/", nc->role, "/", nc->meta.uid};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        h = kp_aws_fnv1a(h, parts[i], strlen(parts[i]));
+    return kp_arena_printf(a, "%s_%" PRIu64, r->cluster_name, h);
+}
+
+static kp_iam_tag *profile_tags(kp_aws_nc_resolver *r, const kp_ec2nodeclass *nc, kp_arena *a,
+                                size_t *n)
+{
+    kp_iam_tag *t = KP_ARENA_NEW(a, kp_iam_tag, nc->tags.count + 4);
+    size_t k = 0;
+    for (size_t i = 0; i < nc->tags.count; i++)
+        t[k++] = (kp_iam_tag){nc->tags.items[i].key, nc->tags.items[i].value};
+    t[k++] = (kp_iam_tag){kp_arena_printf(a, "kubernetes.io/cluster/%s", r->cluster_name), "owned"};
+    t[k++] = (kp_iam_tag){"eks:eks-cluster-name", r->cluster_name};
+    t[k++] = (kp_iam_tag){"karpenter.k8s.aws/ec2nodeclass", nc->meta.name};
+    t[k++] = (kp_iam_tag){"topology.kubernetes.io/region", r->region};
+    *n = k;
+    return t;
+}
+
+/* Make `name` exist holding `role` and nothing else. */
+static int ensure_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
+                          kp_arena *a, const char *name, const char *role)
+{
+    kp_iam_instance_profile p;
+    int err = kp_iam_get_instance_profile(iam, a, name, &p);
+    if (err == KP_ENOTFOUND) {
+        size_t n_tags;
+        kp_iam_tag *tags = profile_tags(r, nc, a, &n_tags);
+        const char *path =
+            kp_arena_printf(a, "/karpenter/%s/%s/%s/", r->region, r->cluster_name, nc->meta.uid);
+        err = kp_iam_create_instance_profile(iam, a, name, path, tags, n_tags, &p);
+    }
+    if (err < 0) return kp_error_wrap(err, "instance profile %s", name);
+    bool has = false;
+    for (size_t i = 0; i < p.n_roles && err == 0; i++) {
+        if (strcmp(p.roles[i], role) == 0)
+            has = true;
+        else
+            err = kp_iam_remove_role_from_instance_profile(iam, name, p.roles[i]);
+    }
+    if (err == 0 && !has) err = kp_iam_add_role_to_instance_profile(iam, name, role);
+    return err < 0 ? kp_error_wrap(err, "instance profile %s, role %s", name, role) : 0;
+}
+
+int kp_ncr_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
+                            kp_arena *arena, const char **out, const char **why)
+{
+    *out = NULL;
+    if (nc->instance_profile && *nc->instance_profile) {
+        *out = nc->instance_profile;
+        return 0;
+    }
+    if (!nc->role || !*nc->role) {
+        *why = "neither spec.role nor spec.instanceProfile is set";
+        return 0;
+    }
+    if (!iam) return kp_error_set(KP_EINVALID, "instance profile: no IAM client");
+    const char *name = profile_name(r, nc, arena), *role = role_name(nc->role);
+    char *key = kp_arena_printf(arena, "profile|%s|%s", name, role);
+    cJSON *hit = kp_aws_cache_get(r->cache, key);
+    int err = 0;
+    if (!hit) {
+        err = ensure_profile(r, iam, nc, arena, name, role);
+        if (err == 0) {
+            cJSON *mark = cJSON_CreateTrue();
+            kp_aws_cache_put(r->cache, key, mark, KP_NC_PROFILE_TTL_NS);
+            cJSON_Delete(mark);
+        }
+    }
+    cJSON_Delete(hit);
+    if (err == 0) *out = name;
+    return err;
+}

@@ -1,0 +1,130 @@
+/*
+ * The AWS cloud provider: Karpenter's AWS provider behind the cloud-provider
+ * interface (cloud/provider.h).
+ *
+ *   create           the claim's EC2NodeClass (looked up through the
+ *                    caller's callback; missing: KP_EINSUFFICIENT_CAPACITY,
+ *                    as Karpenter treats it; not Ready: KP_ENOTREADY), its
+ *                    catalog, then one instance through CreateFleet
+ *                    (cloud/aws/launch.h). The answer: provider ID
+ *                    aws:///<zone>/<instance-id>, the type's single-valued
+ *                    labels plus zone, zone ID, capacity type, tenancy and
+ *                    nodepool, capacity and allocatable (zero values left
+ *                    out), the image.
+ *   delete_instance  TerminateInstances unless the instance is shutting down
+ *                    already; KP_ENOTFOUND once EC2 no longer has it. A claim
+ *                    without provider ID is found by its karpenter.sh/nodeclaim tag.
+ *   get / list       DescribeInstances (list: the cluster's instances with
+ *                    karpenter.sh/nodepool and karpenter.k8s.aws/ec2nodeclass
+ *                    tags, not terminated); labels and resources from the
+ *                    class's catalog when the class and type are known.
+ *   instance_types   the catalog of the pool's class (cloud/aws/instancetypes.h).
+ *   is_drifted       NodeClassDrift (class hash from the claim's annotations,
+ *                    else the instance's tags), AMIDrift (the image is not the
+ *                    class's AMI for the type), SubnetDrift.
+ *
+ * Outside the table, for the controllers: the node class status
+ * (kp_aws_provider_resolve_nodeclass), the periodic work (refresh: instance
+ * types and prices, 12 h; maintain: unused launch templates, every minute or
+ * so), the launch-template cache at leader election (hydrate), a class's
+ * finalizer (delete_nodeclass), and the interruption queue.
+ *
+ * The provider owns its AWS clients (a pool: a client serves one thread at a
+ * time), the caches (ICE, node-class answers, launch templates, instance
+ * types, prices) and copies of the option strings. It never talks to
+ * Kubernetes. Every function is safe to call from several threads.
+ */
+#ifndef KP_CLOUD_AWS_PROVIDER_H
+#define KP_CLOUD_AWS_PROVIDER_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/objects.h"
+#include "base/arena.h"
+#include "base/clock.h"
+#include "cloud/aws/aws_http.h"
+#include "cloud/aws/credentials.h"
+#include "cloud/aws/ice_cache.h"
+#include "cloud/aws/instancetypes.h"
+#include "cloud/aws/pricing_provider.h"
+#include "cloud/interruption.h"
+#include "cloud/provider.h"
+
+#define KP_AWS_PROVIDER_ID_PREFIX "aws:///"
+
+/* The EC2NodeClass called `name` from the caller's cache, decoded into
+ * `arena`; KP_ENOTFOUND when there is none. */
+typedef int (*kp_aws_nodeclass_lookup)(void *ctx, const char *name, kp_arena *arena,
+                                       const kp_ec2nodeclass **out);
+
+typedef struct kp_aws_provider_opts {
+    const char *region;             /* NULL: AWS_REGION, AWS_DEFAULT_REGION, the profile's */
+    const char *cluster_name;       /* required */
+    const char *cluster_endpoint;   /* the API server nodes join (https://...) */
+    const char *cluster_ca_bundle;  /* base64 of the cluster CA PEM; NULL: none */
+    const char *cluster_cidr;       /* the service CIDR; AL2023 nodes need it */
+    const char *cluster_dns_ip;     /* kube-dns's ClusterIP; NULL: the kubelet's default */
+    const char *kubernetes_version; /* "1.33": AMI aliases need it */
+    const char *interruption_queue; /* SQS queue name or URL; NULL: no interruption handling */
+    /* Where AWS is: every service (tests: moto), and per service. */
+    const char *endpoint_url;
+    const kp_aws_endpoint *endpoints;
+    size_t n_endpoints;
+    kp_aws_credentials *credentials; /* borrowed; NULL: the default chain (owned) */
+    int max_attempts;                /* per AWS call; 0: 3 */
+    kp_aws_nodeclass_lookup lookup;  /* required */
+    void *lookup_ctx;
+    const kp_clock *clock; /* NULL: the system clock */
+    /* Operator flags of the instance-type catalog. */
+    double vm_memory_overhead_percent; /* < 0: Karpenter's default 0.075 */
+    int32_t reserved_enis;
+    bool isolated_vpc; /* no Price List API */
+} kp_aws_provider_opts;
+
+#define KP_AWS_PROVIDER_OPTS_INIT                                                                  \
+    {                                                                                              \
+        .vm_memory_overhead_percent = -1                                                           \
+    }
+
+/* KP_EINVALID without a cluster name, a lookup or a region. No network. */
+int kp_aws_provider_new(const kp_aws_provider_opts *o, kp_cloud_provider **out);
+
+/* The status the node-class controller writes on /status (caller deletes it;
+ * see kp_aws_nc_resolve for its shape and errors). `arena` is scratch. */
+int kp_aws_provider_resolve_nodeclass(kp_cloud_provider *cp, const kp_ec2nodeclass *nc,
+                                      kp_arena *arena, cJSON **status);
+
+/* Instance types and prices from AWS (start-up, then every 12 h). Both run;
+ * the first error is returned and the old data kept. Until the first
+ * success, create and instance_types answer KP_ENOTREADY. */
+int kp_aws_provider_refresh(kp_cloud_provider *cp);
+
+/* Delete launch templates unused for a minute (Karpenter's cache expiry).
+ * Returns how many went, or an EC2 error. */
+int kp_aws_provider_maintain(kp_cloud_provider *cp);
+
+/* Load the cluster's launch templates into the cache (on becoming leader). */
+int kp_aws_provider_hydrate(kp_cloud_provider *cp);
+
+/* A node class is going: delete its launch templates (its finalizer). */
+int kp_aws_provider_delete_nodeclass(kp_cloud_provider *cp, const char *name);
+
+/* The SQS interruption source for opts.interruption_queue (the caller frees
+ * it, before the provider). KP_ENOTFOUND when no queue was configured. */
+int kp_aws_provider_interruption_source(kp_cloud_provider *cp, kp_interruption_source **out);
+
+/* The provider's parts, for wiring and tests (owned by the provider). */
+kp_aws_ice_cache *kp_aws_provider_ice(kp_cloud_provider *cp);
+kp_aws_instancetypes *kp_aws_provider_instancetypes(kp_cloud_provider *cp);
+kp_aws_prices *kp_aws_provider_prices(kp_cloud_provider *cp);
+
+/* "aws:///us-west-2a/i-0abc" <-> (zone, instance id). Parsing is
+ * KP_EINVALID for anything else; *zone and *id point into `provider_id`
+ * copies in `arena`. */
+const char *kp_aws_provider_id(kp_arena *arena, const char *zone, const char *instance_id);
+int kp_aws_parse_provider_id(kp_arena *arena, const char *provider_id, const char **zone,
+                             const char **instance_id);
+
+#endif

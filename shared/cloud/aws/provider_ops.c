@@ -1,0 +1,305 @@
+/* The AWS provider's cloud-provider table (see provider.h). */
+#include "cloud/aws/provider_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/wellknown.h"
+#include "base/error.h"
+
+static const char *const live_states[] = {"pending", "running", "stopping", "stopped",
+                                          "shutting-down"};
+
+static const char *aws_name(const kp_cloud_provider *cp)
+{
+    (void)cp;
+    return "aws";
+}
+
+static const char *class_of(const kp_nodeclaim *claim)
+{
+    return claim->spec.has_node_class_ref ? claim->spec.node_class_ref.name : NULL;
+}
+
+/* ----------------------------------------------------------------- create */
+
+/* Tag keys Karpenter reserves for itself (the CRD refuses them too). */
+static int check_tags(const kp_ec2nodeclass *nc)
+{
+    static const char *const exact[] = {KP_AWS_TAG_CLUSTER, KP_AWS_TAG_NODEPOOL,
+                                        KP_AWS_TAG_NODECLAIM, KP_AWS_TAG_NODECLASS};
+    for (size_t i = 0; i < nc->tags.count; i++) {
+        const char *k = nc->tags.items[i].key;
+        bool bad = strncmp(k, "kubernetes.io/cluster", 21) == 0;
+        for (size_t j = 0; j < sizeof(exact) / sizeof(*exact) && !bad; j++)
+            bad = strcmp(k, exact[j]) == 0;
+        if (bad)
+            return kp_error_set(KP_ENOTREADY, "ec2nodeclass %s: tag \"%s\" is reserved",
+                                nc->meta.name, k);
+    }
+    return 0;
+}
+
+/* The class's catalog narrowed for the claim, copied under the catalog lock. */
+static int candidates(kp_awsp *p, const kp_ec2nodeclass *nc, const kp_nodeclaim *claim,
+                      kp_catalog **out)
+{
+    pthread_mutex_lock(&p->catalog_lock);
+    const kp_catalog *cat = NULL;
+    int err = kp_aws_instancetypes_catalog(p->it, nc, &cat);
+    if (err == 0) err = kp_aws_launch_candidates(cat, claim, p->ice, out);
+    pthread_mutex_unlock(&p->catalog_lock);
+    return err;
+}
+
+static int class_for_launch(kp_awsp *p, const kp_nodeclaim *claim, kp_arena *a,
+                            const kp_ec2nodeclass **nc)
+{
+    int err = kp_awsp_lookup(p, class_of(claim), a, nc);
+    /* No class, no capacity: the claim goes and provisioning starts over. */
+    if (err == KP_ENOTFOUND) return kp_error_wrap(KP_EINSUFFICIENT_CAPACITY, "resolving nodeclass");
+    if (err == 0) err = kp_aws_nodeclass_check_ready(*nc);
+    if (err == 0) err = check_tags(*nc);
+    return err;
+}
+
+static void as_instance(kp_awsp *p, const kp_aws_launched *l, const kp_ec2nodeclass *nc,
+                        const kp_nodeclaim *claim, kp_arena *a, kp_cloud_instance *out)
+{
+    kp_ec2_tag *tags = KP_ARENA_NEW(a, kp_ec2_tag, 2);
+    size_t n = 0;
+    const char *pool = kp_labels_get(&claim->meta.labels, KP_LABEL_NODEPOOL);
+    if (pool) tags[n++] = (kp_ec2_tag){KP_AWS_TAG_NODEPOOL, pool};
+    tags[n++] = (kp_ec2_tag){KP_AWS_TAG_NODECLAIM, claim->meta.name};
+    kp_ec2_instance in = {0};
+    in.id = l->instance_id;
+    in.instance_type = kp_arena_strdup(a, l->type->name);
+    in.state = "pending";
+    in.availability_zone = l->zone;
+    in.subnet_id = l->subnet_id;
+    in.image_id = l->image_id;
+    in.lifecycle = strcmp(l->capacity_type, "spot") == 0 ? "spot" : NULL;
+    in.launch_time_ns = p->clock->now(p->clock);
+    in.tags = tags;
+    in.n_tags = n;
+    kp_awsp_type_facts facts;
+    kp_awsp_type_facts_from(l->type, nc, a, &facts);
+    kp_awsp_instance(a, &in, nc, &facts, out);
+}
+
+static int aws_create(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *a,
+                      kp_cloud_instance *out)
+{
+    kp_awsp *p = (kp_awsp *)cp;
+    const kp_ec2nodeclass *nc = NULL;
+    kp_catalog *cands = NULL;
+    kp_awsp_clients *c = NULL;
+    int err = class_for_launch(p, claim, a, &nc);
+    if (err == 0) err = candidates(p, nc, claim, &cands);
+    if (err == 0) err = kp_awsp_clients_take(p, &c);
+    kp_aws_launched l;
+    if (err == 0) {
+        err = kp_aws_launch(p->launcher, &c->c, nc, claim, cands, a, &l);
+        kp_awsp_clients_give(p, c);
+    }
+    if (err == 0) as_instance(p, &l, nc, claim, a, out);
+    kp_catalog_free(cands);
+    return err < 0
+               ? kp_error_wrap(err, "aws: creating an instance for nodeclaim %s", claim->meta.name)
+               : 0;
+}
+
+/* ------------------------------------------------------------ describing */
+
+/* Live instances by id or by filters; NotFound is an empty answer. */
+static int describe(kp_awsp *p, kp_arena *a, const char *id, const kp_ec2_filter *extra,
+                    size_t n_extra, kp_ec2_instance_list *out)
+{
+    kp_ec2_filter *f = KP_ARENA_NEW(a, kp_ec2_filter, n_extra + 1);
+    f[0] = (kp_ec2_filter){"instance-state-name", live_states,
+                           sizeof(live_states) / sizeof(*live_states)};
+    for (size_t i = 0; i < n_extra; i++)
+        f[i + 1] = extra[i];
+    kp_awsp_clients *c = NULL;
+    int err = kp_awsp_clients_take(p, &c);
+    if (err < 0) return err;
+    kp_ec2_instance_list l = {0};
+    err = kp_ec2_describe_instances(c->c.ec2, a, id ? &id : NULL, id ? 1 : 0, f, n_extra + 1, &l);
+    kp_awsp_clients_give(p, c);
+    if (err == KP_ENOTFOUND) err = 0, l = (kp_ec2_instance_list){0};
+    if (err < 0) return kp_error_wrap(err, "aws: describing instances");
+    *out = l;
+    return 0;
+}
+
+/* The live instance behind a provider ID. */
+static int instance_of(kp_awsp *p, kp_arena *a, const char *pid, const kp_ec2_instance **out)
+{
+    const char *zone = NULL, *id = NULL;
+    int err = kp_aws_parse_provider_id(a, pid, &zone, &id);
+    if (err < 0) return kp_error_set(KP_ENOTFOUND, "aws: %s", kp_error_last());
+    kp_ec2_instance_list l = {0};
+    if ((err = describe(p, a, id, NULL, 0, &l)) < 0) return err;
+    for (size_t i = 0; i < l.n; i++)
+        if (l.items[i].id && strcmp(l.items[i].id, id) == 0) {
+            *out = &l.items[i];
+            return 0;
+        }
+    return kp_error_set(KP_ENOTFOUND, "aws: instance %s not found", pid);
+}
+
+/* Labels and resources through the instance's class, when it is known. */
+static void convert(kp_awsp *p, kp_arena *a, const kp_ec2_instance *in, kp_cloud_instance *out)
+{
+    const char *cls = kp_ec2_tag_get(in->tags, in->n_tags, KP_AWS_TAG_NODECLASS);
+    const kp_ec2nodeclass *nc = NULL;
+    kp_awsp_type_facts facts;
+    bool known = cls && p->lookup(p->lookup_ctx, cls, a, &nc) == 0 &&
+                 kp_awsp_type_facts_of(p, nc, in->instance_type, a, &facts);
+    kp_error_clear();
+    kp_awsp_instance(a, in, nc, known ? &facts : NULL, out);
+}
+
+static int aws_get(kp_cloud_provider *cp, const char *pid, kp_arena *a, kp_cloud_instance *out)
+{
+    kp_awsp *p = (kp_awsp *)cp;
+    const kp_ec2_instance *in = NULL;
+    int err = instance_of(p, a, pid, &in);
+    if (err == 0) convert(p, a, in, out);
+    return err;
+}
+
+static int aws_list(kp_cloud_provider *cp, kp_arena *a, kp_cloud_instance **out, uint32_t *n)
+{
+    kp_awsp *p = (kp_awsp *)cp;
+    const char *cluster[] = {p->cluster_name}, *pool[] = {KP_AWS_TAG_NODEPOOL},
+               *cls[] = {KP_AWS_TAG_NODECLASS};
+    kp_ec2_filter f[] = {
+        {"tag-key", pool, 1}, {"tag-key", cls, 1}, {"tag:" KP_AWS_TAG_CLUSTER, cluster, 1}};
+    kp_ec2_instance_list l = {0};
+    int err = describe(p, a, NULL, f, 3, &l);
+    if (err < 0) return err;
+    kp_cloud_instance *all = KP_ARENA_NEW(a, kp_cloud_instance, l.n + 1);
+    for (size_t i = 0; i < l.n; i++)
+        convert(p, a, &l.items[i], &all[i]);
+    *out = all;
+    *n = (uint32_t)l.n;
+    return 0;
+}
+
+/* ----------------------------------------------------------------- delete */
+
+/* A claim whose launch answer was lost: its instance by tag. */
+static int instance_of_claim(kp_awsp *p, kp_arena *a, const kp_nodeclaim *claim,
+                             const kp_ec2_instance **out)
+{
+    if (claim->provider_id && *claim->provider_id)
+        return instance_of(p, a, claim->provider_id, out);
+    const char *name[] = {claim->meta.name}, *cluster[] = {p->cluster_name};
+    kp_ec2_filter f[] = {{"tag:" KP_AWS_TAG_NODECLAIM, name, 1},
+                         {"tag:" KP_AWS_TAG_CLUSTER, cluster, 1}};
+    kp_ec2_instance_list l = {0};
+    int err = describe(p, a, NULL, f, 2, &l);
+    if (err < 0) return err;
+    if (l.n == 0)
+        return kp_error_set(KP_ENOTFOUND, "aws: no instance for nodeclaim %s", claim->meta.name);
+    *out = &l.items[0];
+    return 0;
+}
+
+static int aws_delete(kp_cloud_provider *cp, const kp_nodeclaim *claim)
+{
+    kp_awsp *p = (kp_awsp *)cp;
+    kp_arena *a = kp_arena_new();
+    const kp_ec2_instance *in = NULL;
+    int err = instance_of_claim(p, a, claim, &in);
+    /* Shutting down already: no second terminate (Karpenter saves the call). */
+    if (err == 0 && !(in->state && strcmp(in->state, "shutting-down") == 0)) {
+        kp_awsp_clients *c = NULL;
+        if ((err = kp_awsp_clients_take(p, &c)) == 0) {
+            kp_ec2_state_change_list changes;
+            err = kp_ec2_terminate_instances(c->c.ec2, a, &in->id, 1, &changes);
+            kp_awsp_clients_give(p, c);
+        }
+        if (err < 0 && err != KP_ENOTFOUND) err = kp_error_wrap(err, "aws: terminating %s", in->id);
+    }
+    kp_arena_free(a);
+    return err;
+}
+
+/* ------------------------------------------------------- types and drift */
+
+static int aws_instance_types(kp_cloud_provider *cp, const kp_nodepool *pool,
+                              const kp_catalog **out)
+{
+    kp_awsp *p = (kp_awsp *)cp;
+    kp_arena *a = kp_arena_new();
+    const kp_ec2nodeclass *nc = NULL;
+    int err = 0;
+    if (pool) {
+        const char *name =
+            pool->template.has_node_class_ref ? pool->template.node_class_ref.name : NULL;
+        err = kp_awsp_lookup(p, name, a, &nc);
+        if (err < 0) err = kp_error_wrap(err, "nodepool %s: resolving node class", pool->meta.name);
+    }
+    if (err == 0) {
+        pthread_mutex_lock(&p->catalog_lock);
+        err = kp_aws_instancetypes_catalog(p->it, nc, out);
+        pthread_mutex_unlock(&p->catalog_lock);
+    }
+    kp_arena_free(a);
+    return err;
+}
+
+/* The claim with the class-hash annotations from the instance's tags when it
+ * carries none of its own. */
+static kp_nodeclaim with_hash(const kp_nodeclaim *claim, const kp_ec2_instance *in, kp_arena *a)
+{
+    kp_nodeclaim c = *claim;
+    if (kp_labels_get(&claim->meta.annotations, KP_AWS_ANNOTATION_NODECLASS_HASH)) return c;
+    const char *h = kp_ec2_tag_get(in->tags, in->n_tags, KP_AWS_ANNOTATION_NODECLASS_HASH);
+    const char *v = kp_ec2_tag_get(in->tags, in->n_tags, KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION);
+    kp_label *l = KP_ARENA_NEW(a, kp_label, 2);
+    size_t n = 0;
+    if (h) l[n++] = (kp_label){KP_AWS_ANNOTATION_NODECLASS_HASH, h};
+    if (v) l[n++] = (kp_label){KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION, v};
+    c.meta.annotations = (kp_labels){l, n};
+    return c;
+}
+
+static const char *drift(kp_awsp *p, const kp_ec2nodeclass *nc, const kp_nodeclaim *claim,
+                         const kp_ec2_instance *in, kp_arena *a)
+{
+    kp_nodeclaim c = with_hash(claim, in, a);
+    const char *why = kp_aws_nodeclass_drift(nc, &c, NULL, NULL);
+    if (why) return why;
+    const char *image = claim->image_id && *claim->image_id ? claim->image_id : in->image_id;
+    kp_awsp_type_facts facts;
+    if (image && nc->n_status_amis && kp_awsp_type_facts_of(p, nc, in->instance_type, a, &facts))
+        return !facts.ami || strcmp(facts.ami, image) != 0 ? "AMIDrift" : NULL;
+    return kp_aws_nodeclass_drift(nc, &c, image, NULL);
+}
+
+static int aws_is_drifted(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *a,
+                          const char **reason)
+{
+    kp_awsp *p = (kp_awsp *)cp;
+    const kp_ec2nodeclass *nc = NULL;
+    int err = kp_awsp_lookup(p, class_of(claim), a, &nc);
+    if (err == KP_ENOTFOUND) { /* no class: drift cannot be told */
+        *reason = NULL;
+        return 0;
+    }
+    const kp_ec2_instance *in = NULL;
+    if (err == 0) err = instance_of(p, a, claim->provider_id, &in);
+    if (err < 0) return err;
+    const char *why = drift(p, nc, claim, in, a);
+    if (!why) why = kp_aws_nodeclass_drift(nc, claim, NULL, in->subnet_id);
+    *reason = why;
+    return 0;
+}
+
+const kp_cloud_provider_ops kp_awsp_ops = {
+    aws_name, aws_create,         aws_delete,     aws_get,
+    aws_list, aws_instance_types, aws_is_drifted, kp_awsp_free,
+};
