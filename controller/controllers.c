@@ -1,11 +1,14 @@
 /* The leader's controllers and their wiring (see controllers.h). */
 #include "controller/controllers.h"
 #include "base/xalloc.h"
+#include "cloud/aws/provider.h"
+#include "controller/cloud_aws.h"
 #include "controller/disruption_ctrl.h"
 #include "controller/gc.h"
 #include "controller/state_metrics.h"
 #include "controller/interruption_ctrl.h"
 #include "controller/lifecycle.h"
+#include "controller/nodeclass_ctrl.h"
 #include "controller/nodepool_ctrl.h"
 #include "controller/objutil.h"
 #include "controller/podevents.h"
@@ -17,8 +20,10 @@
 
 struct kp_controllers {
     kp_ctrl *c;
-    kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents;
-    kp_reconciler *lifecycle, *termination, *nodepool, *podevents;
+    kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents, *q_nodeclass;
+    kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass;
+    kp_loop *aws_upkeep;
+    int64_t aws_refreshed_ns;
     kp_provisioner *provisioner;
     kp_disruption_ctrl *disruption_state;
     kp_loop *disruption;
@@ -111,6 +116,8 @@ static void wire(kp_controllers *cs)
                             &(kp_informer_handler){claim_changed, claim_updated, claim_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODEPOOL], cs->q_nodepool);
     kp_informer_add_handler(c->informers[KP_CK_NODEPOOL], &(kp_informer_handler){pool_changed, pool_updated, NULL, cs});
+    if (cs->q_nodeclass)
+        kp_informer_add_queue(c->informers[KP_CK_NODECLASS], cs->q_nodeclass);
 }
 
 /* --------------------------------------------------------------- life cycle */
@@ -124,6 +131,8 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     cs->q_termination = kp_workqueue_new(&q);
     cs->q_nodepool = kp_workqueue_new(&q);
     cs->q_podevents = kp_workqueue_new(&q);
+    if (kp_cloud_is_aws(c) && c->informers[KP_CK_NODECLASS])
+        cs->q_nodeclass = kp_workqueue_new(&q);
     cs->disruption_state = kp_disruption_ctrl_new();
     cs->provisioner = kp_provisioner_new(c);
     c->provisioner = cs->provisioner;
@@ -139,6 +148,12 @@ int kp_controllers_start(kp_controllers *cs)
     cs->nodepool = kp_reconciler_start(c, "nodepool", cs->q_nodepool, 2, kp_nodepool_reconcile, NULL);
     cs->podevents = kp_reconciler_start(c, "nodeclaim.podevents", cs->q_podevents, 2, kp_podevents_reconcile, NULL);
     cs->disruption = kp_loop_start(c, "disruption", c->opts.disruption_poll_ms, kp_disruption_pass, cs->disruption_state);
+    if (cs->q_nodeclass) {
+        if (kp_aws_provider_hydrate(c->cloud) < 0)
+            kp_ctrl_log_error("aws", "loading the cluster's launch templates", NULL, -1);
+        cs->nodeclass = kp_reconciler_start(c, "nodeclass", cs->q_nodeclass, 2, kp_nodeclass_reconcile, NULL);
+        cs->aws_upkeep = kp_loop_start(c, "aws.upkeep", 60000, kp_cloud_aws_upkeep, &cs->aws_refreshed_ns);
+    }
     cs->state_metrics = kp_loop_start(c, "metrics.state", 10000, kp_state_metrics_pass, NULL);
     cs->gc = kp_loop_start(c, "nodeclaim.garbagecollection", c->opts.gc_interval_ms, kp_gc_pass, NULL);
     if (c->interruption) /* receive() waits for notices itself: no pause between passes */
@@ -159,6 +174,8 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->termination = kp_reconciler_stop(cs->termination);
     cs->nodepool = kp_reconciler_stop(cs->nodepool);
     cs->podevents = kp_reconciler_stop(cs->podevents);
+    cs->nodeclass = kp_reconciler_stop(cs->nodeclass);
+    cs->aws_upkeep = kp_loop_stop(cs->aws_upkeep);
     cs->disruption = kp_loop_stop(cs->disruption);
     cs->interruption = kp_loop_stop(cs->interruption);
     cs->gc = kp_loop_stop(cs->gc);
@@ -177,6 +194,8 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
     kp_workqueue_free(cs->q_termination);
     kp_workqueue_free(cs->q_nodepool);
     kp_workqueue_free(cs->q_podevents);
+    if (cs->q_nodeclass)
+        kp_workqueue_free(cs->q_nodeclass);
     kp_disruption_ctrl_free(cs->disruption_state);
     free(cs);
     return NULL;

@@ -21,6 +21,8 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
     o->registration_ttl_ms = 15 * 60 * 1000;
     o->consolidation_validation_ms = 15000;
     o->gc_interval_ms = 120000;
+    o->vm_memory_overhead_percent = 0.075;
+    o->kubernetes_version = "1.33";
     o->metrics_port = 8080;
     o->health_port = 8081;
     o->bind_address = "0.0.0.0";

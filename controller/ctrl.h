@@ -75,6 +75,12 @@ typedef struct kp_ctrl_opts {
     bool spot_to_spot; /* Karpenter's SpotToSpotConsolidation gate */
     bool kwok_finish_immediately; /* kwok: finish terminating pods at once, not after their grace */
     const char *interruption_queue; /* aws: the SQS queue name; NULL: none */
+    const char *cluster_endpoint, *cluster_ca_bundle, *cluster_cidr; /* aws: what nodes join */
+    const char *kubernetes_version; /* aws: for AMI aliases */
+    const char *aws_region, *aws_endpoint_url;
+    double vm_memory_overhead_percent;
+    int reserved_enis;
+    bool isolated_vpc;
     const char *interruption_dir;   /* a directory of notice files (kwok, tests); NULL: none */
     const char *log_level;
 } kp_ctrl_opts;

@@ -7,6 +7,7 @@
 #include "cloud/kwok/kwok_kubelet.h"
 #include "cloud/aws/interruption.h"
 #include "cloud/interruption_dir.h"
+#include "controller/cloud_aws.h"
 #include "controller/controllers.h"
 #include "controller/eventq.h"
 #include "controller/http.h"
@@ -97,6 +98,8 @@ static int informers(kp_runtime *rt)
 static int cloud(kp_runtime *rt)
 {
     kp_ctrl *c = &rt->c;
+    if (!strcmp(c->opts.cloud_provider, "aws"))
+        return kp_cloud_aws_new(c, &c->interruption);
     if (strcmp(c->opts.cloud_provider, "kwok") != 0)
         return kp_error_set(KP_EINVALID, "--cloud-provider %s is not available in this build", c->opts.cloud_provider);
     int err = kp_catalog_open(c->opts.instance_types, &rt->catalog);
@@ -120,6 +123,8 @@ static int cloud(kp_runtime *rt)
 static int interruption(kp_runtime *rt)
 {
     const kp_ctrl_opts *o = &rt->c.opts;
+    if (rt->c.interruption)
+        return 0; /* the AWS provider's queue */
     if (o->interruption_dir && *o->interruption_dir)
         return kp_interruption_dir_new(o->interruption_dir, kp_aws_interruption_parse, &rt->c.interruption);
     if (o->interruption_queue && *o->interruption_queue)

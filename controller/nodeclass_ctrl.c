@@ -1,0 +1,105 @@
+/* EC2NodeClass status, hash and finalizer (see nodeclass_ctrl.h). */
+#include "controller/nodeclass_ctrl.h"
+#include "api/decode.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "cloud/aws/nodeclass.h"
+#include "cloud/aws/provider.h"
+#include "controller/objutil.h"
+#include "kube/ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOGGER "nodeclass"
+#define RESOLVE_EVERY_MS 60000
+#define WAIT_FOR_CLAIMS_MS 5000
+
+int kp_nodeclass_lookup(void *ctx, const char *name, kp_arena *arena, const kp_ec2nodeclass **out)
+{
+    kp_ctrl *c = ctx;
+    cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLASS, name);
+    if (!obj) return kp_error_set(KP_ENOTFOUND, "EC2NodeClass %s not found", name);
+    kp_ec2nodeclass *nc = kp_arena_alloc(arena, sizeof(*nc));
+    int err = kp_decode_ec2nodeclass(arena, obj, nc);
+    cJSON_Delete(obj);
+    if (err < 0) return err;
+    *out = nc;
+    return 0;
+}
+
+typedef struct users_ctx {
+    const char *name;
+    int n;
+} users_ctx;
+
+static void count_user(void *ctx, const char *key, const cJSON *claim)
+{
+    (void)key;
+    users_ctx *u = ctx;
+    const char *ref = kp_obj_str(claim, "spec.nodeClassRef.name");
+    const char *kind = kp_obj_str(claim, "spec.nodeClassRef.kind");
+    if (ref && !strcmp(ref, u->name) && (!kind || !strcmp(kind, "EC2NodeClass"))) u->n++;
+}
+
+/* Deleting: NodeClaims first (Karpenter waits for them), then the provider's
+ * leftovers, then the finalizer. */
+static int finalize(kp_ctrl *c, const cJSON *obj, const char *name, int64_t *requeue_ms)
+{
+    if (!kp_obj_has_finalizer(obj, KP_NODECLASS_FINALIZER)) return 0;
+    users_ctx u = {name, 0};
+    kp_informer_foreach(c->informers[KP_CK_NODECLAIM], count_user, &u);
+    if (u.n > 0) {
+        *requeue_ms = WAIT_FOR_CLAIMS_MS;
+        return 0;
+    }
+    int err = kp_aws_provider_delete_nodeclass(c->cloud, name);
+    if (err < 0) return err;
+    cJSON *want = cJSON_Duplicate(obj, 1);
+    kp_obj_remove_finalizer(want, KP_NODECLASS_FINALIZER);
+    err = kp_obj_patch(c->kube, KP_RES_EC2NODECLASS, obj, want, KP_OBJ_LOCK);
+    cJSON_Delete(want);
+    return err == KP_KUBE_UNCHANGED || err == KP_ENOTFOUND ? 0 : err;
+}
+
+/* Finalizer and hash annotations on the object, then the resolved status. */
+static int upkeep(kp_ctrl *c, const cJSON *obj, const kp_ec2nodeclass *nc, kp_arena *arena)
+{
+    cJSON *want = cJSON_Duplicate(obj, 1);
+    char hash[24];
+    snprintf(hash, sizeof(hash), "%llu", (unsigned long long)kp_aws_nodeclass_hash(nc));
+    kp_obj_add_finalizer(want, KP_NODECLASS_FINALIZER);
+    kp_obj_set_annotation(want, KP_AWS_ANNOTATION_NODECLASS_HASH, hash);
+    kp_obj_set_annotation(want, KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION, KP_AWS_NODECLASS_HASH_VERSION);
+    int err = kp_obj_patch(c->kube, KP_RES_EC2NODECLASS, obj, want, KP_OBJ_LOCK);
+    cJSON *status = NULL;
+    if (err >= 0 || err == KP_KUBE_UNCHANGED) err = kp_aws_provider_resolve_nodeclass(c->cloud, nc, arena, &status);
+    if (err >= 0) {
+        cJSON_ReplaceItemInObjectCaseSensitive(want, "status", status);
+        if (!cJSON_GetObjectItemCaseSensitive(want, "status")) cJSON_AddItemToObject(want, "status", status);
+        err = kp_obj_patch(c->kube, KP_RES_EC2NODECLASS, obj, want, KP_KUBE_STATUS);
+    }
+    cJSON_Delete(want);
+    return err == KP_KUBE_UNCHANGED ? 0 : err;
+}
+
+int kp_nodeclass_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *requeue_ms)
+{
+    (void)state;
+    cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLASS, key);
+    if (!obj) return 0;
+    int err;
+    if (kp_obj_str(obj, "metadata.deletionTimestamp")) {
+        err = finalize(c, obj, key, requeue_ms);
+    } else {
+        kp_arena *arena = kp_arena_new();
+        kp_ec2nodeclass nc;
+        err = kp_decode_ec2nodeclass(arena, obj, &nc);
+        if (err == 0) err = upkeep(c, obj, &nc, arena);
+        kp_arena_free(arena);
+        *requeue_ms = RESOLVE_EVERY_MS;
+    }
+    cJSON_Delete(obj);
+    return err < 0 ? err : 0;
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# --cloud-provider aws on the real control plane, with moto's server as EC2, IAM and
+# SQS: the EC2NodeClass resolves (subnets and security groups by tag, the AMI by id,
+# an instance profile for the role) and turns Ready; a pending pod leads to a
+# NodeClaim whose CreateFleet launch is an instance in moto, tagged for the claim;
+# a stand-in for the instance's kubelet joins a Node with that providerID, the claim
+# registers and initializes, kube-scheduler binds the pod; deleting the claim
+# terminates the instance. EC2 being an emulator, nothing else is faked.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+readonly ROOT="$HERE/../.."
+readonly NS=e2e-aws
+MOTO_DIR=""
+MOTO_URL=""
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
+
+# ec2py EXPR: a boto3 call against moto from Debian's python.
+boto() {
+  /usr/bin/python3 - "$MOTO_URL" "$@" <<'PY'
+import boto3, json, sys
+url, what = sys.argv[1], sys.argv[2]
+ec2 = boto3.client("ec2", endpoint_url=url, region_name="us-east-1")
+iam = boto3.client("iam", endpoint_url=url, region_name="us-east-1")
+tag = [{"ResourceType": None, "Tags": [{"Key": "karpenter.sh/discovery", "Value": "e2e"}]}]
+def tagged(kind):
+    return [{"ResourceType": kind, "Tags": tag[0]["Tags"]}]
+if what == "account":
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    for zone, cidr in (("us-east-1a", "10.0.1.0/24"), ("us-east-1b", "10.0.2.0/24")):
+        ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone, TagSpecifications=tagged("subnet"))
+    ec2.create_security_group(GroupName="nodes", Description="nodes", VpcId=vpc, TagSpecifications=tagged("security-group"))
+    image = [i for i in ec2.describe_images()["Images"] if i.get("Architecture") == "x86_64"][0]["ImageId"]
+    iam.create_role(RoleName="KarpenterNodeRole-e2e", AssumeRolePolicyDocument="{}")
+    print(image)
+elif what == "instances":
+    out = []
+    for r in ec2.describe_instances()["Reservations"]:
+        for i in r["Instances"]:
+            tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
+            out.append("%s %s %s %s" % (i["InstanceId"], i["State"]["Name"], i["InstanceType"], tags.get("karpenter.sh/nodeclaim", "-")))
+    print("\n".join(out))
+PY
+}
+
+stop_moto() { bash "$ROOT/scripts/moto-server.sh" stop "$MOTO_DIR" >/dev/null 2>&1 || true; }
+
+setup() {
+  local image
+  e2e_setup
+  bash "$ROOT/scripts/moto-server.sh" install >/dev/null
+  MOTO_DIR="$KP_E2E_DIR/moto"
+  mkdir -p "$MOTO_DIR"
+  MOTO_URL=$(bash "$ROOT/scripts/moto-server.sh" start "$MOTO_DIR")
+  e2e_cleanup stop_moto
+  image=$(boto account)
+  pass "moto at $MOTO_URL with a VPC, two tagged subnets, a security group, role and AMI $image"
+  e2e_namespace $NS
+  k apply -f "$ROOT/crds/compat-1.20" >/dev/null
+  wait_for "k get ec2nodeclasses" 30 || fail "the EC2NodeClass CRD is not served"
+  k apply -f - >/dev/null <<EOF2
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  role: KarpenterNodeRole-e2e
+  amiFamily: AL2023
+  amiSelectorTerms: [{id: $image}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: e2e}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: e2e}}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m]}
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      expireAfter: Never
+  disruption: {consolidateAfter: Never}
+EOF2
+  e2e_start_controller controller --disable-leader-election --cloud-provider aws --cluster-name e2e \
+    --aws-endpoint-url "$MOTO_URL" --cluster-endpoint "$KP_E2E_API_URL" --batch-idle-duration 500ms
+}
+
+nodeclass_ready() {
+  wait_for '[ "$(k get ec2nodeclass default -o jsonpath="{.status.conditions[?(@.type==\"Ready\")].status}")" = True ]' 60 ||
+    fail "EC2NodeClass not Ready: $(k get ec2nodeclass default -o jsonpath='{.status.conditions}')"
+  pass "EC2NodeClass Ready with subnets $(k get ec2nodeclass default -o jsonpath='{.status.subnets[*].id}')"
+  check "its instance profile is resolved" test -n "$(k get ec2nodeclass default -o jsonpath='{.status.instanceProfile}')"
+  check "it carries the class hash" test -n \
+    "$(k get ec2nodeclass default -o jsonpath='{.metadata.annotations.karpenter\.k8s\.aws/ec2nodeclass-hash}')"
+  check "and the finalizer" grep -q karpenter.k8s.aws/termination <<<"$(k get ec2nodeclass default -o jsonpath='{.metadata.finalizers}')"
+}
+
+CLAIM=""
+PID=""
+launch() {
+  k -n $NS run web --image=registry.k8s.io/pause:3.7 --restart=Never --requests=cpu=1 >/dev/null
+  wait_for '[ -n "$(k get nodeclaims -o jsonpath="{.items[0].status.providerID}")" ]' 60 ||
+    fail "no launched NodeClaim: $(k get nodeclaims -o yaml | tail -n 30)"
+  CLAIM=$(k get nodeclaims -o jsonpath='{.items[0].metadata.name}')
+  PID=$(k get nodeclaim "$CLAIM" -o jsonpath='{.status.providerID}')
+  pass "NodeClaim $CLAIM launched as $PID"
+  check "the provider ID is aws:///zone/i-..." grep -Eq '^aws:///us-east-1[ab]/i-[0-9a-f]+$' <<<"$PID"
+  check "moto runs the instance, tagged with the claim" \
+    grep -q "^${PID##*/} running .* $CLAIM\$" <<<"$(boto instances)"
+}
+
+# The instance's kubelet joining: a Node with the providerID, Karpenter's
+# unregistered taint, then a Ready status.
+join() {
+  local node=ip-10-0-1-10.ec2.internal type
+  type=$(k get nodeclaim "$CLAIM" -o jsonpath='{.metadata.labels.node\.kubernetes\.io/instance-type}')
+  k apply -f - >/dev/null <<EOF2
+apiVersion: v1
+kind: Node
+metadata:
+  name: $node
+  labels: {kubernetes.io/hostname: $node, node.kubernetes.io/instance-type: $type}
+spec:
+  providerID: $PID
+  taints: [{key: karpenter.sh/unregistered, effect: NoExecute}]
+EOF2
+  api PATCH "/api/v1/nodes/$node/status" "{\"status\":{\"capacity\":{\"cpu\":\"8\",\"memory\":\"16Gi\",\"pods\":\"110\"},
+    \"allocatable\":{\"cpu\":\"7\",\"memory\":\"14Gi\",\"pods\":\"110\"},
+    \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"message\":\"ok\",
+    \"lastHeartbeatTime\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\",\"lastTransitionTime\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}]}}" \
+    application/merge-patch+json >/dev/null
+  # Admission gave it node.kubernetes.io/not-ready; a kubelet's node controller would lift it.
+  wait_for "k get node $node" 10 || fail "the Node was not created"
+  k patch node "$node" --type json -p '[{"op":"remove","path":"/spec/taints"}]' >/dev/null 2>&1 || true
+  wait_for '[ "$(k get nodeclaim '"$CLAIM"' -o jsonpath="{.status.conditions[?(@.type==\"Initialized\")].status}")" = True ]' 60 ||
+    fail "claim not Initialized: $(k get nodeclaim "$CLAIM" -o jsonpath='{.status.conditions}')"
+  pass "the claim registered and initialized with Node $node"
+  check "the claim names its node" test "$(k get nodeclaim "$CLAIM" -o jsonpath='{.status.nodeName}')" = "$node"
+  wait_for "[ \"\$(k -n $NS get pod web -o jsonpath='{.spec.nodeName}')\" = $node ]" 60 || fail "pod not bound to $node"
+  pass "kube-scheduler bound the pod to the new node"
+}
+
+terminate() {
+  k -n $NS delete pod web --grace-period=0 --force >/dev/null 2>&1 || true
+  k delete nodeclaim "$CLAIM" --wait=false >/dev/null
+  wait_for "! k get nodeclaim $CLAIM" 90 || fail "claim $CLAIM not gone"
+  pass "the NodeClaim and its Node are gone"
+  check "the instance is terminated in moto" grep -Eq "^${PID##*/} (shutting-down|terminated) " <<<"$(boto instances)"
+}
+
+setup
+nodeclass_ready
+launch
+join
+terminate
