@@ -105,6 +105,27 @@ static void pool_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
     pool_changed(ctx, new_obj);
 }
 
+static void enqueue_pool(void *ctx, const char *key, const cJSON *obj)
+{
+    (void)obj;
+    kp_workqueue_add(ctx, key);
+}
+
+/* A node class changed (turned Ready, say): the NodePools' NodeClassReady and
+ * Ready follow, and their change triggers the provisioner. */
+static void class_changed(void *ctx, const cJSON *obj)
+{
+    kp_controllers *cs = ctx;
+    (void)obj;
+    kp_informer_foreach(cs->c->informers[KP_CK_NODEPOOL], enqueue_pool, cs->q_nodepool);
+}
+
+static void class_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+    (void)old_obj;
+    class_changed(ctx, new_obj);
+}
+
 static void wire(kp_controllers *cs)
 {
     kp_ctrl *c = cs->c;
@@ -116,8 +137,11 @@ static void wire(kp_controllers *cs)
                             &(kp_informer_handler){claim_changed, claim_updated, claim_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODEPOOL], cs->q_nodepool);
     kp_informer_add_handler(c->informers[KP_CK_NODEPOOL], &(kp_informer_handler){pool_changed, pool_updated, NULL, cs});
-    if (cs->q_nodeclass)
+    if (cs->q_nodeclass) {
         kp_informer_add_queue(c->informers[KP_CK_NODECLASS], cs->q_nodeclass);
+        kp_informer_add_handler(c->informers[KP_CK_NODECLASS],
+                                &(kp_informer_handler){class_changed, class_updated, class_changed, cs});
+    }
 }
 
 /* --------------------------------------------------------------- life cycle */

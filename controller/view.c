@@ -87,6 +87,16 @@ static void namespaces(kp_ctrl *c, kp_ctrl_view *v)
 #define COLLECT(field, kind, fn, type)                                                                         \
     v->cluster.field = (const type *const *)collect(c, v, kind, fn, sizeof(type), &v->cluster.n_##field)
 
+/* The pool's instance types from the provider (AWS: its node class's);
+ * NULL when the provider has none for it now (not Ready, no class). */
+static const kp_catalog *pool_catalog(void *ctx, const kp_nodepool *np)
+{
+    kp_ctrl *c = ctx;
+    const kp_catalog *cat = NULL;
+    if (!np || c->cloud->ops->instance_types(c->cloud, np, &cat) < 0) return NULL;
+    return cat;
+}
+
 int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out)
 {
     kp_ctrl_view *v = kp_xcalloc(1, sizeof(*v));
@@ -102,6 +112,10 @@ int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out
     COLLECT(pdbs, KP_CK_PDB, dec_pdb, kp_pdb);
     namespaces(c, v);
     v->cluster.catalog = catalog;
+    if (c->cloud) {
+        v->cluster.catalog_for = pool_catalog;
+        v->cluster.catalog_ctx = c;
+    }
     int err = kp_snapshot_build(&v->cluster, &v->snap);
     if (err < 0) {
         kp_ctrl_view_free(v);

@@ -306,6 +306,29 @@ static bool provisions(const kp_nodepool *np)
     return !np->has_replicas && !np->meta.deletion_timestamp.set && (!ready || ready->status == KP_CONDITION_TRUE);
 }
 
+/* Each template's instance types: the cluster's catalog, or the pool's own
+ * when the cluster says how to find it (compiled once per catalog). */
+static int assign_catalogs(kp_snapshot *snap, const kp_cluster *c, int first)
+{
+    const kp_catalog *seen[64];
+    int seen_first[64];
+    uint32_t n_seen = 0;
+    for (uint32_t t = 0; t < snap->n_templates; t++) {
+        const kp_catalog *cat = c->catalog;
+        if (c->catalog_for) cat = c->catalog_for(c->catalog_ctx, snap->templates[t].src);
+        if (!cat) continue;
+        int at = cat == c->catalog ? first : -1;
+        for (uint32_t i = 0; i < n_seen && at < 0; i++)
+            if (seen[i] == cat) at = seen_first[i];
+        if (at < 0) {
+            if ((at = kp_snapshot_add_catalog(snap, cat)) < 0) return at;
+            if (n_seen < 64) seen[n_seen] = cat, seen_first[n_seen++] = at;
+        }
+        kp_snapshot_template_use_its(snap, t, (uint32_t)at, (uint32_t)cat->count);
+    }
+    return 0;
+}
+
 int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
 {
     kp_snapshot *snap = kp_snapshot_new();
@@ -329,8 +352,10 @@ int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
     snap->pdbs = c->pdbs;
     snap->n_pdbs = (uint32_t)c->n_pdbs;
     kp_snapshot_sort_templates(snap);
-    for (uint32_t t = 0; t < snap->n_templates && c->catalog; t++)
-        kp_snapshot_template_use_its(snap, t, (uint32_t)first, (uint32_t)c->catalog->count);
+    if ((err = assign_catalogs(snap, c, first)) < 0) {
+        kp_snapshot_free(snap);
+        return err;
+    }
     *out = snap;
     return 0;
 }

@@ -37,6 +37,11 @@ typedef struct kp_cluster {
     const kp_namespace_info *namespaces; /* for namespaceSelector; may be empty */
     size_t n_namespaces;
     const kp_catalog *catalog; /* the instance types every NodePool can use */
+    /* Optional: a NodePool's own instance types (a cloud where they depend on
+     * the pool's node class); NULL from it means none. `catalog` then still
+     * serves existing nodes' types. Catalogs are compiled once per pointer. */
+    const kp_catalog *(*catalog_for)(void *ctx, const kp_nodepool *np);
+    void *catalog_ctx;
 } kp_cluster;
 
 int kp_snapshot_build(const kp_cluster *cluster, kp_snapshot **out);

@@ -86,7 +86,8 @@ spec:
   disruption: {consolidateAfter: Never}
 EOF2
   e2e_start_controller controller --disable-leader-election --cloud-provider aws --cluster-name e2e \
-    --aws-endpoint-url "$MOTO_URL" --cluster-endpoint "$KP_E2E_API_URL" --batch-idle-duration 500ms
+    --aws-endpoint-url "$MOTO_URL" --cluster-endpoint "$KP_E2E_API_URL" --cluster-cidr 10.96.0.0/16 \
+    --batch-idle-duration 500ms
 }
 
 nodeclass_ready() {
@@ -102,7 +103,14 @@ nodeclass_ready() {
 CLAIM=""
 PID=""
 launch() {
-  k -n $NS run web --image=registry.k8s.io/pause:3.7 --restart=Never --requests=cpu=1 >/dev/null
+  k -n $NS apply -f - >/dev/null <<EOF2
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  terminationGracePeriodSeconds: 0
+  containers: [{name: pause, image: registry.k8s.io/pause:3.7, resources: {requests: {cpu: "1"}}}]
+EOF2
   wait_for '[ -n "$(k get nodeclaims -o jsonpath="{.items[0].status.providerID}")" ]' 60 ||
     fail "no launched NodeClaim: $(k get nodeclaims -o yaml | tail -n 30)"
   CLAIM=$(k get nodeclaims -o jsonpath='{.items[0].metadata.name}')
