@@ -256,6 +256,48 @@ static uint32_t min_values_needed(const planner *p, const kp_requirements *reqs,
     return needed;
 }
 
+static int cmp_sym(const void *a, const void *b)
+{
+    kp_sym x = *(const kp_sym *)a, y = *(const kp_sym *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* c->reqs AND `key In values` (sorted here, as a requirement's values are). */
+static void require_in(planner *p, kp_plan_claim *c, kp_sym key, kp_sym *values, uint32_t n)
+{
+    kp_requirement r;
+    memset(&r, 0, sizeof(r));
+    qsort(values, n, sizeof(kp_sym), cmp_sym);
+    r.key = key;
+    r.values = values;
+    r.n_values = n;
+    kp_requirements_add(&c->reqs, p->snap->symtab, p->plan->arena, &r);
+}
+
+/* Karpenter creates the replacement NodeClaim from its options (ToNodeClaim):
+ * instance-type In the options and capacity-type In what they offer, so the
+ * launch cannot pick a type the price filter removed. */
+static void require_options(planner *p, kp_plan_claim *c)
+{
+    kp_sym *names = KP_ARENA_NEW(p->plan->arena, kp_sym, c->n_its);
+    kp_sym *cts = KP_ARENA_NEW(p->plan->arena, kp_sym, 3);
+    uint32_t n_cts = 0;
+    for (uint32_t i = 0; i < c->n_its; i++) {
+        const kp_sit *sit = &p->snap->its[c->its[i]];
+        names[i] = sit->name;
+        for (uint32_t o = 0; o < sit->n_offerings; o++) {
+            bool seen = !allowed(p, &c->reqs, &sit->offerings[o]);
+            for (uint32_t j = 0; j < n_cts && !seen; j++)
+                seen = cts[j] == sit->offerings[o].capacity_type;
+            if (!seen && n_cts < 3)
+                cts[n_cts++] = sit->offerings[o].capacity_type;
+        }
+    }
+    require_in(p, c, KP_SYM_INSTANCE_TYPE, names, c->n_its);
+    if (n_cts)
+        require_in(p, c, KP_SYM_CAPACITY_TYPE, cts, n_cts);
+}
+
 /* Karpenter's RemoveInstanceTypeOptionsByPriceAndMinValues. */
 static bool keep_cheaper(planner *p, kp_plan_claim *c, double max_price)
 {
@@ -265,8 +307,10 @@ static bool keep_cheaper(planner *p, kp_plan_claim *c, double max_price)
             kept[n++] = c->its[i];
     c->its = kept;
     c->n_its = n;
-    if (n)
+    if (n) {
         reprice(p, c);
+        require_options(p, c);
+    }
     return n > 0 && min_values_needed(p, &c->reqs, kept, n) <= n;
 }
 
@@ -304,8 +348,10 @@ static int spot_to_spot(planner *p, kp_plan_claim *c, uint32_t n, double price, 
     /* Karpenter keeps more than 15 when minValues needs them. */
     uint32_t keep = min_values_needed(p, &c->reqs, c->its, c->n_its);
     keep = keep > SPOT_TO_SPOT_MIN_TYPES ? keep : SPOT_TO_SPOT_MIN_TYPES;
-    if (n == 1 && c->n_its > keep)
+    if (n == 1 && c->n_its > keep) {
         c->n_its = keep;
+        require_options(p, c);
+    }
     return 1;
 }
 
