@@ -1,7 +1,9 @@
 /*
- * Consolidation: cases where the planner differs from Karpenter (or from its
- * own interface), each with the reference it is checked against. These fail
- * until the planner is fixed; see the notes on each.
+ * Consolidation, part four: the replacement's options and requirements
+ * (spot-to-spot with minValues, requirements narrowed to the options the
+ * price filter kept, reserved capacity), what the planner leaves in the
+ * snapshot, and a Node without a NodeClaim (where we deliberately differ).
+ * Each case names the Karpenter reference it follows.
  *
  * The catalog is test_disruption_consolidation_1.c's: five sizes doubling in
  * CPU, memory and price, on-demand and spot (40%) in three zones.
@@ -289,15 +291,13 @@ static uint32_t replacement_type_requirement(const kp_scenario *s, uint32_t i,
 }
 
 /*
- * 1. Spot-to-spot truncation ignores minValues above 15.
+ * 1. Spot-to-spot keeps more than 15 options when minValues needs them.
  * Karpenter: consolidation.go computeSpotToSpotConsolidation, "if
  * results.NewNodeClaims[0].Requirements.HasMinValues()" keeps
- * max(15, the instance types minValues needs); consolidation_test.go:1357
+ * max(15, the cheapest options minValues needs); consolidation_test.go:1357
  * ("...minValues in requirement is greater than 15") expects 16 options.
- * Ours: methods.c spot_to_spot() always cuts c->n_its to
- * SPOT_TO_SPOT_MIN_TYPES, which also breaks the NodePool's minValues: 16.
  */
-Test(consolidation_bugs, spot_to_spot_min_values_above_15_widens_the_cut)
+Test(consolidation_spot, spot_to_spot_min_values_above_15_widens_the_cut)
 {
     sc c;
     sc_init(&c, false);
@@ -314,17 +314,14 @@ Test(consolidation_bugs, spot_to_spot_min_values_above_15_widens_the_cut)
 }
 
 /*
- * 2. The replacement's requirements still allow the types the price filter
- * removed. Karpenter creates the replacement NodeClaim from its
+ * 2. The replacement's requirements allow only the types the price filter
+ * kept. Karpenter creates the replacement NodeClaim from its
  * InstanceTypeOptions (nodeclaimtemplate.go ToNodeClaim: instance-type In
  * the options, after RemoveInstanceTypeOptionsByPriceAndMinValues and the
- * spot-to-spot cut), so a launch can only pick a cheaper type.
- * Ours: methods.c keep_cheaper() and spot_to_spot() narrow c->its but leave
- * the instance-type requirement in c->reqs as the solver pinned it, so the
- * replacement (and `simulate --disrupt`'s replacements[].requirements) may
- * launch as the node's own type, or dearer.
+ * spot-to-spot cut), so a launch can only pick a cheaper type, never the
+ * node's own type or a dearer one.
  */
-Test(consolidation_bugs, replacement_requirements_allow_only_cheaper_types)
+Test(consolidation_replace, replacement_requirements_allow_only_cheaper_types)
 {
     sc c;
     sc_init(&c, true);
@@ -340,7 +337,7 @@ Test(consolidation_bugs, replacement_requirements_allow_only_cheaper_types)
     sc_free(&c);
 }
 
-Test(consolidation_bugs, spot_to_spot_requirements_name_the_15_options)
+Test(consolidation_spot, spot_to_spot_requirements_name_the_15_options)
 {
     sc c;
     sc_init(&c, false);
@@ -357,19 +354,14 @@ Test(consolidation_bugs, spot_to_spot_requirements_name_the_15_options)
 }
 
 /*
- * 3. A spot node is not moved into reserved capacity.
+ * 3. A spot node moves into reserved capacity.
  * Karpenter (ReservedCapacity on by default, options.go): the scheduler pins a
  * NodeClaim that holds reserved offerings to capacity-type reserved
  * (nodeclaim.go FinalizeScheduling), so computeConsolidation does not take
  * the spot-to-spot path and the spot node is replaced by its own type,
- * reserved: consolidation_test.go:4887 "can consolidate into reserved
- * capacity for the same instance pool", Entry "from spot".
- * Ours: the replacement's capacity-type requirement still includes spot, so
- * methods.c consolidate() treats it as spot-to-spot: refused without the
- * feature, and with it the spot pin drops the reserved offering ("no cheaper
- * spot replacement"). Either the solver's finalize.c should
- * pin reserved claims, or consolidate() should decide by the launch's
- * capacity type (c->capacity_type) rather than the requirement.
+ * reserved, with or without SpotToSpotConsolidation: consolidation_test.go:4887
+ * "can consolidate into reserved capacity for the same instance pool", Entry
+ * "from spot".
  */
 static void spot_and_reservation(sc *c)
 {
@@ -385,7 +377,7 @@ static void spot_and_reservation(sc *c)
     pod(c, "p", "a", "1");
 }
 
-Test(consolidation_bugs, spot_moves_into_reserved_capacity)
+Test(consolidation_reserved, spot_moves_into_reserved_capacity)
 {
     sc c;
     sc_init(&c, false);
@@ -397,7 +389,7 @@ Test(consolidation_bugs, spot_moves_into_reserved_capacity)
     sc_free(&c);
 }
 
-Test(consolidation_bugs, spot_moves_into_reserved_capacity_with_spot_to_spot_on)
+Test(consolidation_reserved, spot_moves_into_reserved_capacity_with_spot_to_spot_on)
 {
     sc c;
     sc_init(&c, false);
@@ -424,7 +416,7 @@ static const char *pod_node(const kp_scenario *s, const char *ns_name)
     return NULL;
 }
 
-Test(consolidation_bugs, the_planned_snapshot_keeps_the_nodes_and_moves_the_pods)
+Test(consolidation_snapshot, the_planned_snapshot_keeps_the_nodes_and_moves_the_pods)
 {
     sc c;
     sc_init(&c, true);
@@ -456,7 +448,7 @@ Test(consolidation_bugs, the_planned_snapshot_keeps_the_nodes_and_moves_the_pods
  * users expect those nodes planned (docs/simulate.md says so), while the
  * controller always has the NodeClaims, so it is not affected.
  */
-Test(consolidation_bugs, node_without_a_nodeclaim_is_a_candidate)
+Test(consolidation_candidates, node_without_a_nodeclaim_is_a_candidate)
 {
     sc c;
     sc_init(&c, true);
