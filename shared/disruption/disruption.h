@@ -8,7 +8,7 @@
  * a place on the rest of the cluster plus the replacements.
  *
  * kp_disruption_plan runs loop after loop, applying each command to the
- * snapshot (nodes removed, replacements added, pods moved), until a loop
+ * snapshot (candidates set aside, replacements added, pods moved), until a loop
  * finds nothing more to do: the plan is the sequence, and what is left is
  * explained node by node. The controller executes only the first command of
  * a one-loop plan.
@@ -81,8 +81,11 @@ typedef struct kp_disruption_plan {
     int64_t compute_ns;
 } kp_disruption_plan;
 
-/* Plan. `snap` is changed: the commands are applied to it as they are found
- * (its nodes after the call are the cluster after the plan). */
+/* Plan. `snap` is changed as the commands are applied: replacements are
+ * appended to its nodes and the pods that move point at their new nodes, but
+ * the nodes the commands take away stay in snap->nodes (the commands' and the
+ * blocked list's indices refer to them); which nodes go is what the commands
+ * say. So `snap` afterwards is not a cluster to plan again. */
 int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, kp_disruption_plan **out);
 kp_disruption_plan *kp_disruption_plan_free(kp_disruption_plan *plan);
 

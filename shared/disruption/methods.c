@@ -221,24 +221,81 @@ static void reprice(const planner *p, kp_plan_claim *c)
     }
 }
 
-static bool min_values_hold(const planner *p, const kp_requirements *reqs, const uint32_t *its, uint32_t n)
+/* How many of the first options it takes for `r`'s minValues distinct
+ * values; n + 1 when all of them are not enough. */
+static uint32_t min_values_prefix(const planner *p, const kp_requirement *r, const uint32_t *its, uint32_t n)
 {
-    for (uint32_t k = 0; k < reqs->count; k++) {
-        const kp_requirement *r = &reqs->items[k];
-        uint32_t distinct = 0;
-        kp_sym seen[64];
-        for (uint32_t i = 0; i < n && r->min_values > 0 && distinct < (uint32_t)r->min_values && distinct < 64; i++) {
-            kp_sym v = kp_requirement_single_value(kp_requirements_get(&p->snap->its[its[i]].reqs, r->key));
-            bool dup = v == KP_SYM_NONE;
-            for (uint32_t j = 0; j < distinct && !dup; j++)
-                dup = seen[j] == v;
-            if (!dup)
-                seen[distinct++] = v;
-        }
-        if (r->min_values > 0 && distinct < (uint32_t)r->min_values)
-            return false;
+    kp_arena_mark mark = kp_arena_mark_get(p->scratch);
+    kp_sym *seen = KP_ARENA_NEW(p->scratch, kp_sym, (size_t)r->min_values);
+    uint32_t distinct = 0, at = n + 1;
+    for (uint32_t i = 0; i < n && at > n; i++) {
+        kp_sym v = kp_requirement_single_value(kp_requirements_get(&p->snap->its[its[i]].reqs, r->key));
+        bool dup = v == KP_SYM_NONE;
+        for (uint32_t j = 0; j < distinct && !dup; j++)
+            dup = seen[j] == v;
+        if (!dup)
+            seen[distinct++] = v;
+        if (distinct == (uint32_t)r->min_values)
+            at = i + 1;
     }
-    return true;
+    kp_arena_rewind(p->scratch, mark);
+    return at;
+}
+
+/* Karpenter's SatisfiesMinValues: how many of the first options (cheapest
+ * first) meet every minValues; 0 without minValues, n + 1 when they cannot. */
+static uint32_t min_values_needed(const planner *p, const kp_requirements *reqs, const uint32_t *its, uint32_t n)
+{
+    uint32_t needed = 0;
+    for (uint32_t k = 0; k < reqs->count; k++) {
+        if (reqs->items[k].min_values <= 0)
+            continue;
+        uint32_t at = min_values_prefix(p, &reqs->items[k], its, n);
+        needed = at > needed ? at : needed;
+    }
+    return needed;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+    kp_sym x = *(const kp_sym *)a, y = *(const kp_sym *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* c->reqs AND `key In values` (sorted here, as a requirement's values are). */
+static void require_in(planner *p, kp_plan_claim *c, kp_sym key, kp_sym *values, uint32_t n)
+{
+    kp_requirement r;
+    memset(&r, 0, sizeof(r));
+    qsort(values, n, sizeof(kp_sym), cmp_sym);
+    r.key = key;
+    r.values = values;
+    r.n_values = n;
+    kp_requirements_add(&c->reqs, p->snap->symtab, p->plan->arena, &r);
+}
+
+/* Karpenter creates the replacement NodeClaim from its options (ToNodeClaim):
+ * instance-type In the options and capacity-type In what they offer, so the
+ * launch cannot pick a type the price filter removed. */
+static void require_options(planner *p, kp_plan_claim *c)
+{
+    kp_sym *names = KP_ARENA_NEW(p->plan->arena, kp_sym, c->n_its);
+    kp_sym *cts = KP_ARENA_NEW(p->plan->arena, kp_sym, 3);
+    uint32_t n_cts = 0;
+    for (uint32_t i = 0; i < c->n_its; i++) {
+        const kp_sit *sit = &p->snap->its[c->its[i]];
+        names[i] = sit->name;
+        for (uint32_t o = 0; o < sit->n_offerings; o++) {
+            bool seen = !allowed(p, &c->reqs, &sit->offerings[o]);
+            for (uint32_t j = 0; j < n_cts && !seen; j++)
+                seen = cts[j] == sit->offerings[o].capacity_type;
+            if (!seen && n_cts < 3)
+                cts[n_cts++] = sit->offerings[o].capacity_type;
+        }
+    }
+    require_in(p, c, KP_SYM_INSTANCE_TYPE, names, c->n_its);
+    if (n_cts)
+        require_in(p, c, KP_SYM_CAPACITY_TYPE, cts, n_cts);
 }
 
 /* Karpenter's RemoveInstanceTypeOptionsByPriceAndMinValues. */
@@ -250,9 +307,11 @@ static bool keep_cheaper(planner *p, kp_plan_claim *c, double max_price)
             kept[n++] = c->its[i];
     c->its = kept;
     c->n_its = n;
-    if (n)
+    if (n) {
         reprice(p, c);
-    return n > 0 && min_values_hold(p, &c->reqs, kept, n);
+        require_options(p, c);
+    }
+    return n > 0 && min_values_needed(p, &c->reqs, kept, n) <= n;
 }
 
 static void pin_capacity_type(planner *p, kp_plan_claim *c, kp_sym ct)
@@ -286,8 +345,13 @@ static int spot_to_spot(planner *p, kp_plan_claim *c, uint32_t n, double price, 
                                SPOT_TO_SPOT_MIN_TYPES, c->n_its);
         return 0;
     }
-    if (n == 1 && c->n_its > SPOT_TO_SPOT_MIN_TYPES)
-        c->n_its = SPOT_TO_SPOT_MIN_TYPES;
+    /* Karpenter keeps more than 15 when minValues needs them. */
+    uint32_t keep = min_values_needed(p, &c->reqs, c->its, c->n_its);
+    keep = keep > SPOT_TO_SPOT_MIN_TYPES ? keep : SPOT_TO_SPOT_MIN_TYPES;
+    if (n == 1 && c->n_its > keep) {
+        c->n_its = keep;
+        require_options(p, c);
+    }
     return 1;
 }
 

@@ -4,7 +4,8 @@
  * the smallest DaemonSet overhead their instance types would carry, keep the
  * cheapest instance types (at most opts->max_instance_types), and are priced
  * at the offering a launch would pick (reserved, then spot, then on-demand;
- * the cheapest within that capacity type).
+ * the cheapest within that capacity type); one that launches into a
+ * reservation is pinned to reserved capacity, as Karpenter does.
  */
 #include "scheduling/solver_internal.h"
 #include "api/wellknown.h"
@@ -137,6 +138,17 @@ static void pin_requirements(solver *s, kp_plan_claim *pc)
     add_in_requirement(s, &pc->reqs, KP_SYM_CAPACITY_TYPE, cts, n_cts, false);
 }
 
+/* Karpenter's FinalizeScheduling: a NodeClaim that can launch into a
+ * reservation is pinned to reserved capacity, so that its launch (or a
+ * consolidation deciding by its requirements) does not fall back to spot or
+ * on-demand. Options without a reservation go last, as a launch ranks them. */
+static void pin_reserved(solver *s, kp_plan_claim *pc, uint32_t *its)
+{
+    kp_sym reserved = KP_SYM_RESERVED;
+    add_in_requirement(s, &pc->reqs, KP_SYM_CAPACITY_TYPE, &reserved, 1, false);
+    sort_its_by_price(s, &pc->reqs, its, pc->n_its);
+}
+
 /* Price orders of a NodePool's instance types under a narrowed zone and
  * capacity type, shared by the claims that narrowed them the same way
  * (thousands of claims pinned to one of three zones sort three times). */
@@ -261,6 +273,8 @@ static void finalize_claim(solver *s, kp_plan *plan, price_cache *cache, const c
         return;
     pin_requirements(s, pc);
     choose_offering(s, pc);
+    if (pc->capacity_type == KP_SYM_RESERVED)
+        pin_reserved(s, pc, its);
     plan->hourly_cost += pc->price;
     plan->n_claims++;
 }
