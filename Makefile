@@ -5,7 +5,7 @@ JOBS       ?= $(shell nproc)
 CMAKE      ?= cmake
 EXAMPLE    ?= examples/nginx
 
-.PHONY: all deps build build-asan run test bench bench-e2e e2e fuzz format check-source clean
+.PHONY: all deps build build-asan run demo test bench bench-e2e e2e fuzz format check-source clean
 
 all: build
 
@@ -23,6 +23,11 @@ build-asan: deps
 # The main job on its embedded default: plan the example cluster offline.
 run: build
 	$(BUILD)/karpenter-controller simulate -f $(EXAMPLE) -o table
+
+# The autoscaler on a local control plane with the kwok provider; Ctrl-C ends it.
+demo: build
+	@scripts/install-deps.sh e2e
+	@scripts/demo.sh
 
 # Every test, under AddressSanitizer and UndefinedBehaviorSanitizer.
 test: build-asan check-source
