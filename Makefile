@@ -27,7 +27,7 @@ run: build
 # The autoscaler on a local control plane with the kwok provider; Ctrl-C ends it.
 demo: build
 	@scripts/install-deps.sh e2e
-	@scripts/demo.sh
+	@BUILD=$(BUILD) scripts/demo.sh
 
 # Every test, under AddressSanitizer and UndefinedBehaviorSanitizer.
 test: build-asan check-source
