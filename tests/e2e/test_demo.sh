@@ -47,7 +47,7 @@ e2e_cleanup rm -f "$log2"
 TMPDIR="$work" BUILD="${KP_BUILD_DIR:-$ROOT/build}" "$ROOT/scripts/demo.sh" >"$log2" 2>&1 &
 demo_pid=$!
 e2e_cleanup e2e_stop_pid "$demo_pid"
-wait_for "grep -q 'demo: all 10 pods running' '$log2'" 300 || fail "the interactive demo did not provision"
+wait_for "grep -aq 'demo: all 10 pods running' '$log2'" 300 || fail "the interactive demo did not provision"
 dir=$(sed -n 's/^demo: starting a Kubernetes 1.20 control plane in \([^ ]*\) .*/\1/p' "$log2")
 kill -TERM "$demo_pid"
 rc=0
