@@ -43,10 +43,10 @@ k() { kubectl --request-timeout=30s "$@"; }
 # ---------------------------------------------------------------- stopping
 
 stop_pid() {
-  local pid="$1" i
+  local pid="$1"
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
   kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 1 50); do
+  for _ in $(seq 1 50); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.2
   done
@@ -266,8 +266,9 @@ watch_until() {
 
 provision() {
   local start=$SECONDS
+  # shellcheck disable=SC2016 # evaluated by watch_until, after each snapshot
   watch_until "provisioning: 10 pods of 500m" "10 pods Running" '[ "$P_RUNNING" -eq 10 ]'
-  say "all 10 pods running after $((SECONDS - start))s on $N_NODES node(s): $(echo $C_NAMES)"
+  say "all 10 pods running after $((SECONDS - start))s on $N_NODES node(s): $(tr '\n' ' ' <<<"$C_NAMES")"
 }
 
 # Nothing is consolidated while pods are still arriving: the NodePool is opened up
@@ -282,7 +283,7 @@ consolidate() {
   say "scaled deployment inflate to 2 replicas; waiting for consolidation"
   echo "$before" >"$DIR/claims.before"
   watch_until "consolidation: 2 pods left" "consolidation" consolidated
-  say "consolidated after $((SECONDS - start))s: $(count_lines "$before") node(s) -> $N_NODES node(s): $(echo $C_NAMES)"
+  say "consolidated after $((SECONDS - start))s: $(count_lines "$before") node(s) -> $N_NODES node(s): $(tr '\n' ' ' <<<"$C_NAMES")"
 }
 
 # Done: at least one of the NodeClaims from before is gone, nothing is being

@@ -77,6 +77,7 @@ flags_documented() {
     grep -q -- "\`$flag\`" "$doc" || { echo "    $flag missing"; rc=1; }
     [ -z "$env" ] || grep -q -- "$flag\`.*\`$env\`" "$doc" || { echo "    $flag: env $env missing on its row"; rc=1; }
   done < <(grep '^  --' "$tmp/help")
+  # shellcheck disable=SC2016 # the backquotes are Markdown's
   for flag in $(grep -o '^| `--[a-z0-9-]*`' "$doc" | tr -d '|` '); do
     grep -q -- "^  $flag " "$tmp/help" || { echo "    $flag documented but not in --help"; rc=1; }
   done
@@ -92,6 +93,7 @@ metrics_documented() {
   while read -r m; do
     grep -q -- "\`$m\`" "$doc" || { echo "    $m missing"; rc=1; }
   done <"$tmp/metrics"
+  # shellcheck disable=SC2016 # the backquotes are Markdown's
   for m in $(grep -o '^| `karpenter_[a-z_]*`' "$doc" | tr -d '|` '); do
     grep -qx -- "$m" "$tmp/metrics" || { echo "    $m documented but not registered"; rc=1; }
   done
@@ -100,7 +102,7 @@ metrics_documented() {
 
 extract "sh" "$tmp/sh"
 n=$(cat "$tmp/sh/.count")
-[ "$n" -ge 10 ] && ok "found $n runnable blocks in docs/" || bad "only $n runnable blocks in docs/"
+if [ "$n" -ge 10 ]; then ok "found $n runnable blocks in docs/"; else bad "only $n runnable blocks in docs/"; fi
 run_blocks
 if flags_documented; then ok "controller-flags.md matches run --help"; else bad "controller-flags.md vs run --help"; fi
 if metrics_documented; then ok "metrics.md matches the registered families"; else bad "metrics.md vs the code"; fi
