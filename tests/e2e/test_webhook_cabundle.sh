@@ -21,6 +21,8 @@ readonly MWC=defaulting.webhook.karpenter.sh
 WORK=""
 BIN=""
 PIDS=()
+# Set by start_webhook, one pair per replica.
+PORT_a="" PORT_b=""
 
 find_webhook() {
   local build="${KP_BUILD_DIR:-$ROOT/build}"

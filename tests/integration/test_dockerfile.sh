@@ -68,14 +68,16 @@ RUNTIME_STAGE=$(stage "$STAGES")
 
 # Packages named by `apt-get install` in a stage's RUN lines.
 installed_by() {
-  tr ';&' '\n\n' <<<"$1" | awk '
+  local text=${1//;/$'\n'}
+  text=${text//&/$'\n'}
+  awk '
     /apt-get( [^ ]+)* install/ {
       seen = 0
       for (i = 1; i <= NF; i++) {
         if (seen && $i !~ /^-/) print $i
         if ($i == "install") seen = 1
       }
-    }' | sort -u
+    }' <<<"$text" | sort -u
 }
 BUILD_PKGS=$(installed_by "$BUILD_STAGE")
 RUNTIME_PKGS=$(installed_by "$RUNTIME_STAGE")
@@ -157,7 +159,7 @@ for p in "${!BASE[@]}"; do CLOSURE[$p]=1; done
 
 # ---------------------------------------------------------------- the build stage
 
-for module in $(sed -n 's/.*pkg_check_modules([A-Z0-9_]* REQUIRED IMPORTED_TARGET \([^ )]*\)).*/\1/p' "$src/CMakeLists.txt"); do
+while read -r module; do
   pc="$(pkg-config --variable=pcfiledir "$module" 2>/dev/null)/$module.pc"
   pkg=$(owner "$pc")
   if [ -z "$pkg" ]; then
@@ -165,7 +167,7 @@ for module in $(sed -n 's/.*pkg_check_modules([A-Z0-9_]* REQUIRED IMPORTED_TARGE
   else
     check "the build stage installs $pkg (pkg-config $module)" grep -qx "$pkg" <<<"$BUILD_PKGS"
   fi
-done
+done < <(sed -n 's/.*pkg_check_modules([A-Z0-9_]* REQUIRED IMPORTED_TARGET \([^ )]*\)).*/\1/p' "$src/CMakeLists.txt")
 
 # ---------------------------------------------------------------- the libraries
 
