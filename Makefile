@@ -5,7 +5,7 @@ JOBS       ?= $(shell nproc)
 CMAKE      ?= cmake
 EXAMPLE    ?= examples/nginx
 
-.PHONY: all deps build build-asan run test bench e2e fuzz format check-source clean
+.PHONY: all deps build build-asan run test bench bench-e2e e2e fuzz format check-source clean
 
 all: build
 
@@ -33,6 +33,11 @@ test: build-asan check-source
 e2e: build
 	@scripts/install-deps.sh e2e
 	@tests/e2e/run.sh
+
+# Provisioning latency and RSS on the real control plane (kwok provider).
+bench-e2e: build
+	@scripts/install-deps.sh e2e
+	@tests/e2e/bench_provisioning.sh
 
 # libFuzzer targets (tests/fuzz), each for FUZZ_SECONDS.
 FUZZ_SECONDS ?= 60

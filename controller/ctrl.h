@@ -73,6 +73,8 @@ typedef struct kp_ctrl_opts {
     int kube_burst;
     bool spot_to_spot; /* Karpenter's SpotToSpotConsolidation gate */
     bool kwok_finish_immediately; /* kwok: finish terminating pods at once, not after their grace */
+    const char *interruption_queue; /* aws: the SQS queue name; NULL: none */
+    const char *interruption_dir;   /* a directory of notice files (kwok, tests); NULL: none */
     const char *log_level;
 } kp_ctrl_opts;
 
@@ -90,6 +92,7 @@ struct kp_ctrl {
     kp_kube_cancel *stop;                /* fired when the process shuts down */
     struct kp_ctrl_metrics *m;           /* the controller's metric families (metrics_ctrl.h) */
     struct kp_provisioner *provisioner;  /* for triggers from other controllers */
+    struct kp_interruption_source *interruption; /* NULL: no interruption handling */
 };
 
 /* The informer of a kind (NULL when the kind is not watched). */

@@ -2,6 +2,7 @@
  * karpenter-controller: `run` (the controllers against a cluster) and
  * `simulate` (the same planning, offline, from manifests).
  */
+#include "controller/run.h"
 #include "controller/simulate.h"
 
 #include <stdio.h>
@@ -22,6 +23,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "simulate") == 0)
         return kp_simulate_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "run") == 0)
+        return kp_run_main(argc - 1, argv + 1);
     fprintf(stderr, "karpenter-controller: unknown command %s\n", argv[1]);
     usage(stderr);
     return 2;

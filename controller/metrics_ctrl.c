@@ -82,6 +82,10 @@ int kp_ctrl_metrics_init(kp_ctrl_metrics *m, kp_metrics *r)
          "Pods evicted while draining nodes, by the outcome of the request.", L("reason")},
         {&m->interruption_messages, KP_METRIC_COUNTER, "karpenter_interruption_received_messages_total",
          "Interruption messages received, by type.", L("message_type")},
+        {&m->interruption_deleted, KP_METRIC_COUNTER, "karpenter_interruption_deleted_messages_total",
+         "Interruption messages handled and removed from the source.", NONE},
+        {&m->interruption_queue_duration, KP_METRIC_HISTOGRAM, "karpenter_interruption_message_queue_duration_seconds",
+         "Time from the cloud sending an interruption message to its handling.", NONE},
     };
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
         int err = add(r, &families[i]);

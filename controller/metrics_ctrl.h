@@ -33,6 +33,8 @@ typedef struct kp_ctrl_metrics {
     kp_metric *cloud_errors;          /* controller, method, provider, error */
     kp_metric *evictions;             /* reason (pods evicted by termination) */
     kp_metric *interruption_messages; /* message_type */
+    kp_metric *interruption_deleted;  /* (none): messages acknowledged */
+    kp_metric *interruption_queue_duration; /* (none): seconds from the cloud's send to handled */
 } kp_ctrl_metrics;
 
 /* Register every family in `registry`. */

@@ -165,15 +165,13 @@ typedef struct batch {
     kp_provision_result *result;
 } batch;
 
-/* The NodePool's template hash: its annotation when the NodePool controller
- * has set it, else computed from the cached object. */
-static const char *pool_hash(batch *b, const kp_nodepool *np, char *buf, size_t size)
+const char *kp_ctrl_pool_hash(kp_ctrl *c, const kp_nodepool *np, char *buf, size_t size)
 {
     const char *h = kp_labels_get(&np->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH);
     const char *v = kp_labels_get(&np->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH_VERSION);
     if (h && v && strcmp(v, KP_NODEPOOL_HASH_VERSION) == 0)
         return h;
-    cJSON *obj = kp_ctrl_get(b->p->c, KP_CK_NODEPOOL, np->meta.name);
+    cJSON *obj = kp_ctrl_get(c, KP_CK_NODEPOOL, np->meta.name);
     if (!obj)
         return NULL;
     kp_nodepool_hash(obj, buf, size);
@@ -187,7 +185,8 @@ static void create_claim(batch *b, uint32_t i)
     const kp_snapshot *snap = b->view->snap;
     const kp_template *t = &snap->templates[b->plan->claims[i].template_index];
     char hash[KP_NODEPOOL_HASH_LEN];
-    cJSON *obj = kp_nodeclaim_object(b->plan, snap, i, t->src ? pool_hash(b, t->src, hash, sizeof(hash)) : NULL);
+    cJSON *obj =
+        kp_nodeclaim_object(b->plan, snap, i, t->src ? kp_ctrl_pool_hash(c, t->src, hash, sizeof(hash)) : NULL);
     cJSON *created = NULL;
     int err = obj ? kp_kube_create(c->kube, KP_RES_NODECLAIM, NULL, obj, &created) : KP_EINVALID;
     cJSON_Delete(obj);

@@ -39,6 +39,11 @@ void kp_provisioner_trigger(kp_provisioner *p);
 /* Run one batch now, on the calling thread (tests, and the thread itself). */
 int kp_provisioner_run_once(kp_provisioner *p, kp_provision_result *out);
 
+/* The NodePool's template hash for new NodeClaims: its annotation when the
+ * NodePool controller has set it with our hash version, else computed from
+ * the cached object. NULL when the NodePool is not cached. */
+const char *kp_ctrl_pool_hash(kp_ctrl *c, const kp_nodepool *np, char *buf, size_t size);
+
 /* Whether a Pod (as JSON) is one the provisioner should look at: no node,
  * not being deleted, not finished, PodScheduled=False with reason
  * Unschedulable. Used by the pod informer's handler to trigger batches. */

@@ -58,8 +58,20 @@ typedef struct kp_disrupt_blocked {
     const char *reason;
 } kp_disrupt_blocked;
 
+/* What a NodePool's budgets allow for one reason when planning began. */
+typedef struct kp_disrupt_allowance {
+    uint32_t template_index; /* snapshot template (NodePool) */
+    const char *reason;      /* "Empty", "Drifted", "Underutilized" */
+    int64_t allowed;         /* nodes that may be disrupted now */
+} kp_disrupt_allowance;
+
 typedef struct kp_disruption_plan {
     kp_arena *arena;
+    kp_disrupt_allowance *allowances; /* per NodePool x reason (metrics, explanations) */
+    uint32_t n_allowances;
+    /* Candidates when planning began, by reason (Karpenter's eligible_nodes):
+     * empty and past consolidateAfter; drifted; non-empty and past consolidateAfter. */
+    uint32_t eligible_empty, eligible_drifted, eligible_underutilized;
     kp_disrupt_command *commands;
     uint32_t n_commands;
     kp_disrupt_blocked *blocked; /* every managed node left in place */

@@ -249,6 +249,30 @@ static int every_method(planner *p, uint32_t *cmd_cap)
     return 0;
 }
 
+/* The budgets as they stand before any command of this plan. */
+static void record_allowances(planner *p)
+{
+    static const char *const reasons[] = {"Empty", "Drifted", "Underutilized"};
+    const kp_snapshot *snap = p->snap;
+    uint32_t n = snap->n_templates * 3;
+    kp_disruption_plan *plan = p->plan;
+    plan->allowances = n ? KP_ARENA_NEW(plan->arena, kp_disrupt_allowance, n) : NULL;
+    int64_t *allowed = KP_ARENA_NEW(p->scratch, int64_t, snap->n_templates ? snap->n_templates : 1);
+    for (uint32_t r = 0; r < 3; r++) {
+        budgets_compute(p, reasons[r], allowed);
+        for (uint32_t t = 0; t < snap->n_templates; t++)
+            plan->allowances[plan->n_allowances++] = (kp_disrupt_allowance){t, reasons[r], allowed[t]};
+    }
+    for (uint32_t i = 0; i < p->n_facts; i++) {
+        const node_facts *f = &p->facts[i];
+        plan->eligible_drifted += f->drifted && (f->eligible || f->eligible_forced);
+        if (!f->eligible || !f->consolidatable)
+            continue;
+        plan->eligible_empty += f->empty;
+        plan->eligible_underutilized += !f->empty;
+    }
+}
+
 int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, kp_disruption_plan **out)
 {
     int64_t start = monotonic_ns();
@@ -261,6 +285,7 @@ int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, k
     fit_arrays(&p, &cap);
     int err = nominate(&p);
     facts_compute(&p);
+    record_allowances(&p);
     plan->cost_before = managed_cost(&p);
     if (!err && opts->all_methods_once)
         err = every_method(&p, &cmd_cap), limit = 0;

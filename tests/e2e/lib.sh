@@ -10,6 +10,9 @@
 #              · assert MSG CMD... (fatal) · wait_for CMD TIMEOUT [INTERVAL]
 # Cluster:     k ARGS (kubectl) · api METHOD PATH [BODY] (curl, admin token)
 #              · e2e_namespace NAME · e2e_cleanup CMD... · e2e_sa_kubeconfig NS SA OUT
+# Programs:    e2e_program NAME · e2e_controller · e2e_start_controller NAME FLAGS...
+#              · e2e_stop_pid PID [SIG] · count KIND [ARGS...] · e2e_karpenter NODEPOOL
+#              · e2e_free_port
 #
 # Under pipefail, `kubectl ... | grep -q X` fails at random: grep exits at the first
 # match and kubectl dies of SIGPIPE on its next write. Capture first:
@@ -119,6 +122,53 @@ e2e_controller() {
   printf '%s\n' "$(cd "$build" && pwd)/karpenter-controller"
 }
 
+# e2e_start_controller NAME [FLAGS...]: karpenter-controller run against this cluster in
+# the background, logging to $KP_E2E_DIR/NAME.log, stopped (SIGTERM, then SIGKILL) at
+# exit. Sets E2E_CONTROLLER_PID. Without --metrics-port/--health-probe-port in FLAGS
+# both are off, so several replicas can run side by side.
+e2e_start_controller() {
+  local name="$1" bin log
+  shift
+  bin=$(e2e_controller)
+  log="$KP_E2E_DIR/$name.log"
+  local flags=("$@")
+  [[ " ${flags[*]} " == *" --metrics-port "* ]] || flags+=(--metrics-port 0)
+  [[ " ${flags[*]} " == *" --health-probe-port "* ]] || flags+=(--health-probe-port 0)
+  "$bin" run --kubeconfig "$KUBECONFIG" "${flags[@]}" >>"$log" 2>&1 &
+  E2E_CONTROLLER_PID=$!
+  e2e_cleanup e2e_stop_pid "$E2E_CONTROLLER_PID"
+  e2e_say "controller $name started (pid $E2E_CONTROLLER_PID, log $log)"
+}
+
+# e2e_karpenter NODEPOOL_FILE: our CRDs (the 1.20 flavour) and a NodePool, ready
+# for a controller.
+e2e_karpenter() {
+  k apply -f "$E2E_LIB_DIR/../../crds/compat-1.20" >/dev/null
+  wait_for "k get nodepools" 30 || fail "the NodePool CRD is not served"
+  k apply -f "$1" >/dev/null
+}
+
+# e2e_free_port: a TCP port nothing listens on now.
+e2e_free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# e2e_stop_pid PID [SIGNAL]: stop a background process and reap it.
+e2e_stop_pid() {
+  local pid="$1" sig="${2:-TERM}" i
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -"$sig" "$pid" 2>/dev/null || true
+  for i in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+# count KIND [ARGS...]: how many objects kubectl lists.
+count() { k get "$@" -o name 2>/dev/null | grep -c . || true; }
+
 e2e_namespace() {
   local ns="$1"
   k create namespace "$ns" >/dev/null
@@ -143,6 +193,13 @@ e2e_dump_state() {
   e2e_say "cluster state at failure:"
   k get nodes,pods -A -o wide 2>&1 | sed 's/^/    /' || true
   k get events -A --sort-by=.lastTimestamp 2>&1 | tail -n 30 | sed 's/^/    /' || true
+  k get nodepools,nodeclaims 2>/dev/null | sed 's/^/    /' || true
+  local log
+  for log in "${KP_E2E_DIR:-/nonexistent}"/controller*.log; do
+    [ -f "$log" ] || continue
+    e2e_say "last lines of $log:"
+    tail -n 25 "$log" | sed 's/^/    /'
+  done
 }
 
 e2e_run_cleanups() {

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The kwok cloud provider and its kubelet stand-in on a real control plane.
-# A NodeClaim-shaped request goes to the provider (tests/unit/test_kwok_e2e.c
+# A NodeClaim-shaped request goes to the provider (tests/e2e/programs/kwok.c
 # drives it); the Node it creates becomes Ready, loses the not-ready taint that
 # admission added, keeps a Lease, and once the unregistered taint is gone (what
 # Karpenter's registration does) kube-scheduler binds a waiting pod to it, which
 # the kubelet reports Running. Deleting the pod finishes it after its grace
 # period; deleting through the provider removes the Node and its Lease.
 #
-# The program comes from KP_BUILD_DIR (default: build/ in the repository),
-# built there first if missing.
+# The program (tests/e2e/programs/kwok.c) comes from KP_BUILD_DIR (default:
+# build/ in the repository).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -22,15 +22,6 @@ PROG=""
 WORK=""
 KUBELET_PID=""
 
-find_program() {
-  local build="${KP_BUILD_DIR:-$ROOT/build}"
-  PROG="$build/tests/test_kwok_e2e"
-  if [ ! -x "$PROG" ]; then
-    e2e_say "building $PROG"
-    { cmake -S "$ROOT" -B "$build" >/dev/null && cmake --build "$build" -j "$(nproc)" --target test_kwok_e2e >/dev/null; } ||
-      fail "cannot build test_kwok_e2e in $build"
-  fi
-}
 
 # Two instance types; the claim allows on-demand only, so the cheapest launch
 # is kwok.small in zone-b (its spot offering in zone-a is cheaper but not allowed).
@@ -186,7 +177,7 @@ check_kubelet_exit() {
 
 main() {
   e2e_setup
-  find_program
+  PROG=$(e2e_program kwok)
   WORK=$(mktemp -d)
   e2e_cleanup rm -rf "$WORK"
   write_inputs

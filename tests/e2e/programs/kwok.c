@@ -2,13 +2,13 @@
  * The kwok provider and kubelet as a command, for tests/e2e/test_kwok.sh on a
  * real control plane (the cluster from $KUBECONFIG):
  *
- *   test_kwok_e2e kubelet [--finish-immediately] [--status-ms N] [--lease-ms N] [--debug]
+ *   e2e_kwok kubelet [--finish-immediately] [--status-ms N] [--lease-ms N] [--debug]
  *                                 run the kubelet until SIGTERM or SIGINT;
  *                                 prints "ready" once its informers synced
- *   test_kwok_e2e create CLAIM.json
- *   test_kwok_e2e get PROVIDER_ID
- *   test_kwok_e2e list
- *   test_kwok_e2e delete CLAIM.json [PROVIDER_ID]
+ *   e2e_kwok create CLAIM.json
+ *   e2e_kwok get PROVIDER_ID
+ *   e2e_kwok list
+ *   e2e_kwok delete CLAIM.json [PROVIDER_ID]
  *                                 one provider call; the answer as one JSON
  *                                 line, or "error <code name>: <message>" on
  *                                 standard error and exit status 1
@@ -124,7 +124,7 @@ static int provider_call(kp_cloud_provider *cp, int argc, char **argv)
             print_json(list);
         }
     } else {
-        fprintf(stderr, "usage: see the comment at the top of test_kwok_e2e.c\n");
+        fprintf(stderr, "usage: see the comment at the top of programs/kwok.c\n");
         kp_arena_free(arena);
         return 2;
     }
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
         i = 3;
     }
     if (i >= argc || argv[i][0] == '-') {
-        printf("test_kwok_e2e: a program for tests/e2e/test_kwok.sh; nothing to do without a "
+        printf("e2e_kwok: a program for tests/e2e/test_kwok.sh; nothing to do without a "
                "command\n");
         return 0;
     }

@@ -1,0 +1,175 @@
+/* The leader's controllers and their wiring (see controllers.h). */
+#include "controller/controllers.h"
+#include "base/xalloc.h"
+#include "controller/disruption_ctrl.h"
+#include "controller/interruption_ctrl.h"
+#include "controller/lifecycle.h"
+#include "controller/nodepool_ctrl.h"
+#include "controller/objutil.h"
+#include "controller/podevents.h"
+#include "controller/provisioner.h"
+#include "controller/termination.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct kp_controllers {
+    kp_ctrl *c;
+    kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents;
+    kp_reconciler *lifecycle, *termination, *nodepool, *podevents;
+    kp_provisioner *provisioner;
+    kp_disruption_ctrl *disruption_state;
+    kp_loop *disruption;
+    kp_loop *interruption;
+    bool started;
+};
+
+/* ---------------------------------------------------------------- handlers */
+
+static void pod_seen(kp_controllers *cs, const cJSON *old_obj, const cJSON *obj)
+{
+    if (kp_pod_json_provisionable(obj))
+        kp_provisioner_trigger(cs->provisioner);
+    if (kp_podevent_is_event(old_obj, obj))
+        kp_workqueue_add(cs->q_podevents, kp_obj_str(obj, "spec.nodeName"));
+}
+
+static void pod_changed(void *ctx, const cJSON *obj)
+{
+    pod_seen(ctx, NULL, obj);
+}
+
+static void pod_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+    pod_seen(ctx, old_obj, new_obj);
+}
+
+static void enqueue_pool_of(kp_controllers *cs, const cJSON *obj)
+{
+    const char *pool = kp_obj_label(obj, "karpenter.sh/nodepool");
+    if (pool)
+        kp_workqueue_add(cs->q_nodepool, pool);
+}
+
+/* A Node change concerns its termination, its NodeClaim and its NodePool. */
+static void node_changed(void *ctx, const cJSON *obj)
+{
+    kp_controllers *cs = ctx;
+    const char *name = kp_obj_str(obj, "metadata.name");
+    if (name && kp_obj_str(obj, "metadata.deletionTimestamp"))
+        kp_workqueue_add(cs->q_termination, name);
+    char *claim = kp_claim_for_provider_id(cs->c, kp_obj_str(obj, "spec.providerID"));
+    if (claim)
+        kp_workqueue_add(cs->q_lifecycle, claim);
+    free(claim);
+    enqueue_pool_of(cs, obj);
+}
+
+static void node_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+    (void)old_obj;
+    node_changed(ctx, new_obj);
+}
+
+static void claim_changed(void *ctx, const cJSON *obj)
+{
+    enqueue_pool_of(ctx, obj);
+}
+
+static void claim_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+    (void)old_obj;
+    enqueue_pool_of(ctx, new_obj);
+}
+
+/* A NodePool or node class changed: pending pods may have somewhere to go now. */
+static void pool_changed(void *ctx, const cJSON *obj)
+{
+    kp_controllers *cs = ctx;
+    (void)obj;
+    kp_provisioner_trigger(cs->provisioner);
+}
+
+static void pool_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+    (void)old_obj;
+    pool_changed(ctx, new_obj);
+}
+
+static void wire(kp_controllers *cs)
+{
+    kp_ctrl *c = cs->c;
+    kp_informer_add_handler(c->informers[KP_CK_POD], &(kp_informer_handler){pod_changed, pod_updated, NULL, cs});
+    kp_informer_add_handler(c->informers[KP_CK_NODE],
+                            &(kp_informer_handler){node_changed, node_updated, node_changed, cs});
+    kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_lifecycle);
+    kp_informer_add_handler(c->informers[KP_CK_NODECLAIM],
+                            &(kp_informer_handler){claim_changed, claim_updated, claim_changed, cs});
+    kp_informer_add_queue(c->informers[KP_CK_NODEPOOL], cs->q_nodepool);
+    kp_informer_add_handler(c->informers[KP_CK_NODEPOOL], &(kp_informer_handler){pool_changed, pool_updated, NULL, cs});
+}
+
+/* --------------------------------------------------------------- life cycle */
+
+kp_controllers *kp_controllers_new(kp_ctrl *c)
+{
+    kp_controllers *cs = kp_xcalloc(1, sizeof(*cs));
+    cs->c = c;
+    kp_workqueue_opts q = {1000, 60000}; /* Karpenter's controllers: 1 s to 1 min back-off */
+    cs->q_lifecycle = kp_workqueue_new(&q);
+    cs->q_termination = kp_workqueue_new(&q);
+    cs->q_nodepool = kp_workqueue_new(&q);
+    cs->q_podevents = kp_workqueue_new(&q);
+    cs->disruption_state = kp_disruption_ctrl_new();
+    cs->provisioner = kp_provisioner_new(c);
+    c->provisioner = cs->provisioner;
+    wire(cs);
+    return cs;
+}
+
+int kp_controllers_start(kp_controllers *cs)
+{
+    kp_ctrl *c = cs->c;
+    cs->lifecycle = kp_reconciler_start(c, "nodeclaim.lifecycle", cs->q_lifecycle, 8, kp_lifecycle_reconcile, NULL);
+    cs->termination = kp_reconciler_start(c, "node.termination", cs->q_termination, 8, kp_termination_reconcile, NULL);
+    cs->nodepool = kp_reconciler_start(c, "nodepool", cs->q_nodepool, 2, kp_nodepool_reconcile, NULL);
+    cs->podevents = kp_reconciler_start(c, "nodeclaim.podevents", cs->q_podevents, 2, kp_podevents_reconcile, NULL);
+    cs->disruption = kp_loop_start(c, "disruption", c->opts.disruption_poll_ms, kp_disruption_pass, cs->disruption_state);
+    if (c->interruption) /* receive() waits for notices itself: no pause between passes */
+        cs->interruption = kp_loop_start(c, "interruption", 0, kp_interruption_pass, NULL);
+    int err = kp_provisioner_start(cs->provisioner);
+    if (err < 0)
+        return err;
+    cs->started = true;
+    kp_provisioner_trigger(cs->provisioner); /* pods that were pending before we led */
+    return 0;
+}
+
+void kp_controllers_stop(kp_controllers *cs)
+{
+    if (!cs || !cs->started)
+        return;
+    cs->lifecycle = kp_reconciler_stop(cs->lifecycle);
+    cs->termination = kp_reconciler_stop(cs->termination);
+    cs->nodepool = kp_reconciler_stop(cs->nodepool);
+    cs->podevents = kp_reconciler_stop(cs->podevents);
+    cs->disruption = kp_loop_stop(cs->disruption);
+    cs->interruption = kp_loop_stop(cs->interruption);
+    cs->started = false;
+}
+
+kp_controllers *kp_controllers_free(kp_controllers *cs)
+{
+    if (!cs)
+        return NULL;
+    kp_controllers_stop(cs);
+    cs->c->provisioner = NULL;
+    kp_provisioner_free(cs->provisioner);
+    kp_workqueue_free(cs->q_lifecycle);
+    kp_workqueue_free(cs->q_termination);
+    kp_workqueue_free(cs->q_nodepool);
+    kp_workqueue_free(cs->q_podevents);
+    kp_disruption_ctrl_free(cs->disruption_state);
+    free(cs);
+    return NULL;
+}

@@ -1,0 +1,310 @@
+/* Assembly of the controller process (see runtime.h). */
+#include "controller/runtime.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/xalloc.h"
+#include "cloud/kwok/kwok.h"
+#include "cloud/kwok/kwok_kubelet.h"
+#include "cloud/aws/interruption.h"
+#include "cloud/interruption_dir.h"
+#include "controller/controllers.h"
+#include "controller/eventq.h"
+#include "controller/http.h"
+#include "controller/lifecycle.h"
+#include "controller/metrics_ctrl.h"
+#include "controller/nodepool_ctrl.h"
+#include "kube/config.h"
+#include "kube/leader.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LOGGER "controller"
+#define SYNC_TIMEOUT_MS 60000
+
+struct kp_runtime {
+    kp_ctrl c;
+    kp_kube_config *config;
+    kp_kube_client *event_client;
+    kp_kube_client *kubelet_client; /* the kwok kubelet's heartbeats must not starve the controllers */
+    kp_catalog *catalog;
+    kp_kwok_kubelet *kubelet;
+    kp_controllers *controllers;
+    kp_leader_elector *elector;
+    kp_ctrl_http *metrics_http, *health_http;
+    kp_ctrl_metrics metrics;
+    char identity[300];
+    pthread_mutex_t mu;
+    atomic_bool leading, failed, synced;
+};
+
+static const enum kp_kube_res kind_res[KP_CK_COUNT] = {
+    [KP_CK_POD] = KP_RES_POD,
+    [KP_CK_NODE] = KP_RES_NODE,
+    [KP_CK_NODECLAIM] = KP_RES_NODECLAIM,
+    [KP_CK_NODEPOOL] = KP_RES_NODEPOOL,
+    [KP_CK_DAEMONSET] = KP_RES_DAEMONSET,
+    [KP_CK_PDB] = KP_RES_PDB,
+    [KP_CK_PVC] = KP_RES_PVC,
+    [KP_CK_PV] = KP_RES_PV,
+    [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
+    [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
+    [KP_CK_NODECLASS] = KP_RES_EC2NODECLASS,
+};
+
+static int clients(kp_runtime *rt)
+{
+    const kp_ctrl_opts *o = &rt->c.opts;
+    int err = kp_kube_config_auto(&rt->config, o->kubeconfig, NULL);
+    if (err < 0)
+        return kp_error_wrap(err, "loading the Kubernetes configuration");
+    kp_kube_client_opts co = KP_KUBE_CLIENT_OPTS_INIT;
+    co.qps = o->kube_qps, co.burst = o->kube_burst, co.clock = rt->c.clock;
+    if ((err = kp_kube_client_new(&rt->c.kube, rt->config, &co)) < 0)
+        return err;
+    /* Events have their own client and budget, as client-go's broadcaster. */
+    co.qps = 25, co.burst = 50;
+    if ((err = kp_kube_client_new(&rt->event_client, rt->config, &co)) < 0)
+        return err;
+    rt->c.events = kp_eventq_start(rt->event_client, "karpenter", 4096);
+    return 0;
+}
+
+static int informers(kp_runtime *rt)
+{
+    kp_ctrl *c = &rt->c;
+    for (int k = 0; k < KP_CK_COUNT; k++) {
+        if (k == KP_CK_NODECLASS && strcmp(c->opts.cloud_provider, "aws") != 0)
+            continue;
+        c->informers[k] = kp_informer_new(c->kube, kind_res[k], NULL);
+    }
+    int err = kp_informer_add_index(c->informers[KP_CK_POD], KP_INDEX_POD_NODE, kp_informer_index_pod_node);
+    if (!err)
+        err = kp_informer_add_index(c->informers[KP_CK_NODE], KP_INDEX_PROVIDER_ID, kp_index_node_provider_id);
+    if (!err)
+        err = kp_informer_add_index(c->informers[KP_CK_NODE], KP_INDEX_NODEPOOL, kp_index_nodepool_label);
+    if (!err)
+        err = kp_informer_add_index(c->informers[KP_CK_NODECLAIM], KP_INDEX_PROVIDER_ID, kp_index_claim_provider_id);
+    if (!err)
+        err = kp_informer_add_index(c->informers[KP_CK_NODECLAIM], KP_INDEX_NODEPOOL, kp_index_nodepool_label);
+    return err;
+}
+
+static int cloud(kp_runtime *rt)
+{
+    kp_ctrl *c = &rt->c;
+    if (strcmp(c->opts.cloud_provider, "kwok") != 0)
+        return kp_error_set(KP_EINVALID, "--cloud-provider %s is not available in this build", c->opts.cloud_provider);
+    int err = kp_catalog_open(c->opts.instance_types, &rt->catalog);
+    if (err < 0)
+        return kp_error_wrap(err, "--instance-types %s", c->opts.instance_types);
+    kp_kwok_opts ko = KP_KWOK_OPTS_INIT;
+    ko.catalog = rt->catalog, ko.clock = c->clock;
+    if ((err = kp_kwok_provider_new(c->kube, &ko, &c->cloud)) < 0)
+        return err;
+    kp_kube_client_opts co = KP_KUBE_CLIENT_OPTS_INIT;
+    co.qps = 50, co.burst = 100, co.clock = c->clock;
+    if ((err = kp_kube_client_new(&rt->kubelet_client, rt->config, &co)) < 0)
+        return err;
+    kp_kwok_kubelet_opts kk = KP_KWOK_KUBELET_OPTS_INIT;
+    kk.clock = c->clock, kk.finish_immediately = c->opts.kwok_finish_immediately;
+    return kp_kwok_kubelet_new(rt->kubelet_client, c->informers[KP_CK_NODE], c->informers[KP_CK_POD], &kk, &rt->kubelet);
+}
+
+/* Notices come from a directory (kwok, tests; EventBridge JSON as on AWS's
+ * queue) or, with the AWS provider, from its SQS queue. */
+static int interruption(kp_runtime *rt)
+{
+    const kp_ctrl_opts *o = &rt->c.opts;
+    if (o->interruption_dir && *o->interruption_dir)
+        return kp_interruption_dir_new(o->interruption_dir, kp_aws_interruption_parse, &rt->c.interruption);
+    if (o->interruption_queue && *o->interruption_queue)
+        return kp_error_set(KP_EINVALID, "--interruption-queue needs --cloud-provider aws");
+    return 0;
+}
+
+int kp_runtime_new(const kp_ctrl_opts *opts, kp_runtime **out)
+{
+    kp_runtime *rt = kp_xcalloc(1, sizeof(*rt));
+    pthread_mutex_init(&rt->mu, NULL);
+    rt->c.opts = *opts;
+    rt->c.clock = kp_clock_system();
+    rt->c.stop = kp_kube_cancel_new();
+    rt->c.metrics = kp_metrics_new();
+    rt->c.m = &rt->metrics;
+    int err = kp_ctrl_metrics_init(&rt->metrics, rt->c.metrics);
+    if (!err)
+        err = clients(rt);
+    if (!err)
+        err = informers(rt);
+    if (!err)
+        err = cloud(rt);
+    if (!err)
+        err = interruption(rt);
+    if (err < 0) {
+        kp_runtime_free(rt);
+        return err;
+    }
+    rt->controllers = kp_controllers_new(&rt->c);
+    *out = rt;
+    return 0;
+}
+
+/* ------------------------------------------------------------- leadership */
+
+static void lead(kp_runtime *rt)
+{
+    pthread_mutex_lock(&rt->mu);
+    /* The kwok kubelet stands in for machines the leader launched: one
+     * replica plays it, or two would race on every heartbeat. */
+    if (!atomic_load(&rt->leading) && kp_controllers_start(rt->controllers) == 0 &&
+        (!rt->kubelet || kp_kwok_kubelet_start(rt->kubelet) == 0)) {
+        atomic_store(&rt->leading, true);
+        KP_LOG(KP_LOG_INFO, LOGGER, "leading: controllers started", "identity", rt->identity);
+    }
+    pthread_mutex_unlock(&rt->mu);
+}
+
+static void on_started(void *ctx)
+{
+    lead(ctx);
+}
+
+static void on_stopped(void *ctx)
+{
+    kp_runtime *rt = ctx;
+    if (atomic_load(&rt->leading)) {
+        KP_LOG(KP_LOG_ERROR, LOGGER, "lost the leader lease", "identity", rt->identity);
+        atomic_store(&rt->failed, true);
+    }
+}
+
+static void on_new_leader(void *ctx, const char *identity)
+{
+    kp_runtime *rt = ctx;
+    if (identity && strcmp(identity, rt->identity) != 0)
+        KP_LOG(KP_LOG_INFO, LOGGER, "another replica leads", "leader", identity);
+}
+
+static int elect(kp_runtime *rt)
+{
+    const kp_ctrl_opts *o = &rt->c.opts;
+    if (o->identity && *o->identity) {
+        snprintf(rt->identity, sizeof(rt->identity), "%s", o->identity);
+    } else {
+        char host[256] = "controller";
+        gethostname(host, sizeof(host) - 1);
+        snprintf(rt->identity, sizeof(rt->identity), "%s_%ld", host, (long)getpid());
+    }
+    if (!o->leader_elect) {
+        lead(rt);
+        return 0;
+    }
+    kp_leader_opts lo = KP_LEADER_OPTS_INIT;
+    lo.namespace = o->lease_namespace, lo.name = o->lease_name, lo.identity = rt->identity;
+    lo.callbacks = (kp_leader_callbacks){on_started, on_stopped, on_new_leader, rt};
+    lo.clock = rt->c.clock;
+    lo.release_on_stop = true; /* as Karpenter: a clean stop hands over at once */
+    int err = kp_leader_elector_new(&rt->elector, rt->c.kube, &lo);
+    return err < 0 ? err : kp_leader_elector_start(rt->elector);
+}
+
+/* --------------------------------------------------------------- starting */
+
+static bool ready(void *ctx)
+{
+    return atomic_load(&((kp_runtime *)ctx)->synced);
+}
+
+static int sync_caches(kp_runtime *rt)
+{
+    kp_ctrl *c = &rt->c;
+    for (int k = 0; k < KP_CK_COUNT; k++) {
+        int err = c->informers[k] ? kp_informer_start(c->informers[k]) : 0;
+        if (err < 0)
+            return err;
+    }
+    for (int k = 0; k < KP_CK_COUNT; k++) {
+        if (c->informers[k] && kp_informer_wait_synced(c->informers[k], SYNC_TIMEOUT_MS) < 0)
+            return kp_error_set(KP_ETIMEOUT, "the %s cache did not sync within a minute (RBAC? CRDs installed?)",
+                                kp_kube_resource_get(kind_res[k])->plural);
+    }
+    atomic_store(&rt->synced, true);
+    kp_ctrl_set(rt->metrics.cluster_synced, NULL, 1);
+    return 0;
+}
+
+static int serve(kp_runtime *rt)
+{
+    const kp_ctrl_opts *o = &rt->c.opts;
+    int err = 0;
+    if (o->metrics_port > 0)
+        err = kp_ctrl_http_start(&rt->metrics_http, o->bind_address, (uint16_t)o->metrics_port, rt->c.metrics, ready,
+                                 rt);
+    if (!err && o->health_port > 0 && o->health_port != o->metrics_port)
+        err = kp_ctrl_http_start(&rt->health_http, o->bind_address, (uint16_t)o->health_port, rt->c.metrics, ready,
+                                 rt);
+    return err;
+}
+
+int kp_runtime_start(kp_runtime *rt)
+{
+    int err = serve(rt);
+    if (!err)
+        err = sync_caches(rt);
+    if (!err) {
+        KP_LOG(KP_LOG_INFO, LOGGER, "caches synced", "cloudProvider", kp_cloud_name(rt->c.cloud));
+        err = elect(rt);
+    }
+    return err;
+}
+
+bool kp_runtime_failed(kp_runtime *rt)
+{
+    return atomic_load(&rt->failed);
+}
+
+bool kp_runtime_leading(kp_runtime *rt)
+{
+    return atomic_load(&rt->leading);
+}
+
+kp_ctrl *kp_runtime_ctrl(kp_runtime *rt)
+{
+    return &rt->c;
+}
+
+kp_runtime *kp_runtime_free(kp_runtime *rt)
+{
+    if (!rt)
+        return NULL;
+    kp_kube_cancel_fire(rt->c.stop);
+    kp_controllers_stop(rt->controllers);
+    rt->elector = kp_leader_elector_free(rt->elector);
+    for (int k = 0; k < KP_CK_COUNT; k++)
+        if (rt->c.informers[k])
+            kp_informer_stop(rt->c.informers[k]);
+    rt->controllers = kp_controllers_free(rt->controllers);
+    rt->kubelet = kp_kwok_kubelet_free(rt->kubelet);
+    for (int k = 0; k < KP_CK_COUNT; k++)
+        rt->c.informers[k] = kp_informer_free(rt->c.informers[k]);
+    rt->metrics_http = kp_ctrl_http_stop(rt->metrics_http);
+    rt->health_http = kp_ctrl_http_stop(rt->health_http);
+    rt->c.events = kp_eventq_stop(rt->c.events);
+    rt->c.interruption = kp_interruption_source_free(rt->c.interruption);
+    rt->c.cloud = kp_cloud_free(rt->c.cloud);
+    rt->catalog = kp_catalog_free(rt->catalog);
+    rt->event_client = kp_kube_client_free(rt->event_client);
+    rt->kubelet_client = kp_kube_client_free(rt->kubelet_client);
+    rt->c.kube = kp_kube_client_free(rt->c.kube);
+    rt->config = kp_kube_config_free(rt->config);
+    rt->c.metrics = kp_metrics_free(rt->c.metrics);
+    rt->c.stop = kp_kube_cancel_free(rt->c.stop);
+    pthread_mutex_destroy(&rt->mu);
+    free(rt);
+    return NULL;
+}

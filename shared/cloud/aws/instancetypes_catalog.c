@@ -1,0 +1,197 @@
+/*
+ * One node class's catalog: every discovered type with Karpenter's
+ * requirements (labels as single values, DoesNotExist for the AWS labels it
+ * lacks, zones and capacity types as sets), capacity and overhead from the
+ * allocatable rules, and offerings for every zone EC2 has x the capacity
+ * types the type supports, priced and marked available as Karpenter does.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "api/wellknown.h"
+#include "base/error.h"
+#include "cloud/aws/instancetypes_internal.h"
+
+#define AWS_LABEL "karpenter.k8s.aws/"
+
+/* Labels always defined for AWS types: absent ones become DoesNotExist. */
+static const char *const OPTIONAL_LABELS[] = {
+    AWS_LABEL "instance-cpu-manufacturer",
+    AWS_LABEL "instance-cpu-sustained-clock-speed-mhz",
+    AWS_LABEL "instance-ebs-bandwidth",
+    AWS_LABEL "instance-network-bandwidth",
+    AWS_LABEL "instance-category",
+    AWS_LABEL "instance-capability-flex",
+    AWS_LABEL "instance-family",
+    AWS_LABEL "instance-generation",
+    AWS_LABEL "instance-local-nvme",
+    AWS_LABEL "instance-size",
+    AWS_LABEL "instance-gpu-name",
+    AWS_LABEL "instance-gpu-manufacturer",
+    AWS_LABEL "instance-gpu-count",
+    AWS_LABEL "instance-gpu-memory",
+    AWS_LABEL "instance-accelerator-name",
+    AWS_LABEL "instance-accelerator-manufacturer",
+    AWS_LABEL "instance-accelerator-count",
+    AWS_LABEL "capacity-reservation-id",
+    AWS_LABEL "capacity-reservation-type",
+    AWS_LABEL "capacity-reservation-interruptible",
+};
+
+static const char *const TENANCIES[] = {"default", "dedicated"};
+
+static void add_labels(kp_catalog *cat, kp_instance_type *it, const kp_aws_type_row *row,
+                       const it_class_inputs *in, const char *region)
+{
+    kp_aws_label labels[KP_AWS_MAX_LABELS];
+    size_t n = 0;
+    (void)kp_aws_catalog_labels(labels, KP_AWS_MAX_LABELS, &n, &row->info, in->opts.ami_family);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(labels[i].key, KP_LABEL_REGION) != 0) /* the table's is us-east-1 */
+            kp_it_add_label(cat, it, labels[i].key, labels[i].value);
+    kp_it_add_label(cat, it, KP_LABEL_REGION, region);
+    for (size_t i = 0; i < sizeof(OPTIONAL_LABELS) / sizeof(OPTIONAL_LABELS[0]); i++)
+        if (!kp_aws_label_get(labels, n, OPTIONAL_LABELS[i]))
+            kp_it_add_req(cat, it, OPTIONAL_LABELS[i], KP_OP_DOES_NOT_EXIST, NULL, 0);
+    if (in->windows_build)
+        kp_it_add_label(cat, it, KP_LABEL_WINDOWS_BUILD, in->windows_build);
+    else
+        kp_it_add_req(cat, it, KP_LABEL_WINDOWS_BUILD, KP_OP_DOES_NOT_EXIST, NULL, 0);
+    kp_it_add_req(cat, it, AWS_LABEL "instance-tenancy", KP_OP_IN, TENANCIES, 2);
+    kp_it_add_label(cat, it, AWS_LABEL "nitro-sandbox", row->nitro_enclaves ? "true" : "false");
+}
+
+/* Index of `zone` in the class's zones, -1 when absent. */
+static int class_zone(const it_class_inputs *in, const char *zone)
+{
+    for (uint32_t i = 0; i < in->n_zones; i++)
+        if (strcmp(in->zones[i], zone) == 0) return (int)i;
+    return -1;
+}
+
+/* The zones a type may launch in: where EC2 offers it and the class has subnets. */
+static uint32_t usable_zones(const kp_aws_type_row *row, const it_class_inputs *in,
+                             const char **zones, const char **ids)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < row->n_zones; i++) {
+        int c = in->any_zone ? 0 : class_zone(in, row->zones[i]);
+        if (c < 0) continue;
+        ids[n] = in->any_zone ? NULL : in->zone_ids[c];
+        zones[n++] = row->zones[i];
+    }
+    return n;
+}
+
+static void add_zone_reqs(kp_catalog *cat, kp_instance_type *it, const char **zones,
+                          const char **ids, uint32_t n)
+{
+    kp_it_add_req(cat, it, KP_LABEL_ZONE, n ? KP_OP_IN : KP_OP_DOES_NOT_EXIST, zones, n);
+    const char **known = ids; /* compacted in place: zone IDs we know */
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i]) known[k++] = ids[i];
+    if (k) kp_it_add_req(cat, it, KP_LABEL_ZONE_ID, KP_OP_IN, known, k);
+}
+
+static bool price_of(const it_build_env *env, const char *type, const char *ct, const char *zone,
+                     double *price)
+{
+    if (!env->prices) return false;
+    if (strcmp(ct, "spot") == 0) return kp_aws_prices_spot(env->prices, type, zone, price);
+    return kp_aws_prices_on_demand(env->prices, type, price);
+}
+
+/* Every zone EC2 has x the type's capacity types (Karpenter offers them all,
+ * and marks those it cannot launch unavailable). */
+static void add_offerings(kp_catalog *cat, kp_instance_type *it, const it_build_env *env,
+                          const kp_aws_type_row *row, const char **usable, uint32_t n_usable,
+                          bool compatible)
+{
+    const char *cts[2];
+    uint32_t n_cts = 0;
+    if (row->on_demand) cts[n_cts++] = "on-demand";
+    if (row->spot) cts[n_cts++] = "spot";
+    kp_it_add_req(cat, it, KP_LABEL_CAPACITY_TYPE, n_cts ? KP_OP_IN : KP_OP_DOES_NOT_EXIST, cts,
+                  n_cts);
+    for (uint32_t z = 0; z < env->snap->n_zones; z++) {
+        const char *zone = env->snap->zones[z];
+        bool usable_zone = false;
+        for (uint32_t u = 0; u < n_usable && !usable_zone; u++)
+            usable_zone = strcmp(usable[u], zone) == 0;
+        for (uint32_t c = 0; c < n_cts; c++) {
+            double price = 0;
+            bool priced = price_of(env, row->info.name, cts[c], zone, &price);
+            bool ice = kp_aws_ice_unavailable(env->ice, cts[c], row->info.name, zone);
+            kp_it_add_offering(cat, it, zone, cts[c], priced ? price : 0,
+                               compatible && usable_zone && priced && !ice);
+        }
+    }
+}
+
+static void set_resources(kp_catalog *cat, kp_instance_type *it, const kp_aws_allocatable *a)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+        int64_t unit; /* milli-units per unit of the field */
+    } fields[] = {
+        {"cpu", offsetof(kp_aws_resources, cpu_milli), 1},
+        {"memory", offsetof(kp_aws_resources, memory_bytes), 1000},
+        {"pods", offsetof(kp_aws_resources, pods), 1000},
+        {"ephemeral-storage", offsetof(kp_aws_resources, ephemeral_bytes), 1000},
+        {"nvidia.com/gpu", offsetof(kp_aws_resources, nvidia_gpu), 1000},
+        {"amd.com/gpu", offsetof(kp_aws_resources, amd_gpu), 1000},
+        {"habana.ai/gaudi", offsetof(kp_aws_resources, habana_gaudi), 1000},
+        {"aws.amazon.com/neuron", offsetof(kp_aws_resources, neuron), 1000},
+        {"aws.amazon.com/neuroncore", offsetof(kp_aws_resources, neuron_core), 1000},
+        {"vpc.amazonaws.com/efa", offsetof(kp_aws_resources, efa), 1000},
+        {"vpc.amazonaws.com/pod-eni", offsetof(kp_aws_resources, pod_eni), 1000},
+        {"vpc.amazonaws.com/PrivateIPv4Address", offsetof(kp_aws_resources, private_ipv4), 1000},
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        int64_t cap = *(const int64_t *)((const char *)&a->capacity + fields[i].offset);
+        int64_t alloc = *(const int64_t *)((const char *)&a->allocatable + fields[i].offset);
+        if (cap == 0) continue; /* Karpenter drops zero-valued resources */
+        kp_it_set_capacity(cat, it, fields[i].name, cap * fields[i].unit);
+        if (cap != alloc)
+            kp_it_set_overhead(cat, it, fields[i].name, (cap - alloc) * fields[i].unit);
+    }
+}
+
+static int add_type(kp_catalog *cat, const it_build_env *env, const kp_aws_type_row *row,
+                    const it_class_inputs *in)
+{
+    enum kp_aws_ami_family family = in->opts.ami_family;
+    if (family == KP_AWS_AMI_WINDOWS && row->info.arch != KP_AWS_ARCH_AMD64)
+        return 0; /* no Windows AMIs for it: it can never launch */
+    kp_aws_allocatable a;
+    int err = kp_aws_allocatable_compute(&a, &row->info, &in->opts);
+    if (err < 0) return kp_error_wrap(err, "instance type %s", row->info.name);
+    /* a1 cannot boot AL2023; Karpenter keeps the type with nothing available. */
+    bool compatible = !(family == KP_AWS_AMI_AL2023 && strncmp(row->info.name, "a1.", 3) == 0);
+    kp_instance_type *it = kp_catalog_add_type(cat, row->info.name);
+    add_labels(cat, it, row, in, env->region);
+    const char **zones = KP_ARENA_NEW(cat->arena, const char *, row->n_zones + 1);
+    const char **ids = KP_ARENA_NEW(cat->arena, const char *, row->n_zones + 1);
+    uint32_t n = usable_zones(row, in, zones, ids);
+    add_zone_reqs(cat, it, zones, ids, n);
+    add_offerings(cat, it, env, row, zones, n, compatible);
+    set_resources(cat, it, &a);
+    return 0;
+}
+
+int kp_aws_it_build_catalog(const it_build_env *env, const it_class_inputs *in,
+                            const char *description, kp_catalog **out)
+{
+    kp_catalog *cat = kp_catalog_new(description);
+    for (uint32_t i = 0; i < env->snap->n; i++) {
+        int err = add_type(cat, env, &env->snap->rows[i], in);
+        if (err < 0) {
+            kp_catalog_free(cat);
+            return err;
+        }
+    }
+    *out = cat;
+    return 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * Shared between the instance-type provider's files: the snapshot of what
+ * EC2 offers, the inputs a node class contributes to its catalog, and the
+ * catalog builder. Not part of the interface.
+ */
+#ifndef KP_CLOUD_AWS_INSTANCETYPES_INTERNAL_H
+#define KP_CLOUD_AWS_INSTANCETYPES_INTERNAL_H
+
+#include "cloud/aws/instancetypes.h"
+
+/* One refresh's result; immutable once published. */
+typedef struct it_snapshot {
+    kp_arena *arena;
+    kp_aws_type_row *rows; /* sorted by name */
+    uint32_t n;
+    const char **zones; /* every zone any type is offered in, sorted */
+    uint32_t n_zones;
+} it_snapshot;
+
+/* What one node class contributes to its catalog. `opts` is zero-filled
+ * before it is set, so two inputs compare with memcmp. */
+typedef struct it_class_inputs {
+    kp_aws_alloc_opts opts;
+    const char *windows_build; /* "10.0.20348" for Windows families, else NULL */
+    bool any_zone;             /* no class: every zone EC2 offers */
+    const char **zones;        /* the class's subnet zones, sorted, unique */
+    const char **zone_ids;     /* zone_ids[i] belongs to zones[i]; may be NULL entries */
+    uint32_t n_zones;
+} it_class_inputs;
+
+/* The inputs of `nc` (NULL: defaults, any zone); strings in `arena`. */
+int kp_aws_it_class_inputs(const kp_aws_instancetypes_opts *flags, const kp_ec2nodeclass *nc,
+                           kp_arena *arena, it_class_inputs *out);
+
+/* A text key of everything in `in` a catalog depends on (in `arena`). */
+const char *kp_aws_it_class_key(const it_class_inputs *in, kp_arena *arena);
+
+typedef struct it_build_env {
+    const it_snapshot *snap;
+    const char *region;
+    kp_aws_prices *prices;
+    kp_aws_ice_cache *ice;
+} it_build_env;
+
+/* Build the catalog for `in` over the snapshot. */
+int kp_aws_it_build_catalog(const it_build_env *env, const it_class_inputs *in,
+                            const char *description, kp_catalog **out);
+
+#endif

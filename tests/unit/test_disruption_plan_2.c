@@ -1,0 +1,535 @@
+/*
+ * The disruption planner, part two: the reason given for every managed node
+ * left in place, one case per reason the planner can give (facts.c for what
+ * makes a node no candidate at all, methods.c and simulate.c for what a
+ * method found when it looked at it), exactly as `simulate --disrupt` prints
+ * it under "blocked". Karpenter publishes these as Unconsolidatable and
+ * DisruptionBlocked events (consolidation_test.go "Events", suite_test.go
+ * "Candidate Filtering").
+ *
+ * The catalog is test_disruption_consolidation_1.c's: five sizes doubling in
+ * CPU, memory and price, on-demand and spot (40%) in three zones.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "helpers/scenario.h"
+
+#define NOW "2026-11-21T12:00:00Z"
+#define OLD "2026-11-20T08:00:00Z"
+
+/* ---------- the catalog ---------- */
+
+typedef struct itype {
+    const char *name;
+    int cpu;
+    int mem_gi;
+    double od;
+    double spot;
+} itype;
+
+static const itype TYPES[] = {
+    {"small", 2, 4, 0.10, 0.04},    {"medium", 4, 8, 0.20, 0.08},    {"large", 8, 16, 0.40, 0.16},
+    {"xlarge", 16, 32, 0.80, 0.32}, {"2xlarge", 32, 64, 1.60, 0.64},
+};
+
+static const itype *type_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof(TYPES) / sizeof(TYPES[0]); i++)
+        if (strcmp(TYPES[i].name, name) == 0) return &TYPES[i];
+    return &TYPES[2];
+}
+
+static void catalog_type(kp_buf *b, const char *name, int cpu, int mem_gi, double od, double spot)
+{
+    kp_buf_printf(
+        b,
+        "%s{\"name\":\"%s\",\"capacity\":{\"cpu\":\"%d\",\"memory\":\"%dGi\",\"pods\":\"110\"},"
+        "\"labels\":{\"kubernetes.io/arch\":\"amd64\"},\"offerings\":[",
+        b->len > strlen("json:[") ? "," : "", name, cpu, mem_gi);
+    static const char *const zones[] = {"test-zone-1a", "test-zone-1b", "test-zone-1c"};
+    for (int z = 0; z < 3; z++) {
+        if (od > 0)
+            kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"on-demand\",\"price\":%.4f}",
+                          z ? "," : "", zones[z], od);
+        if (spot > 0)
+            kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"spot\",\"price\":%.4f}",
+                          z || od > 0 ? "," : "", zones[z], spot);
+    }
+    kp_buf_puts(b, "]}");
+}
+
+/* ---------- the scenario builder ---------- */
+
+typedef struct sc {
+    kp_buf yaml;
+    kp_buf catalog;
+    kp_scenario s;
+    bool ran;
+} sc;
+
+static void sc_init(sc *c, bool default_types)
+{
+    memset(c, 0, sizeof(*c));
+    kp_buf_init(&c->yaml, 1u << 22);
+    kp_buf_init(&c->catalog, 1u << 22);
+    kp_buf_puts(&c->catalog, "json:[");
+    for (size_t i = 0; default_types && i < sizeof(TYPES) / sizeof(TYPES[0]); i++)
+        catalog_type(&c->catalog, TYPES[i].name, TYPES[i].cpu, TYPES[i].mem_gi, TYPES[i].od,
+                     TYPES[i].spot);
+}
+
+static void sc_free(sc *c)
+{
+    kp_buf_free(&c->yaml);
+    kp_buf_free(&c->catalog);
+    if (c->ran) kp_scenario_free(&c->s);
+}
+
+__attribute__((format(printf, 2, 3))) static void add(sc *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cr_assert_eq(kp_buf_vprintf(&c->yaml, fmt, ap), 0, "scenario too large");
+    va_end(ap);
+}
+
+#define OD_ONLY   "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}"
+#define SPOT_ONLY "{key: karpenter.sh/capacity-type, operator: In, values: [spot]}"
+#define BOTH      "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand, spot]}"
+#define UNDERUTILIZED                                                                              \
+    "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "      \
+    "'100%'}]"
+
+static void pool(sc *c, const char *name, const char *requirements, const char *disruption)
+{
+    add(c,
+        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
+        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
+        "name: default}, "
+        "requirements: [%s]}}, disruption: {%s}}\n",
+        name, requirements ? requirements : OD_ONLY, disruption ? disruption : UNDERUTILIZED);
+}
+
+typedef struct nopt {
+    const char *pool;       /* "default" */
+    const char *type;       /* "large" */
+    const char *type_label; /* the instance-type label, when not `type` (which sizes the node) */
+    const char *zone;       /* "test-zone-1a" */
+    const char *ct;         /* "on-demand" */
+    const char *created;    /* OLD */
+    const char *labels;     /* extra labels: ", key: value" */
+    const char *meta;       /* extra Node metadata: ", annotations: {...}" */
+    const char *claim_meta;
+    const char *claim_spec; /* extra NodeClaim spec: ", terminationGracePeriod: 1h" */
+    const char *pod_event;  /* the NodeClaim's lastPodEventTime */
+    const char *conditions; /* extra NodeClaim conditions: ", {type: Drifted, ...}" */
+    bool no_zone;           /* neither Node nor NodeClaim has a zone label */
+    bool uninitialized;
+} nopt;
+
+/* A Node and its NodeClaim, allocatable as its instance type's capacity. */
+static void node(sc *c, const char *name, nopt o)
+{
+    const itype *t = type_of(o.type ? o.type : "large");
+    const char *type_name = o.type_label ? o.type_label : t->name;
+    const char *pool_name = o.pool ? o.pool : "default", *created = o.created ? o.created : OLD;
+    const char *ct = o.ct ? o.ct : "on-demand";
+    char zone[64] = "";
+    if (!o.no_zone)
+        snprintf(zone, sizeof(zone), "topology.kubernetes.io/zone: %s, ",
+                 o.zone ? o.zone : "test-zone-1a");
+    add(c,
+        "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '%s'%s, labels: {"
+        "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true'%s, "
+        "node.kubernetes.io/instance-type: %s, "
+        "%skarpenter.sh/capacity-type: %s, kubernetes.io/hostname: %s, kubernetes.io/arch: amd64, "
+        "kubernetes.io/os: linux%s}}\nspec: {providerID: 'fake:///%s'}\n"
+        "status: {capacity: {cpu: '%d', memory: %dGi, pods: '110'}, "
+        "allocatable: {cpu: '%d', memory: %dGi, pods: '110'}, conditions: [{type: Ready, status: "
+        "'True'}]}\n",
+        name, created, o.meta ? o.meta : "", pool_name,
+        o.uninitialized ? "" : ", karpenter.sh/initialized: 'true'", type_name, zone, ct, name,
+        o.labels ? o.labels : "", name, t->cpu, t->mem_gi, t->cpu, t->mem_gi);
+    add(c,
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, "
+        "creationTimestamp: '%s'%s, "
+        "labels: {karpenter.sh/nodepool: %s, node.kubernetes.io/instance-type: %s, %s"
+        "karpenter.sh/capacity-type: %s, kubernetes.io/arch: amd64, kubernetes.io/os: linux}}\n"
+        "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}%s}\n"
+        "status: {providerID: 'fake:///%s', nodeName: %s%s%s%s, conditions: [{type: Launched, "
+        "status: 'True'}%s%s]}\n",
+        name, created, o.claim_meta ? o.claim_meta : "", pool_name, type_name, zone, ct,
+        o.claim_spec ? o.claim_spec : "", name, name, o.pod_event ? ", lastPodEventTime: '" : "",
+        o.pod_event ? o.pod_event : "", o.pod_event ? "'" : "",
+        o.uninitialized ? ""
+                        : ", {type: Initialized, status: 'True', lastTransitionTime: '" OLD "'}",
+        o.conditions ? o.conditions : "");
+}
+
+#define RS "{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}"
+
+/* A running pod on `node` (pending when NULL) asking for `cpu` and 1Gi;
+ * `labels` replaces "app: test". */
+static void pod_full(sc *c, const char *name, const char *node_name, const char *cpu,
+                     const char *labels, const char *meta, const char *spec)
+{
+    add(c,
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default, labels: {%s}%s, "
+        "ownerReferences: [" RS "]}\n"
+        "spec: {%s%s%scontainers: [{name: c, resources: {requests: {cpu: '%s', memory: 1Gi}}}]%s}\n"
+        "status: {phase: %s}\n",
+        name, labels ? labels : "app: test", meta ? meta : "", node_name ? "nodeName: " : "",
+        node_name ? node_name : "", node_name ? ", " : "", cpu, spec ? spec : "",
+        node_name ? "Running" : "Pending");
+}
+
+static void pod(sc *c, const char *name, const char *node_name, const char *cpu)
+{
+    pod_full(c, name, node_name, cpu, NULL, NULL, NULL);
+}
+
+static kp_scenario *plan_opts(sc *c, const kp_disrupt_opts *opts)
+{
+    kp_buf_puts(&c->catalog, "]");
+    c->ran = true;
+    cr_assert_eq(kp_scenario_run(&c->s, kp_buf_cstr(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0,
+                 "%s", kp_error_last());
+    cr_assert_eq(kp_scenario_disrupt(&c->s, NOW, opts), 0, "%s", kp_error_last());
+    return &c->s;
+}
+
+#define N(...) ((nopt){__VA_ARGS__})
+
+#define DND_POD ", annotations: {karpenter.sh/do-not-disrupt: 'true'}"
+#define DRIFTED                                                                                    \
+    ", {type: Drifted, status: 'True', reason: AMIDrifted, lastTransitionTime: "                   \
+    "'2026-11-21T09:00:00Z'}"
+#define EXPIRING ", expireAfter: 1h"
+#define GRACE    ", terminationGracePeriod: 1h"
+#define DELETING                                                                                   \
+    ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]"
+
+/* ---------- every reason a node stays ---------- */
+
+typedef struct reason_case {
+    const char *name;
+    void (*build)(sc *c); /* the cluster; "a" is the node explained */
+    const char *node;
+    const char *reason; /* the exact reason, or its beginning when `prefix` */
+    bool prefix;
+    bool spot_to_spot;
+    uint32_t loops;
+} reason_case;
+
+static void r_in_flight(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    add(c, "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a, "
+           "creationTimestamp: '" OLD "', "
+           "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: large}}\n"
+           "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
+           "status: {conditions: [{type: Launched, status: 'True'}]}\n");
+}
+
+static void r_uninitialized(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.uninitialized = true));
+}
+
+static void r_deleting(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.meta = DELETING));
+    pod(c, "p", "a", "1");
+}
+
+static void r_node_dnd(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.meta = ", annotations: {karpenter.sh/do-not-disrupt: 'true'}"));
+}
+
+static void r_nominated(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "xlarge"));
+    pod(c, "p", "a", "1");
+    pod_full(c, "w", NULL, "1", NULL, NULL, ", nodeSelector: {kubernetes.io/hostname: a}");
+}
+
+static void r_unknown_pool(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.pool = "ghost"));
+}
+
+static void r_pod_dnd(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "xlarge"));
+    pod_full(c, "p", "a", "1", NULL, DND_POD, NULL);
+}
+
+#define PDB(name, allowed)                                                                         \
+    "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: " name                \
+    ", namespace: default}\n"                                                                      \
+    "spec: {maxUnavailable: 1, selector: {matchLabels: {app: test}}}\nstatus: "                    \
+    "{disruptionsAllowed: " allowed "}\n"
+
+static void r_two_pdbs(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "xlarge"));
+    pod(c, "p", "a", "1");
+    add(c, PDB("pdb1", "1") PDB("pdb2", "1"));
+}
+
+static void r_pdb(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "xlarge"));
+    pod(c, "p", "a", "1");
+    add(c, PDB("pdb", "0"));
+}
+
+static void r_never(sc *c)
+{
+    pool(c, "default", OD_ONLY,
+         "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never, budgets: "
+         "[{nodes: '100%'}]");
+    node(c, "a", N(.type = "xlarge"));
+    pod(c, "p", "a", "1");
+}
+
+static void r_not_elapsed(sc *c)
+{
+    pool(c, "default", OD_ONLY,
+         "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1h, budgets: [{nodes: "
+         "'100%'}]");
+    node(c, "a", N(.type = "xlarge", .pod_event = "2026-11-21T11:50:00Z"));
+    pod(c, "p", "a", "1");
+}
+
+static void r_budget(sc *c)
+{
+    pool(c, "default", OD_ONLY,
+         "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "
+         "'0'}]");
+    node(c, "a", N(.type = "xlarge"));
+    pod(c, "p", "a", "1");
+}
+
+static void r_empty_budget(sc *c)
+{
+    pool(c, "default", OD_ONLY,
+         "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "
+         "'0', reasons: "
+         "[Empty]}]");
+    node(c, "a", N(.type = "xlarge"));
+}
+
+static void r_drift_budget(sc *c)
+{
+    pool(c, "default", OD_ONLY,
+         "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '0', reasons: "
+         "[Drifted]}]");
+    node(c, "a", N(.type = "small", .conditions = DRIFTED));
+    pod(c, "p", "a", "1500m");
+}
+
+static void r_drift_nowhere(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "small", .conditions = DRIFTED, .labels = ", rack: r1"));
+    pod_full(c, "p", "a", "1500m", NULL, NULL, ", nodeSelector: {rack: r1}");
+}
+
+static void r_spot_feature(sc *c)
+{
+    pool(c, "default", BOTH, NULL);
+    node(c, "a", N(.type = "xlarge", .ct = "spot"));
+    pod(c, "p", "a", "1");
+}
+
+static void r_no_cheaper_spot(sc *c)
+{
+    pool(c, "default", BOTH, NULL);
+    node(c, "a", N(.type = "small", .ct = "spot"));
+    pod(c, "p", "a", "1500m");
+}
+
+static void r_spot_15(sc *c)
+{
+    pool(c, "default", BOTH, NULL);
+    node(c, "a", N(.type = "2xlarge", .ct = "spot"));
+    pod(c, "p", "a", "1");
+}
+
+static void r_claims(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "xlarge"));
+    const char *spread =
+        ", topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, "
+        "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: test}}}]";
+    pod_full(c, "p0", "a", "1", NULL, NULL, spread);
+    pod_full(c, "p1", "a", "1", NULL, NULL, spread);
+    pod_full(c, "p2", "a", "1", NULL, NULL, spread);
+}
+
+static void r_no_cheaper(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "small"));
+    pod(c, "p", "a", "1500m");
+}
+
+static void r_unknown_type(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "xlarge", .type_label = "mystery"));
+    pod(c, "p", "a", "1");
+}
+
+static void r_no_zone(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "xlarge", .no_zone = true));
+    pod(c, "p", "a", "1");
+}
+
+static void r_when_empty(sc *c)
+{
+    pool(c, "default", OD_ONLY,
+         "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '100%'}]");
+    node(c, "a", N(.type = "xlarge"));
+    pod(c, "p", "a", "1");
+}
+
+static void r_nowhere(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "xlarge", .labels = ", rack: r1"));
+    pod_full(c, "p", "a", "1", NULL, NULL, ", nodeSelector: {rack: r1}");
+}
+
+static void r_uninitialized_destination(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "u", N(.type = "xlarge", .uninitialized = true));
+    node(c, "a", N(.type = "small"));
+    pod(c, "pu", "u", "1");
+    pod(c, "p", "a", "1500m");
+}
+
+static void r_not_looked_at(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    /* With one loop, single-node stops at b, the better saving. */
+    node(c, "b", N(.type = "2xlarge"));
+    node(c, "a", N(.type = "xlarge"));
+    pod(c, "pb", "b", "9");
+    pod(c, "p", "a", "9");
+}
+
+static const reason_case reason_cases[] = {
+    {"NodeClaim without a Node", r_in_flight, "a", "its NodeClaim has no node yet", false, false,
+     0},
+    {"not initialized", r_uninitialized, "a", "node is not initialized", false, false, 0},
+    {"being deleted", r_deleting, "a", "node is being deleted", false, false, 0},
+    {"do-not-disrupt node", r_node_dnd, "a",
+     "disruption is blocked by the karpenter.sh/do-not-disrupt annotation on the node", false,
+     false, 0},
+    {"nominated", r_nominated, "a", "node is nominated for pending pod default/w", false, false, 0},
+    {"unknown NodePool", r_unknown_pool, "a", "its NodePool ghost is not known", false, false, 0},
+    {"do-not-disrupt pod", r_pod_dnd, "a",
+     "pod default/p has the karpenter.sh/do-not-disrupt annotation", false, false, 0},
+    {"two PDBs", r_two_pdbs, "a",
+     "pod default/p is selected by more than one PodDisruptionBudget (pdb1 and pdb2): eviction "
+     "cannot proceed",
+     false, false, 0},
+    {"PDB at zero", r_pdb, "a",
+     "PodDisruptionBudget default/pdb allows 0 disruptions (pod default/p)", false, false, 0},
+    {"consolidateAfter Never", r_never, "a", "NodePool default has consolidateAfter: Never", false,
+     false, 0},
+    {"consolidateAfter not elapsed", r_not_elapsed, "a",
+     "consolidateAfter has not elapsed (until 2026-11-21T12:50:00Z)", false, false, 0},
+    {"Underutilized budget", r_budget, "a",
+     "the disruption budgets of NodePool default allow no more Underutilized disruptions now",
+     false, false, 0},
+    {"Empty budget", r_empty_budget, "a",
+     "the disruption budgets of NodePool default allow no more Empty disruptions now", false, false,
+     0},
+    {"Drifted budget", r_drift_budget, "a",
+     "the disruption budgets of NodePool default allow no more Drifted disruptions now", false,
+     false, 0},
+    {"drifted with nowhere to go", r_drift_nowhere, "a",
+     "drifted (AMIDrifted), but pod default/p would have nowhere to go: ", true, false, 0},
+    {"spot to spot off", r_spot_feature, "a",
+     "replacing spot with spot needs the SpotToSpotConsolidation feature", false, false, 0},
+    {"no cheaper spot", r_no_cheaper_spot, "a", "no cheaper spot replacement", false, true, 0},
+    {"fewer than 15 cheaper spot types", r_spot_15, "a",
+     "spot-to-spot consolidation needs 15 cheaper instance types, found 4", false, true, 0},
+    {"several NodeClaims", r_claims, "a", "its pods would need 3 new NodeClaims", false, false, 0},
+    {"no cheaper replacement", r_no_cheaper, "a",
+     "no cheaper replacement: its pods need $0.1000/hour, it costs $0.1000/hour", false, false, 0},
+    {"instance type not in the catalog", r_unknown_type, "a",
+     "its instance type mystery is not in the catalog", false, false, 0},
+    {"no zone label", r_no_zone, "a", "node has no zone or capacity-type label", false, false, 0},
+    {"WhenEmpty", r_when_empty, "a", "NodePool default consolidates only empty nodes (WhenEmpty)",
+     false, false, 0},
+    {"nowhere to go", r_nowhere, "a", "pod default/p would have nowhere to go: ", true, false, 0},
+    {"uninitialized destination", r_uninitialized_destination, "a",
+     "pods would move to u, which is not initialized yet", false, false, 0},
+    {"not looked at in the loop", r_not_looked_at, "a", "no cheaper way to run its pods was found",
+     false, false, 1},
+};
+
+ParameterizedTestParameters(plan_reasons, every_kind)
+{
+    static size_t idx[sizeof(reason_cases) / sizeof(reason_cases[0])];
+    for (size_t i = 0; i < sizeof(idx) / sizeof(idx[0]); i++)
+        idx[i] = i;
+    return cr_make_param_array(size_t, idx, sizeof(idx) / sizeof(idx[0]));
+}
+
+ParameterizedTest(size_t *i, plan_reasons, every_kind)
+{
+    const reason_case *k = &reason_cases[*i];
+    sc c;
+    sc_init(&c, true);
+    k->build(&c);
+    kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
+    o.spot_to_spot = k->spot_to_spot;
+    o.max_loops = k->loops;
+    kp_scenario *s = plan_opts(&c, &o);
+    cr_expect_eq(kp_scenario_disrupted_by(s, k->node), -1, "%s: %s was disrupted", k->name,
+                 k->node);
+    const char *why = kp_scenario_blocked_reason(s, k->node);
+    cr_assert_not_null(why, "%s: %s has no reason", k->name, k->node);
+    if (k->prefix)
+        cr_expect(strncmp(why, k->reason, strlen(k->reason)) == 0 &&
+                      strlen(why) > strlen(k->reason),
+                  "%s: \"%s\" does not start with \"%s\"", k->name, why, k->reason);
+    else
+        cr_expect_str_eq(why, k->reason, "%s: \"%s\"", k->name, why);
+    /* The JSON simulate prints carries the same. */
+    const cJSON *blocked = cJSON_GetObjectItemCaseSensitive(s->disruption_json, "blocked"), *b;
+    bool listed = false;
+    cJSON_ArrayForEach(b, blocked)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(b, "node");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(b, "reason");
+        if (cJSON_IsString(n) && strcmp(n->valuestring, k->node) == 0)
+            listed = cJSON_IsString(r) && strcmp(r->valuestring, why) == 0;
+    }
+    cr_expect(listed, "%s: not in the blocked JSON", k->name);
+    sc_free(&c);
+}
