@@ -15,7 +15,12 @@
 #     class, security context, service accounts: the webhook container keeps its
 #     own token);
 #   - each service account may do what docs/deploy.md grants and not more
-#     (kubectl auth can-i, as the account).
+#     (kubectl auth can-i, as the account);
+#   - both programs run as deployed, each with its own service account's token: the
+#     webhook publishes its caBundle and admits a NodePool, the controller elects
+#     itself in `karpenter`, provisions kwok nodes for pending pods (node Leases in
+#     kube-node-lease) and drains a deleted node through evictions, and neither
+#     log has a Forbidden answer in it: the grants are enough, not only not too many.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +28,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 readonly ROOT
 readonly DEPLOY="$ROOT/deploy"
+readonly DATA="$ROOT/tests/e2e/data"
+readonly NS=e2e-deploy
 WORK=""
+PORT=""
 
 # render DIR OUT: kubectl kustomize DIR as a JSON array of objects.
 render() {
@@ -111,8 +119,12 @@ check_server() {
   pass "kubectl apply --dry-run=server -k deploy/overlays/e2e succeeds"
   check "... for every object ($(grep -c 'server dry run' <<<"$out") of $(kubectl kustomize "$DEPLOY/overlays/e2e" | grep -c '^kind:'))" \
     [ "$(grep -c 'server dry run' <<<"$out")" = "$(kubectl kustomize "$DEPLOY/overlays/e2e" | grep -c '^kind:')" ]
-  e2e_cleanup k delete -k "$DEPLOY/overlays/e2e" --ignore-not-found --wait=false
-  out=$(k apply -k "$DEPLOY/overlays/e2e" 2>&1) || fail "apply: $out"
+  # Applied with the URLs on the port the webhook will listen on.
+  PORT=$(e2e_free_port)
+  kubectl kustomize "$DEPLOY/overlays/e2e" | sed "s|https://127.0.0.1:18443/|https://127.0.0.1:$PORT/|" \
+    >"$WORK/overlay.yaml"
+  e2e_cleanup k delete -f "$WORK/overlay.yaml" --ignore-not-found --wait=false
+  out=$(k apply -f "$WORK/overlay.yaml" 2>&1) || fail "apply: $out"
   pass "deploy/overlays/e2e applies"
   k wait --for condition=established --timeout=60s crd --all >/dev/null || fail "the CRDs are established"
   pass "the CRDs are established"
@@ -203,6 +215,59 @@ create nodepools.karpenter.sh
 EOF
 }
 
+running() { [ "$(k -n $NS get pods -l app=inflate --field-selector=status.phase=Running -o name | grep -c .)" -eq "$1" ]; }
+
+# Both programs on loopback, each as its own service account, flags as the
+# Deployment gives them (the leader-election namespace is the Pod's there).
+start_programs() {
+  local build="${KP_BUILD_DIR:-$ROOT/build}" ctrl_pid web_pid
+  [ -x "$build/karpenter-webhook" ] || fail "$build/karpenter-webhook is missing (make build)"
+  e2e_sa_kubeconfig karpenter karpenter-webhook "$WORK/webhook.kubeconfig"
+  e2e_sa_kubeconfig karpenter karpenter-controller "$WORK/controller.kubeconfig"
+  "$build/karpenter-webhook" --self-signed --kubeconfig "$WORK/webhook.kubeconfig" \
+    --address 127.0.0.1 --port "$PORT" --service-name karpenter-webhook --namespace karpenter \
+    --threads 2 >"$WORK/webhook.log" 2>&1 &
+  web_pid=$!
+  e2e_cleanup e2e_stop_pid "$web_pid"
+  wait_for "[ \"\$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:$PORT/readyz)\" = 200 ]" 60 0.5 ||
+    fail "the webhook, as karpenter-webhook, publishes its caBundle: $(tail -n 3 "$WORK/webhook.log")"
+  pass "the webhook, as karpenter-webhook, published its caBundle"
+  SYSTEM_NAMESPACE=karpenter POD_NAME=karpenter-e2e "$(e2e_controller)" run \
+    --kubeconfig "$WORK/controller.kubeconfig" --cluster-name e2e --cloud-provider kwok \
+    --batch-idle-duration 500ms --kwok-finish-pods-immediately --metrics-port 0 \
+    --health-probe-port 0 >"$WORK/controller.log" 2>&1 &
+  ctrl_pid=$!
+  e2e_cleanup e2e_stop_pid "$ctrl_pid"
+  wait_for "[ \"\$(k -n karpenter get lease karpenter-leader-election -o jsonpath='{.spec.holderIdentity}')\" = karpenter-e2e ]" 60 ||
+    fail "the controller, as karpenter-controller, holds the lease in karpenter: $(tail -n 3 "$WORK/controller.log")"
+  pass "the controller, as karpenter-controller, leads through a Lease in karpenter"
+}
+
+check_programs() {
+  local node
+  k apply -f "$DATA/nodepool.yaml" >/dev/null || fail "the NodePool is admitted by the webhook"
+  e2e_cleanup k delete nodepools --all --wait=false
+  pass "a NodePool is admitted through the webhook"
+  e2e_namespace "$NS"
+  k -n "$NS" apply -f "$DATA/inflate.yaml" >/dev/null
+  k -n "$NS" scale deployment inflate --replicas 3 >/dev/null
+  wait_for "running 3" 120 || fail "3 pending pods run on kwok nodes: $(tail -n 5 "$WORK/controller.log")"
+  pass "pending pods run on nodes the controller launched ($(count nodes) node(s))"
+  check "each kwok node has its Lease in kube-node-lease" \
+    [ "$(count leases -n kube-node-lease)" -ge "$(count nodes)" ]
+  node=$(k -n "$NS" get pods -l app=inflate -o jsonpath='{.items[0].spec.nodeName}')
+  k delete node "$node" --wait=false >/dev/null
+  wait_for "! k get node '$node'" 120 ||
+    fail "the deleted node $node is drained and removed: $(grep -iE 'forbidden|: 403' "$WORK/controller.log" | tail -n 2)"
+  pass "a deleted node is drained (its pods evicted) and removed"
+  wait_for "running 3" 120 || fail "the evicted pods run again"
+  pass "the evicted pods run again"
+  check "no Forbidden answer in the controller's log" \
+    bash -c "! grep -qiE 'forbidden|: 403' '$WORK/controller.log'"
+  check "no Forbidden answer in the webhook's log" \
+    bash -c "! grep -qiE 'forbidden|: 403' '$WORK/webhook.log'"
+}
+
 main() {
   e2e_setup
   WORK=$(mktemp -d)
@@ -213,6 +278,8 @@ main() {
   check_server
   check_pod_template
   check_rbac
+  start_programs
+  check_programs
 }
 
 main "$@"

@@ -39,18 +39,6 @@ find_webhook() {
   [ -x "$BIN" ] || fail "$BIN is missing (make build, or set KP_BUILD_DIR)"
 }
 
-# A free loopback port below the ephemeral range (as cluster.sh picks its own).
-pick_port() {
-  local used=" " hex p
-  while read -r hex; do [ -z "$hex" ] || used+="$((16#$hex)) "; done < <(awk 'FNR > 1 && split($2, a, ":") == 2 { print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
-  while :; do
-    p=$((20000 + RANDOM % 12000))
-    case "$used" in *" $p "*) continue ;; esac
-    printf '%s\n' "$p"
-    return
-  done
-}
-
 # deploy/overlays/e2e with the webhook's port in the URLs.
 install_overlay() {
   kubectl kustomize "$ROOT/deploy/overlays/e2e" | sed "s|https://127.0.0.1:18443/|https://127.0.0.1:$PORT/|" \
@@ -214,7 +202,7 @@ main() {
   e2e_setup
   WORK=$(mktemp -d)
   e2e_cleanup rm -rf "$WORK"
-  PORT=$(pick_port)
+  PORT=$(e2e_free_port)
   e2e_namespace "$NS"
   install_overlay
   start_webhook
