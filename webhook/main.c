@@ -1,7 +1,8 @@
 /*
  * karpenter-webhook: flags, wiring, and the loop that reloads the
- * certificate and the policy when their files change. Everything that can be
- * tested without a socket is in shared/webhook/.
+ * certificate and the policy when their files change and, with
+ * --self-signed, keeps our CA in the webhook configurations' caBundle.
+ * Everything that can be tested without a socket is in shared/webhook/.
  */
 #include "options.h"
 #include "server.h"
@@ -10,8 +11,12 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/xalloc.h"
+#include "kube/config.h"
+#include "kube/rest.h"
 #include "metrics/metrics.h"
 #include "webhook/cabundle.h"
+#include "webhook/cabundle_kube.h"
 #include "webhook/certs.h"
 #include "webhook/filewatch.h"
 #include "webhook/policy.h"
@@ -29,12 +34,21 @@
 typedef struct app {
     kp_webhook_options opts;
     kp_metrics *metrics;
-    kp_metric *tls_reloads, *policy_reloads, *cert_expiry;
+    kp_metric *tls_reloads, *policy_reloads, *cert_expiry, *ca_publishes;
     kp_policy_slot *policy;
     kp_server *server;
     kp_filewatch tls_watch, policy_watch;
     kp_tls_pair tls;
+    /* --self-signed with a cluster to publish to; kube NULL: the caBundle is only logged. */
+    kp_kube_client *kube;
+    kp_cabundle_client cabundle;
+    char *ca_pem;            /* our CA, published again at every resync */
+    int64_t next_publish;    /* monotonic ns */
+    int64_t publish_backoff; /* ns; 0 after a success */
 } app;
+
+#define PUBLISH_BACKOFF_MIN (1 * KP_NS_PER_SEC)
+#define PUBLISH_BACKOFF_MAX (30 * KP_NS_PER_SEC)
 
 static void log_error(const char *message)
 {
@@ -55,6 +69,12 @@ static int register_metrics(app *a)
         err = kp_metrics_gauge(&a->cert_expiry, a->metrics,
                                "karpenter_webhook_certificate_expiration_timestamp_seconds",
                                "When the serving certificate expires (Unix time).", NULL, 0);
+    if (err == 0)
+        err = kp_metrics_counter(&a->ca_publishes, a->metrics,
+                                 "karpenter_webhook_ca_bundle_publishes_total",
+                                 "Checks of the caBundle in the webhook configurations, by result "
+                                 "(patched, unchanged, failure).",
+                                 result, 1);
     return err;
 }
 
@@ -77,23 +97,80 @@ static int load_policy(app *a)
     return 0;
 }
 
-/* Without a Kubernetes client the caBundle is written to a file and logged;
- * with one, kp_cabundle_publish() patches both webhook configurations. */
-static int publish_ca(const app *a, const char *ca_pem, const kp_cabundle_client *client)
+/* The client for publishing the caBundle: --kubeconfig, else the Pod's service
+ * account, else none (outside a cluster the caBundle is only logged). */
+static int connect_kube(app *a)
 {
+    kp_kube_config *cfg = NULL;
     int err = 0;
-    if (client) {
-        err = kp_cabundle_publish(client, KP_CABUNDLE_VALIDATING, a->opts.validating_config, ca_pem,
-                                  NULL);
-        if (err == 0)
-            err = kp_cabundle_publish(client, KP_CABUNDLE_MUTATING, a->opts.mutating_config, ca_pem,
-                                      NULL);
-        return err;
+    if (a->opts.kubeconfig)
+        err = kp_kube_config_load(&cfg, a->opts.kubeconfig, NULL);
+    else if (getenv("KUBERNETES_SERVICE_HOST"))
+        err = kp_kube_config_in_cluster(&cfg, NULL);
+    else
+        return 0;
+    if (err == 0) {
+        kp_kube_client_opts o = KP_KUBE_CLIENT_OPTS_INIT;
+        o.qps = 5;
+        o.burst = 10;
+        o.user_agent = "karpenter-webhook";
+        err = kp_kube_client_new(&a->kube, cfg, &o);
     }
+    kp_kube_config_free(cfg);
+    if (err < 0) return kp_error_wrap(err, "the Kubernetes client for the caBundle");
+    kp_cabundle_kube_client(&a->cabundle, a->kube);
+    return 0;
+}
+
+/* Our CA into both configurations (next to other replicas' CAs), then the
+ * next check: a resync after a success, a growing back-off after a failure
+ * (the configurations may not exist yet, or the API server may be away). */
+static void publish(app *a)
+{
+    const kp_clock *clock = kp_clock_system();
+    int64_t now_s = clock->now(clock) / KP_NS_PER_SEC;
+    int changed_v = 0, changed_m = 0;
+    int err = kp_cabundle_share(&a->cabundle, KP_CABUNDLE_VALIDATING, a->opts.validating_config,
+                                a->ca_pem, KP_CABUNDLE_MAX_CAS, now_s, &changed_v);
+    if (err == 0)
+        err = kp_cabundle_share(&a->cabundle, KP_CABUNDLE_MUTATING, a->opts.mutating_config,
+                                a->ca_pem, KP_CABUNDLE_MAX_CAS, now_s, &changed_m);
+    if (err < 0) {
+        a->publish_backoff = a->publish_backoff ? a->publish_backoff * 2 : PUBLISH_BACKOFF_MIN;
+        if (a->publish_backoff > PUBLISH_BACKOFF_MAX) a->publish_backoff = PUBLISH_BACKOFF_MAX;
+        a->next_publish = clock->monotonic(clock) + a->publish_backoff;
+        count(a->ca_publishes, "failure");
+        KP_LOG(KP_LOG_WARN, LOGGER, "caBundle not published; will retry", "error", kp_error_last());
+        return;
+    }
+    a->publish_backoff = 0;
+    kp_server_set_ready(a->server, true);
+    a->next_publish = clock->monotonic(clock) + (int64_t)a->opts.ca_bundle_resync_s * KP_NS_PER_SEC;
+    count(a->ca_publishes, changed_v || changed_m ? "patched" : "unchanged");
+    if (changed_v || changed_m)
+        KP_LOG(KP_LOG_INFO, LOGGER, "caBundle published", "validating", a->opts.validating_config,
+               "mutating", a->opts.mutating_config);
+}
+
+static void maybe_publish(app *a)
+{
+    const kp_clock *clock = kp_clock_system();
+    if (a->kube && a->ca_pem && clock->monotonic(clock) >= a->next_publish) publish(a);
+}
+
+/* The CA goes to --ca-bundle-file if asked; with a Kubernetes client it is
+ * published once the server listens (maybe_publish), otherwise logged. */
+static int keep_ca(app *a, const char *ca_pem)
+{
     if (a->opts.ca_bundle_file) {
         FILE *f = fopen(a->opts.ca_bundle_file, "w");
-        if (!f || fputs(ca_pem, f) < 0 || fclose(f) != 0)
+        int bad = !f || fputs(ca_pem, f) < 0;
+        if ((f && fclose(f) != 0) || bad)
             return kp_error_set(KP_EIO, "writing %s: %s", a->opts.ca_bundle_file, strerror(errno));
+    }
+    if (a->kube) {
+        a->ca_pem = kp_xstrdup(ca_pem);
+        return 0;
     }
     kp_buf b64 = KP_BUF_INIT(1 << 20);
     kp_certs_cabundle(&b64, ca_pem);
@@ -112,7 +189,7 @@ static int self_signed(app *a)
     int err = kp_certs_generate(&bundle, &req);
     if (err == 0 && a->opts.cert_dir) err = kp_certs_write_dir(&bundle, a->opts.cert_dir);
     if (err == 0) err = kp_certs_check_pair(&a->tls, bundle.cert, bundle.key);
-    if (err == 0) err = publish_ca(a, bundle.ca_cert, NULL);
+    if (err == 0) err = keep_ca(a, bundle.ca_cert);
     kp_cert_bundle_clear(&bundle);
     return err;
 }
@@ -181,6 +258,7 @@ static int setup(app *a)
     a->metrics = kp_metrics_new();
     int err = register_metrics(a);
     if (err == 0 && (err = load_policy(a)) < 0) kp_error_wrap(err, "loading the policy");
+    if (err == 0 && a->opts.self_signed) err = connect_kube(a);
     if (err == 0)
         err = a->opts.self_signed
                   ? self_signed(a)
@@ -196,6 +274,11 @@ static int setup(app *a)
                             a->metrics};
     err = kp_server_start(&a->server, &cfg, a->tls.cert, a->tls.key);
     if (err == 0) note_certificate(a, "serving");
+    if (err == 0 && a->kube) {
+        /* Not ready until the API server can trust us: a rollout waits for it. */
+        kp_server_set_ready(a->server, false);
+        maybe_publish(a);
+    }
     return err;
 }
 
@@ -209,6 +292,7 @@ static void run(app *a, const sigset_t *signals)
         if (sig == SIGTERM || sig == SIGINT) break;
         reload_tls(a);
         reload_policy(a);
+        maybe_publish(a);
         kp_server_reap(a->server, false);
     }
 }
@@ -246,5 +330,7 @@ int main(int argc, char **argv)
     kp_tls_pair_clear(&a.tls);
     a.policy = kp_policy_slot_free(a.policy);
     a.metrics = kp_metrics_free(a.metrics);
+    a.kube = kp_kube_client_free(a.kube);
+    free(a.ca_pem);
     return rc;
 }

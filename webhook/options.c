@@ -26,6 +26,12 @@ static const char usage[] =
     "  --ca-bundle-file FILE          --self-signed: write the CA certificate here\n"
     "  --validating-webhook-configuration NAME  (default validation.webhook.karpenter.sh)\n"
     "  --mutating-webhook-configuration NAME    (default defaulting.webhook.karpenter.sh)\n"
+    "  --kubeconfig FILE              --self-signed: publish the caBundle into both\n"
+    "                                 configurations with these credentials (in a Pod:\n"
+    "                                 its service account; elsewhere, without this flag,\n"
+    "                                 the caBundle is only logged)\n"
+    "  --ca-bundle-resync SEC         how often the published caBundle is checked\n"
+    "                                 and put back if it went (default 60)\n"
     "  --policy FILE                  admission policy (YAML), reloaded on change\n"
     "  --reload-interval MS           how often files are checked (default 1000)\n"
     "  --threads N                    worker threads (default: CPUs)\n"
@@ -46,6 +52,8 @@ enum {
     OPT_CA_BUNDLE,
     OPT_VALIDATING,
     OPT_MUTATING,
+    OPT_KUBECONFIG,
+    OPT_CA_RESYNC,
     OPT_POLICY,
     OPT_RELOAD,
     OPT_THREADS,
@@ -68,6 +76,8 @@ static const struct option long_options[] = {
     {"ca-bundle-file", required_argument, NULL, OPT_CA_BUNDLE},
     {"validating-webhook-configuration", required_argument, NULL, OPT_VALIDATING},
     {"mutating-webhook-configuration", required_argument, NULL, OPT_MUTATING},
+    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+    {"ca-bundle-resync", required_argument, NULL, OPT_CA_RESYNC},
     {"policy", required_argument, NULL, OPT_POLICY},
     {"reload-interval", required_argument, NULL, OPT_RELOAD},
     {"threads", required_argument, NULL, OPT_THREADS},
@@ -100,6 +110,7 @@ static void defaults(kp_webhook_options *o)
     o->ns = "kube-system";
     o->validating_config = "validation.webhook.karpenter.sh";
     o->mutating_config = "defaulting.webhook.karpenter.sh";
+    o->ca_bundle_resync_s = 60;
     o->reload_interval_ms = 1000;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     o->threads = cpus > 0 && cpus < 64 ? (unsigned)cpus : 2;
@@ -147,6 +158,12 @@ static int apply(kp_webhook_options *o, int opt, const char *arg)
     case OPT_MUTATING:
         o->mutating_config = arg;
         break;
+    case OPT_KUBECONFIG:
+        o->kubeconfig = arg;
+        break;
+    case OPT_CA_RESYNC:
+        err = parse_uint(&o->ca_bundle_resync_s, "ca-bundle-resync", arg, 1, 86400);
+        break;
     case OPT_POLICY:
         o->policy_file = arg;
         break;
@@ -180,6 +197,9 @@ static int check(const kp_webhook_options *o)
     if (o->self_signed && files)
         return kp_error_set(KP_EINVALID,
                             "--self-signed and --tls-cert-file/--tls-key-file exclude each other");
+    if (!o->self_signed && o->kubeconfig)
+        return kp_error_set(KP_EINVALID, "--kubeconfig is only used with --self-signed (to publish "
+                                         "the caBundle); cert-manager publishes its own");
     if (!o->self_signed && (!o->tls_cert_file || !o->tls_key_file))
         return kp_error_set(KP_EINVALID,
                             "give --tls-cert-file and --tls-key-file, or --self-signed");

@@ -17,6 +17,8 @@ typedef struct kp_webhook_options {
     const char *cert_dir;       /* --self-signed: also write the files here */
     const char *ca_bundle_file; /* --self-signed: write the CA (PEM) here */
     const char *validating_config, *mutating_config;
+    const char *kubeconfig;      /* --self-signed: publish the caBundle with these credentials */
+    unsigned ca_bundle_resync_s; /* how often the published caBundle is checked again */
     const char *policy_file;
     unsigned reload_interval_ms;
     unsigned threads;

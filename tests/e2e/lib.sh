@@ -124,7 +124,7 @@ e2e_controller() {
 
 # e2e_start_controller NAME [FLAGS...]: karpenter-controller run against this cluster in
 # the background, logging to $KP_E2E_DIR/NAME.log, stopped (SIGTERM, then SIGKILL) at
-# exit. Sets E2E_CONTROLLER_PID. Without --metrics-port/--health-probe-port in FLAGS
+# exit; as karpenter-controller after e2e_karpenter_rbac, its Lease in karpenter. Sets E2E_CONTROLLER_PID. Without --metrics-port/--health-probe-port in FLAGS
 # both are off, so several replicas can run side by side.
 e2e_start_controller() {
   local name="$1" bin log
@@ -134,17 +134,36 @@ e2e_start_controller() {
   local flags=("$@")
   [[ " ${flags[*]} " == *" --metrics-port "* ]] || flags+=(--metrics-port 0)
   [[ " ${flags[*]} " == *" --health-probe-port "* ]] || flags+=(--health-probe-port 0)
-  "$bin" run --kubeconfig "$KUBECONFIG" "${flags[@]}" >>"$log" 2>&1 &
+  [[ " ${flags[*]} " == *" --leader-election-namespace "* ]] || flags+=(--leader-election-namespace karpenter)
+  "$bin" run --kubeconfig "${E2E_CONTROLLER_KUBECONFIG:-$KUBECONFIG}" "${flags[@]}" >>"$log" 2>&1 &
   E2E_CONTROLLER_PID=$!
   e2e_cleanup e2e_stop_pid "$E2E_CONTROLLER_PID"
   e2e_say "controller $name started (pid $E2E_CONTROLLER_PID, log $log)"
 }
 
-# e2e_karpenter NODEPOOL_FILE: our CRDs (the 1.20 flavour) and a NodePool, ready
-# for a controller.
-e2e_karpenter() {
-  k apply -f "$E2E_LIB_DIR/../../crds/compat-1.20" >/dev/null
+# e2e_karpenter_rbac: the CRDs and the RBAC of deploy/ (namespace karpenter, the
+# programs' ServiceAccounts, roles and bindings; not the webhook configurations or the
+# Deployment), and E2E_CONTROLLER_KUBECONFIG authenticating as karpenter-controller,
+# so every controller scenario proves the role is enough. KP_E2E_CONTROLLER_ADMIN=1
+# runs the controller as admin instead.
+E2E_CONTROLLER_KUBECONFIG=""
+e2e_karpenter_rbac() {
+  kubectl kustomize "$E2E_LIB_DIR/../../deploy/overlays/e2e" | python3 -c '
+import sys, yaml
+keep = {"CustomResourceDefinition", "Namespace", "ServiceAccount", "ClusterRole",
+        "ClusterRoleBinding", "Role", "RoleBinding"}
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d.get("kind") in keep]
+yaml.safe_dump_all(docs, sys.stdout)' | k apply -f - >/dev/null
   wait_for "k get nodepools" 30 || fail "the NodePool CRD is not served"
+  [ "${KP_E2E_CONTROLLER_ADMIN:-0}" = 1 ] && return 0
+  E2E_CONTROLLER_KUBECONFIG="$KP_E2E_DIR/controller-sa.kubeconfig"
+  wait_for "e2e_sa_kubeconfig karpenter karpenter-controller '$E2E_CONTROLLER_KUBECONFIG'" 60 ||
+    fail "no token for karpenter/karpenter-controller"
+}
+
+# e2e_karpenter NODEPOOL_FILE: e2e_karpenter_rbac and a NodePool, ready for a controller.
+e2e_karpenter() {
+  e2e_karpenter_rbac
   k apply -f "$1" >/dev/null
 }
 

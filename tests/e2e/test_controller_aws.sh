@@ -58,7 +58,7 @@ setup() {
   image=$(boto account)
   pass "moto at $MOTO_URL with a VPC, two tagged subnets, a security group, role and AMI $image"
   e2e_namespace $NS
-  k apply -f "$ROOT/crds/compat-1.20" >/dev/null
+  e2e_karpenter_rbac
   wait_for "k get ec2nodeclasses" 30 || fail "the EC2NodeClass CRD is not served"
   k apply -f - >/dev/null <<EOF2
 apiVersion: karpenter.k8s.aws/v1

@@ -214,6 +214,10 @@ Test(aws_ec2, describe_instances_pages_and_fields)
     int64_t want;
     kp_time_parse_rfc3339("2026-11-21T10:00:00Z", &want);
     cr_expect_eq(a->launch_time_ns, want);
+    cr_assert_eq(a->n_security_group_ids, 2);
+    cr_expect_str_eq(a->security_group_ids[0], "sg-0one");
+    cr_expect_str_eq(a->security_group_ids[1], "sg-0two");
+    cr_expect_eq(b->n_security_group_ids, 0);
     cr_expect_str_eq(b->state, "shutting-down");
     cr_expect_null(b->lifecycle);
     cr_expect_str_eq(b->capacity_reservation_id, "cr-0123");

@@ -281,3 +281,24 @@ Test(aws_it_catalog, default_catalog_and_missing_subnets)
                  KP_ENOTREADY);
     cr_expect_str_eq(kp_error_last(), "no subnets found");
 }
+
+Test(aws_it_catalog, replaced_catalogs_stay_readable_for_a_minute)
+{
+    const kp_ec2nodeclass *nc = nodeclass(TWO_ZONES);
+    const kp_catalog *first = catalog(nc);
+    /* three replacements in a row, as three ICE marks during one solve */
+    kp_aws_ice_mark(env.ice, "spot", "m5.large", "eu-west-1a", "InsufficientInstanceCapacity");
+    const kp_catalog *second = catalog(nc);
+    kp_aws_ice_mark(env.ice, "spot", "m5.large", "eu-west-1b", "InsufficientInstanceCapacity");
+    const kp_catalog *third = catalog(nc);
+    kp_aws_ice_mark(env.ice, "on-demand", "m5.large", "eu-west-1b", "InsufficientInstanceCapacity");
+    cr_assert_neq(catalog(nc), third);
+    cr_expect_neq(second, first);
+    /* under ASan a freed catalog would be a use-after-free here */
+    cr_expect_not_null(kp_catalog_find(first, "m5.large"));
+    cr_expect_not_null(kp_catalog_find(second, "m5.large"));
+    /* a minute later the next replacement frees the old ones (no leak at teardown either) */
+    env.clock.ns += 61 * KP_NS_PER_SEC;
+    kp_aws_ice_mark(env.ice, "spot", "m5.large", "eu-west-1b", "InsufficientInstanceCapacity");
+    cr_expect_not_null(catalog(nc));
+}

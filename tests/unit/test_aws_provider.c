@@ -398,6 +398,12 @@ Test(aws_provider, drift_reasons)
                                        hash_tags(current))));
     answer(200, instances(instance_xml("i-1", "m5.large", "running", "ami-x86", "subnet-z",
                                        hash_tags(current))));
+    const char *with_groups = instance_xml("i-1", "m5.large", "running", "ami-x86", "subnet-a", hash_tags(current));
+    const char *at = strstr(with_groups, "<tagSet>");
+    answer(200, instances(fmt("%.*s<groupSet><item><groupId>sg-1</groupId></item></groupSet>%s",
+                              (int)(at - with_groups), with_groups, at)));
+    answer(200, instances(fmt("%.*s<groupSet><item><groupId>sg-9</groupId></item></groupSet>%s",
+                              (int)(at - with_groups), with_groups, at)));
     start();
     provider();
     kp_nodeclaim c = *claim("c", "\"m5.large\"", "spot");
@@ -411,11 +417,15 @@ Test(aws_provider, drift_reasons)
     cr_expect_str_eq(why, "AMIDrift");
     cr_assert_eq(cp->ops->is_drifted(cp, &c, fx.arena, &why), 0);
     cr_expect_str_eq(why, "SubnetDrift");
+    cr_assert_eq(cp->ops->is_drifted(cp, &c, fx.arena, &why), 0);
+    cr_expect_null(why, "the class's own security group: no drift");
+    cr_assert_eq(cp->ops->is_drifted(cp, &c, fx.arena, &why), 0);
+    cr_expect_str_eq(why, "SecurityGroupDrift");
     kp_nodeclaim orphan = c;
     orphan.spec.node_class_ref.name = "missing";
     cr_assert_eq(cp->ops->is_drifted(cp, &orphan, fx.arena, &why), 0);
     cr_expect_null(why, "no class: not drifted");
-    cr_expect_eq(requests(), 4);
+    cr_expect_eq(requests(), 6);
 }
 
 /* ---------------------------------------------------- outside the table */

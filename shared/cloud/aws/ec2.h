@@ -439,6 +439,8 @@ typedef struct kp_ec2_instance {
     int64_t launch_time_ns;
     kp_ec2_tag *tags;
     size_t n_tags;
+    const char **security_group_ids; /* groupSet; none listed: unknown */
+    size_t n_security_group_ids;
 } kp_ec2_instance;
 
 typedef struct kp_ec2_instance_list {

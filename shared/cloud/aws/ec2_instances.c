@@ -131,6 +131,17 @@ int kp_ec2_create_fleet(kp_aws_client *c, kp_arena *a, const kp_ec2_create_fleet
     return err;
 }
 
+static void parse_groups(kp_arena *a, const xmlNode *it, kp_ec2_instance *in)
+{
+    xmlNode *first = kp_aws_xml_items(it, "groupSet");
+    size_t n = kp_aws_xml_count(first);
+    in->security_group_ids = n ? KP_ARENA_NEW(a, const char *, n) : NULL;
+    for (xmlNode *g = first; g; g = kp_aws_xml_next(g)) {
+        const char *id = kp_aws_xml_text(a, g, "groupId");
+        if (id) in->security_group_ids[in->n_security_group_ids++] = id;
+    }
+}
+
 static void parse_instance(kp_arena *a, const xmlNode *it, kp_ec2_instance *in)
 {
     in->id = kp_aws_xml_text(a, it, "instanceId");
@@ -149,6 +160,7 @@ static void parse_instance(kp_arena *a, const xmlNode *it, kp_ec2_instance *in)
     if (!in->launch_time || kp_time_parse_rfc3339(in->launch_time, &in->launch_time_ns) < 0)
         in->launch_time_ns = 0;
     in->tags = kp_ec2_parse_tags(a, it, &in->n_tags);
+    parse_groups(a, it, in);
 }
 
 /* Instances sit two levels down: reservationSet/item/instancesSet/item. */

@@ -14,12 +14,22 @@
 #include "base/xalloc.h"
 #include "cloud/aws/instancetypes_internal.h"
 
+/* A replaced catalog stays alive this long: a solve or a launch started
+ * before the replacement reads it without a lock, and none lasts a minute. */
+#define RETIRE_NS (60 * KP_NS_PER_SEC)
+
+typedef struct retired_catalog {
+    kp_catalog *catalog;
+    int64_t since_ns;
+    struct retired_catalog *next;
+} retired_catalog;
+
 typedef struct class_entry {
     char *name; /* the node class; "" for the default catalog */
     char *key;  /* kp_aws_it_class_key of the inputs it was built from */
     uint64_t snap_gen, prices_seq, ice_seq;
     kp_catalog *catalog;
-    kp_catalog *retired; /* the one before: callers may still be reading it */
+    retired_catalog *retired; /* replaced ones callers may still be reading, newest first */
 } class_entry;
 
 struct kp_aws_instancetypes {
@@ -45,13 +55,28 @@ static it_snapshot *snapshot_free(it_snapshot *s)
     return NULL;
 }
 
+/* Free retired catalogs retired before `cutoff_ns` (INT64_MAX: all). */
+static void retire_older(retired_catalog **list, int64_t cutoff_ns)
+{
+    for (retired_catalog **p = list; *p;) {
+        retired_catalog *r = *p;
+        if (r->since_ns < cutoff_ns || cutoff_ns == INT64_MAX) {
+            *p = r->next;
+            kp_catalog_free(r->catalog);
+            free(r);
+        } else {
+            p = &r->next;
+        }
+    }
+}
+
 static void clear_classes(kp_aws_instancetypes *it)
 {
     for (size_t i = 0; i < it->n_classes; i++) {
         free(it->classes[i].name);
         free(it->classes[i].key);
         kp_catalog_free(it->classes[i].catalog);
-        kp_catalog_free(it->classes[i].retired);
+        retire_older(&it->classes[i].retired, INT64_MAX);
     }
     it->n_classes = 0;
 }
@@ -296,8 +321,13 @@ static int rebuild(kp_aws_instancetypes *it, class_entry *e, const it_class_inpu
     kp_catalog *cat = NULL;
     int err = kp_aws_it_build_catalog(&env, in, description, &cat);
     if (err < 0) return err;
-    kp_catalog_free(e->retired);
-    e->retired = e->catalog;
+    int64_t now = it->clock->now(it->clock);
+    retire_older(&e->retired, now - RETIRE_NS);
+    if (e->catalog) {
+        retired_catalog *r = kp_xcalloc(1, sizeof(*r));
+        *r = (retired_catalog){e->catalog, now, e->retired};
+        e->retired = r;
+    }
     e->catalog = cat;
     free(e->key);
     e->key = kp_xstrdup(key);

@@ -280,6 +280,22 @@ static const char *drift(kp_awsp *p, const kp_ec2nodeclass *nc, const kp_nodecla
     return kp_aws_nodeclass_drift(nc, &c, image, NULL);
 }
 
+/* Karpenter's SecurityGroupDrift: the instance's groups are not exactly the
+ * class's resolved ones. Unknown (no groups listed) is not drift. */
+static const char *security_group_drift(const kp_ec2nodeclass *nc, const kp_ec2_instance *in)
+{
+    if (!in->n_security_group_ids || !nc->n_status_security_groups) return NULL;
+    if (in->n_security_group_ids != nc->n_status_security_groups) return "SecurityGroupDrift";
+    for (size_t i = 0; i < in->n_security_group_ids; i++) {
+        bool found = false;
+        for (size_t j = 0; j < nc->n_status_security_groups && !found; j++)
+            found = nc->status_security_groups[j].id &&
+                    !strcmp(nc->status_security_groups[j].id, in->security_group_ids[i]);
+        if (!found) return "SecurityGroupDrift";
+    }
+    return NULL;
+}
+
 static int aws_is_drifted(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *a,
                           const char **reason)
 {
@@ -295,6 +311,7 @@ static int aws_is_drifted(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_a
     if (err < 0) return err;
     const char *why = drift(p, nc, claim, in, a);
     if (!why) why = kp_aws_nodeclass_drift(nc, claim, NULL, in->subnet_id);
+    if (!why) why = security_group_drift(nc, in);
     *reason = why;
     return 0;
 }
