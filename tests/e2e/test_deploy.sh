@@ -70,8 +70,10 @@ check_base() {
   check "non-root, seccomp RuntimeDefault" \
     is "$b" "$dep | .spec.template.spec.securityContext | \"\\(.runAsNonRoot) \\(.runAsUser) \\(.seccompProfile.type)\"" \
     "true 65532 RuntimeDefault"
-  check "each container: read-only root, no escalation, every capability dropped, 64Mi/100m" \
-    is "$b" "[$dep | .spec.template.spec.containers[] | (.securityContext | .readOnlyRootFilesystem and (.allowPrivilegeEscalation == false) and .capabilities.drop == [\"ALL\"]) and .resources.requests == {cpu: \"100m\", memory: \"64Mi\"}] | all" true
+  check "each container: read-only root, no escalation, every capability dropped" \
+    is "$b" "[$dep | .spec.template.spec.containers[] | (.securityContext | .readOnlyRootFilesystem and (.allowPrivilegeEscalation == false) and .capabilities.drop == [\"ALL\"])] | all" true
+  check "requests from measured RSS: controller 128Mi/200m, webhook 64Mi/100m" \
+    is "$b" "[$dep | .spec.template.spec.containers[] | .resources.requests] == [{cpu: \"200m\", memory: \"128Mi\"}, {cpu: \"100m\", memory: \"64Mi\"}]" true
   check "probes on /healthz and /readyz for both" \
     is "$b" "[$dep | .spec.template.spec.containers[] | .livenessProbe.httpGet.path, .readinessProbe.httpGet.path] | join(\" \")" \
     "/healthz /readyz /healthz /readyz"
