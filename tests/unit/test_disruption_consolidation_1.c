@@ -21,236 +21,9 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "helpers/scenario.h"
-
-#define NOW "2026-11-21T12:00:00Z"
-#define OLD "2026-11-20T08:00:00Z"
+#include "disruption_scenarios.h"
 
 /* ---------- the catalog ---------- */
-
-typedef struct itype {
-    const char *name;
-    int cpu;
-    int mem_gi;
-    double od;
-    double spot;
-} itype;
-
-static const itype TYPES[] = {
-    {"small", 2, 4, 0.10, 0.04},    {"medium", 4, 8, 0.20, 0.08},    {"large", 8, 16, 0.40, 0.16},
-    {"xlarge", 16, 32, 0.80, 0.32}, {"2xlarge", 32, 64, 1.60, 0.64},
-};
-
-static const itype *type_of(const char *name)
-{
-    for (size_t i = 0; i < sizeof(TYPES) / sizeof(TYPES[0]); i++)
-        if (strcmp(TYPES[i].name, name) == 0) return &TYPES[i];
-    return &TYPES[2];
-}
-
-static void catalog_type(kp_buf *b, const char *name, int cpu, int mem_gi, double od, double spot)
-{
-    kp_buf_printf(
-        b,
-        "%s{\"name\":\"%s\",\"capacity\":{\"cpu\":\"%d\",\"memory\":\"%dGi\",\"pods\":\"110\"},"
-        "\"labels\":{\"kubernetes.io/arch\":\"amd64\"},\"offerings\":[",
-        b->len > strlen("json:[") ? "," : "", name, cpu, mem_gi);
-    static const char *const zones[] = {"test-zone-1a", "test-zone-1b", "test-zone-1c"};
-    for (int z = 0; z < 3; z++) {
-        if (od > 0)
-            kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"on-demand\",\"price\":%.4f}",
-                          z ? "," : "", zones[z], od);
-        if (spot > 0)
-            kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"spot\",\"price\":%.4f}",
-                          z || od > 0 ? "," : "", zones[z], spot);
-    }
-    kp_buf_puts(b, "]}");
-}
-
-/* ---------- the scenario builder ---------- */
-
-typedef struct sc {
-    kp_buf yaml;
-    kp_buf catalog;
-    kp_scenario s;
-    bool ran;
-} sc;
-
-static void sc_init(sc *c, bool default_types)
-{
-    memset(c, 0, sizeof(*c));
-    kp_buf_init(&c->yaml, 1u << 22);
-    kp_buf_init(&c->catalog, 1u << 22);
-    kp_buf_puts(&c->catalog, "json:[");
-    for (size_t i = 0; default_types && i < sizeof(TYPES) / sizeof(TYPES[0]); i++)
-        catalog_type(&c->catalog, TYPES[i].name, TYPES[i].cpu, TYPES[i].mem_gi, TYPES[i].od,
-                     TYPES[i].spot);
-}
-
-static void sc_free(sc *c)
-{
-    kp_buf_free(&c->yaml);
-    kp_buf_free(&c->catalog);
-    if (c->ran) kp_scenario_free(&c->s);
-}
-
-__attribute__((format(printf, 2, 3))) static void add(sc *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    cr_assert_eq(kp_buf_vprintf(&c->yaml, fmt, ap), 0, "scenario too large");
-    va_end(ap);
-}
-
-#define OD_ONLY   "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}"
-#define SPOT_ONLY "{key: karpenter.sh/capacity-type, operator: In, values: [spot]}"
-#define BOTH      "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand, spot]}"
-#define UNDERUTILIZED                                                                              \
-    "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "      \
-    "'100%'}]"
-
-static void pool(sc *c, const char *name, const char *requirements, const char *disruption)
-{
-    add(c,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
-        "name: default}, "
-        "requirements: [%s]}}, disruption: {%s}}\n",
-        name, requirements ? requirements : OD_ONLY, disruption ? disruption : UNDERUTILIZED);
-}
-
-typedef struct nopt {
-    const char *pool;       /* "default" */
-    const char *type;       /* "large" */
-    const char *type_label; /* the instance-type label, when not `type` (which sizes the node) */
-    const char *zone;       /* "test-zone-1a" */
-    const char *ct;         /* "on-demand" */
-    const char *created;    /* OLD */
-    const char *labels;     /* extra labels: ", key: value" */
-    const char *meta;       /* extra Node metadata: ", annotations: {...}" */
-    const char *claim_meta;
-    const char *pod_event; /* the NodeClaim's lastPodEventTime */
-    bool uninitialized;
-} nopt;
-
-/* A Node and its NodeClaim, allocatable as its instance type's capacity. */
-static void node(sc *c, const char *name, nopt o)
-{
-    const itype *t = type_of(o.type ? o.type : "large");
-    const char *type_name = o.type_label ? o.type_label : t->name;
-    const char *pool_name = o.pool ? o.pool : "default", *zone = o.zone ? o.zone : "test-zone-1a";
-    const char *ct = o.ct ? o.ct : "on-demand", *created = o.created ? o.created : OLD;
-    add(c,
-        "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '%s'%s, labels: {"
-        "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true'%s, "
-        "node.kubernetes.io/instance-type: %s, "
-        "topology.kubernetes.io/zone: %s, karpenter.sh/capacity-type: %s, kubernetes.io/hostname: "
-        "%s, "
-        "kubernetes.io/arch: amd64, kubernetes.io/os: linux%s}}\nspec: {providerID: 'fake:///%s'}\n"
-        "status: {capacity: {cpu: '%d', memory: %dGi, pods: '110'}, allocatable: {cpu: '%d', "
-        "memory: %dGi, "
-        "pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n",
-        name, created, o.meta ? o.meta : "", pool_name,
-        o.uninitialized ? "" : ", karpenter.sh/initialized: 'true'", type_name, zone, ct, name,
-        o.labels ? o.labels : "", name, t->cpu, t->mem_gi, t->cpu, t->mem_gi);
-    add(c,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, "
-        "creationTimestamp: '%s'%s, "
-        "labels: {karpenter.sh/nodepool: %s, node.kubernetes.io/instance-type: %s, "
-        "topology.kubernetes.io/zone: %s, "
-        "karpenter.sh/capacity-type: %s, kubernetes.io/arch: amd64, kubernetes.io/os: linux}}\n"
-        "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
-        "status: {providerID: 'fake:///%s', nodeName: %s%s%s%s, conditions: [{type: Launched, "
-        "status: 'True'}%s]}\n",
-        name, created, o.claim_meta ? o.claim_meta : "", pool_name, type_name, zone, ct, name, name,
-        o.pod_event ? ", lastPodEventTime: '" : "", o.pod_event ? o.pod_event : "",
-        o.pod_event ? "'" : "",
-        o.uninitialized ? ""
-                        : ", {type: Initialized, status: 'True', lastTransitionTime: '" OLD "'}");
-}
-
-#define RS "{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}"
-
-/* A running pod on `node` (pending when NULL) asking for `cpu` and 1Gi. */
-static void pod_full(sc *c, const char *name, const char *node_name, const char *cpu,
-                     const char *meta, const char *spec)
-{
-    add(c,
-        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default, labels: {app: "
-        "test}%s, "
-        "ownerReferences: [" RS "]}\n"
-        "spec: {%s%s%scontainers: [{name: c, resources: {requests: {cpu: '%s', memory: 1Gi}}}]%s}\n"
-        "status: {phase: %s}\n",
-        name, meta ? meta : "", node_name ? "nodeName: " : "", node_name ? node_name : "",
-        node_name ? ", " : "", cpu, spec ? spec : "", node_name ? "Running" : "Pending");
-}
-
-static void pod(sc *c, const char *name, const char *node_name, const char *cpu)
-{
-    pod_full(c, name, node_name, cpu, NULL, NULL);
-}
-
-static kp_scenario *plan_opts(sc *c, const kp_disrupt_opts *opts)
-{
-    kp_buf_puts(&c->catalog, "]");
-    c->ran = true;
-    cr_assert_eq(kp_scenario_run(&c->s, kp_buf_cstr(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0,
-                 "%s", kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(&c->s, NOW, opts), 0, "%s", kp_error_last());
-    return &c->s;
-}
-
-/* The first decision only (what one pass of Karpenter's controller acts on). */
-static kp_scenario *plan1(sc *c, bool spot_to_spot)
-{
-    kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
-    o.max_loops = 1;
-    o.spot_to_spot = spot_to_spot;
-    return plan_opts(c, &o);
-}
-
-static void expect_command(kp_scenario *s, uint32_t i, const char *method, const char *nodes,
-                           uint32_t replacements)
-{
-    cr_assert_gt(kp_scenario_n_commands(s), i, "no command %u", i);
-    cr_expect_str_eq(kp_scenario_command_method(s, i), method);
-    cr_expect_str_eq(kp_scenario_command_nodes(s, i), nodes);
-    cr_expect_eq(kp_scenario_command_replacements(s, i), replacements,
-                 "command %u: %u replacements", i, kp_scenario_command_replacements(s, i));
-}
-
-static void expect_kept(const kp_scenario *s, const char *node_name, const char *needle)
-{
-    cr_expect_eq(kp_scenario_disrupted_by(s, node_name), -1, "%s was disrupted", node_name);
-    const char *why = kp_scenario_blocked_reason(s, node_name);
-    cr_assert_not_null(why, "%s has no reason", node_name);
-    cr_expect(strstr(why, needle) != NULL, "reason for %s lacks \"%s\": %s", node_name, needle,
-              why);
-}
-
-/* The replacement of command `i`: its launch offering. */
-static const kp_plan_claim *replacement(const kp_scenario *s, uint32_t i)
-{
-    cr_assert_gt(kp_scenario_n_commands(s), i);
-    const kp_plan *sim = s->disruption->commands[i].simulation;
-    cr_assert(sim && sim->n_claims == 1, "command %u has no single replacement", i);
-    return &sim->claims[0];
-}
-
-static const char *replacement_ct(const kp_scenario *s, uint32_t i)
-{
-    return kp_sym_str(s->snap->symtab, replacement(s, i)->capacity_type);
-}
-
-static bool replacement_offers(const kp_scenario *s, uint32_t i, const char *type)
-{
-    const kp_plan_claim *c = replacement(s, i);
-    for (uint32_t k = 0; k < c->n_its; k++)
-        if (strcmp(kp_sym_str(s->snap->symtab, s->snap->its[c->its[k]].name), type) == 0)
-            return true;
-    return false;
-}
-
-#define N(...) ((nopt){__VA_ARGS__})
 
 /* A node without the karpenter.sh/nodepool label: room Karpenter does not own. */
 static void unmanaged(sc *c, const char *name, int cpu)
@@ -665,7 +438,7 @@ Test(consolidation_delete, a_permanently_pending_pod_does_not_block)
     pod(&c, "p0", "a", "500m");
     pod(&c, "p1", "a", "500m");
     pod(&c, "p2", "b", "500m");
-    pod_full(&c, "stuck", NULL, "500m", NULL, ", nodeSelector: {non-existent: node-label}");
+    pod_full(&c, "stuck", NULL, "500m", NULL, NULL, ", nodeSelector: {non-existent: node-label}");
     kp_scenario *s = plan1(&c, true);
     cr_assert_eq(kp_scenario_n_commands(s), 1);
     expect_command(s, 0, "single-node consolidation", "b", 0);
@@ -679,9 +452,9 @@ Test(consolidation_delete, a_running_pod_that_would_go_pending_blocks)
     pool(&c, "default", OD_ONLY, NULL);
     node(&c, "a", N(.type = "small", .labels = ", foo: '1'"));
     node(&c, "b", N(.type = "small", .labels = ", foo: '2'"));
-    pod_full(&c, "p0", "a", "500m", NULL, ", nodeSelector: {foo: '1'}");
-    pod_full(&c, "p1", "a", "500m", NULL, ", nodeSelector: {foo: '1'}");
-    pod_full(&c, "p2", "b", "500m", NULL, ", nodeSelector: {foo: '2'}");
+    pod_full(&c, "p0", "a", "500m", NULL, NULL, ", nodeSelector: {foo: '1'}");
+    pod_full(&c, "p1", "a", "500m", NULL, NULL, ", nodeSelector: {foo: '1'}");
+    pod_full(&c, "p2", "b", "500m", NULL, NULL, ", nodeSelector: {foo: '2'}");
     kp_scenario *s = plan_opts(&c, NULL);
     cr_expect_eq(kp_scenario_n_commands(s), 0);
     expect_kept(s, "a", "nowhere to go");
