@@ -74,10 +74,11 @@ static int upkeep(kp_ctrl *c, const cJSON *obj, const kp_ec2nodeclass *nc, kp_ar
     kp_obj_set_annotation(want, KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION, KP_AWS_NODECLASS_HASH_VERSION);
     int err = kp_obj_patch(c->kube, KP_RES_EC2NODECLASS, obj, want, KP_OBJ_LOCK);
     cJSON *status = NULL;
-    if (err >= 0 || err == KP_KUBE_UNCHANGED) err = kp_aws_provider_resolve_nodeclass(c->cloud, nc, arena, &status);
+    if (err >= 0) /* written or KP_KUBE_UNCHANGED */
+        err = kp_aws_provider_resolve_nodeclass(c->cloud, nc, arena, &status);
     if (err >= 0) {
-        cJSON_ReplaceItemInObjectCaseSensitive(want, "status", status);
-        if (!cJSON_GetObjectItemCaseSensitive(want, "status")) cJSON_AddItemToObject(want, "status", status);
+        cJSON_DeleteItemFromObjectCaseSensitive(want, "status");
+        cJSON_AddItemToObject(want, "status", status);
         err = kp_obj_patch(c->kube, KP_RES_EC2NODECLASS, obj, want, KP_KUBE_STATUS);
     }
     cJSON_Delete(want);

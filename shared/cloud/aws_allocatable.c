@@ -7,6 +7,7 @@
 #include "cloud/aws_allocatable.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -293,4 +294,34 @@ int kp_aws_allocatable_compute(kp_aws_allocatable *out, const kp_aws_type_info *
     subtract(&r.allocatable, &r.capacity, overheads, 3);
     *out = r;
     return 0;
+}
+
+void kp_aws_allocatable_to_catalog(kp_catalog *cat, kp_instance_type *it, const kp_aws_allocatable *a)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+        int64_t unit; /* milli-units per unit of the field */
+    } fields[] = {
+        {"cpu", offsetof(kp_aws_resources, cpu_milli), 1},
+        {"memory", offsetof(kp_aws_resources, memory_bytes), 1000},
+        {"pods", offsetof(kp_aws_resources, pods), 1000},
+        {"ephemeral-storage", offsetof(kp_aws_resources, ephemeral_bytes), 1000},
+        {"nvidia.com/gpu", offsetof(kp_aws_resources, nvidia_gpu), 1000},
+        {"amd.com/gpu", offsetof(kp_aws_resources, amd_gpu), 1000},
+        {"habana.ai/gaudi", offsetof(kp_aws_resources, habana_gaudi), 1000},
+        {"aws.amazon.com/neuron", offsetof(kp_aws_resources, neuron), 1000},
+        {"aws.amazon.com/neuroncore", offsetof(kp_aws_resources, neuron_core), 1000},
+        {"vpc.amazonaws.com/efa", offsetof(kp_aws_resources, efa), 1000},
+        {"vpc.amazonaws.com/pod-eni", offsetof(kp_aws_resources, pod_eni), 1000},
+        {"vpc.amazonaws.com/PrivateIPv4Address", offsetof(kp_aws_resources, private_ipv4), 1000},
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        int64_t cap = *(const int64_t *)((const char *)&a->capacity + fields[i].offset);
+        int64_t alloc = *(const int64_t *)((const char *)&a->allocatable + fields[i].offset);
+        if (cap == 0) continue; /* Karpenter drops zero-valued resources */
+        kp_it_set_capacity(cat, it, fields[i].name, cap * fields[i].unit);
+        if (cap != alloc)
+            kp_it_set_overhead(cat, it, fields[i].name, (cap - alloc) * fields[i].unit);
+    }
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "cloud/aws_catalog.h"
+#include "cloud/instance_types.h"
 
 /* Amounts of every resource an AWS node advertises. In overhead structs only
  * cpu_milli, memory_bytes and ephemeral_bytes are used (the rest stay 0). */
@@ -137,5 +138,10 @@ int64_t kp_aws_kube_reserved_cpu(int64_t cpu_milli);
 
 /* Default kube-reserved memory for `pods`: (11 x pods + 255) MiB. */
 int64_t kp_aws_kube_reserved_memory(int64_t pods);
+
+/* Put `a` on catalog type `it`: capacity per resource and, where allocatable
+ * is less, the difference as overhead. Zero-valued resources are left out,
+ * as Karpenter does. Shared by the built-in catalog and the EC2 one. */
+void kp_aws_allocatable_to_catalog(kp_catalog *cat, kp_instance_type *it, const kp_aws_allocatable *a);
 
 #endif

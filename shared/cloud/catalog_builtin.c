@@ -12,7 +12,6 @@
 #include "cloud/aws_allocatable.h"
 #include "cloud/aws_catalog.h"
 
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,37 +75,6 @@ static void add_offerings(kp_catalog *cat, kp_instance_type *it, const kp_aws_ty
     kp_it_add_req(cat, it, KP_LABEL_CAPACITY_TYPE, n_cts ? KP_OP_IN : KP_OP_DOES_NOT_EXIST, cts, n_cts);
 }
 
-static void set_resources(kp_catalog *cat, kp_instance_type *it, const kp_aws_allocatable *a)
-{
-    static const struct {
-        const char *name;
-        size_t offset;
-        int64_t unit; /* milli-units per unit of the field */
-    } fields[] = {
-        {"cpu", offsetof(kp_aws_resources, cpu_milli), 1},
-        {"memory", offsetof(kp_aws_resources, memory_bytes), 1000},
-        {"pods", offsetof(kp_aws_resources, pods), 1000},
-        {"ephemeral-storage", offsetof(kp_aws_resources, ephemeral_bytes), 1000},
-        {"nvidia.com/gpu", offsetof(kp_aws_resources, nvidia_gpu), 1000},
-        {"amd.com/gpu", offsetof(kp_aws_resources, amd_gpu), 1000},
-        {"habana.ai/gaudi", offsetof(kp_aws_resources, habana_gaudi), 1000},
-        {"aws.amazon.com/neuron", offsetof(kp_aws_resources, neuron), 1000},
-        {"aws.amazon.com/neuroncore", offsetof(kp_aws_resources, neuron_core), 1000},
-        {"vpc.amazonaws.com/efa", offsetof(kp_aws_resources, efa), 1000},
-        {"vpc.amazonaws.com/pod-eni", offsetof(kp_aws_resources, pod_eni), 1000},
-    };
-    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-        int64_t cap = *(const int64_t *)((const char *)&a->capacity + fields[i].offset);
-        int64_t over = *(const int64_t *)((const char *)&a->capacity + fields[i].offset) -
-                       *(const int64_t *)((const char *)&a->allocatable + fields[i].offset);
-        if (cap == 0)
-            continue; /* Karpenter drops zero-valued resources */
-        kp_it_set_capacity(cat, it, fields[i].name, cap * fields[i].unit);
-        if (over)
-            kp_it_set_overhead(cat, it, fields[i].name, over * fields[i].unit);
-    }
-}
-
 int kp_catalog_builtin_aws(const kp_aws_alloc_opts *opts, kp_catalog **out)
 {
     kp_catalog *cat = kp_catalog_new("builtin (AWS " KP_AWS_REGION ")");
@@ -121,7 +89,7 @@ int kp_catalog_builtin_aws(const kp_aws_alloc_opts *opts, kp_catalog **out)
         kp_instance_type *it = kp_catalog_add_type(cat, rows[i].name);
         add_labels(cat, it, &rows[i]);
         add_offerings(cat, it, &rows[i]);
-        set_resources(cat, it, &a);
+        kp_aws_allocatable_to_catalog(cat, it, &a);
     }
     *out = cat;
     return 0;

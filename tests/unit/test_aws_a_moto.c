@@ -28,39 +28,10 @@
 #include "cloud/aws/interruption.h"
 #include "cloud/aws/sqs.h"
 
-#define MOTO_SCRIPT KP_SOURCE_DIR "/scripts/moto-server.sh"
 #define DATA        KP_SOURCE_DIR "/tests/unit/data/aws/"
 
-static char moto_dir[128];
-
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-    (void)set;
-    if (getenv("KP_AWS_MOTO_URL")) return;
-    snprintf(moto_dir, sizeof(moto_dir), "/tmp/kp-moto-a-XXXXXX");
-    if (!mkdtemp(moto_dir) || system("bash " MOTO_SCRIPT " install >&2") != 0) {
-        fprintf(stderr, "test_aws_a_moto: moto is not installed and could not be installed\n");
-        exit(1);
-    }
-    char cmd[512], url[128] = "";
-    snprintf(cmd, sizeof(cmd), "bash %s start %s", MOTO_SCRIPT, moto_dir);
-    FILE *p = popen(cmd, "r");
-    if (!p || !fgets(url, sizeof(url), p) || pclose(p) != 0) {
-        fprintf(stderr, "test_aws_a_moto: could not start moto (%s)\n", cmd);
-        exit(1);
-    }
-    url[strcspn(url, "\r\n")] = '\0';
-    setenv("KP_AWS_MOTO_URL", url, 1);
-}
-
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-    (void)stats;
-    if (!moto_dir[0]) return;
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "bash %s stop %s && rm -rf %s", MOTO_SCRIPT, moto_dir, moto_dir);
-    if (system(cmd) != 0) fprintf(stderr, "test_aws_a_moto: stopping moto failed\n");
-}
+#define MOTO_PROGRAM "test_aws_a_moto"
+#include "moto_hooks.h"
 
 static kp_aws_client *client;
 static kp_arena *arena;
