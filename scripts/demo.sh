@@ -32,6 +32,8 @@ WEBHOOK_PID=""
 CONTROLLER_PID=""
 METRICS_PORT=""
 WEBHOOK_PORT=""
+STDOUT_FD=1
+STDERR_FD=2
 
 say() { printf 'demo: %s\n' "$*"; }
 die() {
@@ -59,6 +61,9 @@ cleanup() {
   local rc=$?
   trap - INT TERM EXIT
   set +e
+  # A signal taken inside `k ... >/dev/null` (a function: its redirection is this
+  # shell's while it runs) would send everything below to /dev/null.
+  exec 1>&"$STDOUT_FD" 2>&"$STDERR_FD"
   echo
   say "stopping"
   stop_pid "$CONTROLLER_PID"
@@ -297,6 +302,7 @@ consolidated() {
 
 main() {
   preflight
+  exec {STDOUT_FD}>&1 {STDERR_FD}>&2
   trap cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM

@@ -26,6 +26,8 @@ E2E_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 E2E_TEST_NAME=$(basename "$0" .sh)
 E2E_PASSED=0
 E2E_FAILED=0
+# The test's own stdout and stderr, for e2e_finish.
+exec {E2E_STDOUT}>&1 {E2E_STDERR}>&2
 E2E_CLUSTER_DIR=""
 E2E_OWN_CLUSTER=0
 E2E_SUPERVISOR_PID=""
@@ -245,6 +247,9 @@ e2e_finish() {
   local rc=$?
   trap - ERR
   set +e
+  # Exiting from inside a function called with a redirection (`k ... >/dev/null`)
+  # leaves that redirection on this shell: the summary must still reach the log.
+  exec 1>&"$E2E_STDOUT" 2>&"$E2E_STDERR"
   if [ "$rc" -ne 0 ] && [ "$E2E_FAILED" -eq 0 ]; then
     E2E_FAILED=1
     e2e_say "FAIL  test exited with status $rc"

@@ -64,6 +64,8 @@ run_one() {
   fi
   [ "$rc" -ne 124 ] || summary="timed out after ${TEST_TIMEOUT}s"
   printf 'FAIL  %-32s %4ds  (%s)\n' "$(basename "$t" .sh)" $((SECONDS - start)) "$summary"
+  # The failed checks first, so they are seen even where only part of the output is.
+  grep -a 'FAIL  ' "$log" | sed 's/^/      ! /' || true
   sed 's/^/      | /' "$log"
   return 1
 }
@@ -92,6 +94,10 @@ main() {
     fi
   done
   reap_strays "$work" || failed=$((failed + 1))
+  # Repeated at the end: a long run's log is often read from the bottom.
+  for t in "${tests[@]}"; do
+    grep -a 'FAIL  ' "$work/$(basename "$t" .sh).log" 2>/dev/null | sed "s/^/e2e: $(basename "$t" .sh): /" || true
+  done
 
   if [ "$failed" -eq 0 ]; then
     rm -rf "$work"

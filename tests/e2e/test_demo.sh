@@ -52,6 +52,7 @@ dir=$(sed -n 's/^demo: starting a Kubernetes 1.20 control plane in \([^ ]*\) .*/
 kill -TERM "$demo_pid"
 rc=0
 wait "$demo_pid" || rc=$?
+sed 's/^/    | /' "$log2" | tail -n 40
 check "SIGTERM ends the demo with status 143 (got $rc)" test "$rc" -eq 143
 check "the interrupted demo removed its cluster" grep -aq 'demo: cluster removed' "$log2"
 check "its directory ($dir) is gone" test -n "$dir" -a ! -e "$dir"
