@@ -54,7 +54,7 @@ static int finalize(kp_ctrl *c, const cJSON *obj, const char *name, int64_t *req
         *requeue_ms = WAIT_FOR_CLAIMS_MS;
         return 0;
     }
-    int err = kp_aws_provider_delete_nodeclass(c->cloud, name);
+    int err = kp_aws_provider_delete_nodeclass(c->cloud, name, kp_obj_str(obj, "metadata.uid"));
     if (err < 0) return err;
     cJSON *want = cJSON_Duplicate(obj, 1);
     kp_obj_remove_finalizer(want, KP_NODECLASS_FINALIZER);

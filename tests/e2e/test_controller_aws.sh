@@ -5,7 +5,8 @@
 # NodeClaim whose CreateFleet launch is an instance in moto, tagged for the claim;
 # a stand-in for the instance's kubelet joins a Node with that providerID, the claim
 # registers and initializes, kube-scheduler binds the pod; deleting the claim
-# terminates the instance. EC2 being an emulator, nothing else is faked.
+# terminates the instance; deleting the class deletes its instance profile and
+# launch templates. EC2 being an emulator, nothing else is faked.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -24,6 +25,7 @@ import boto3, json, sys
 url, what = sys.argv[1], sys.argv[2]
 ec2 = boto3.client("ec2", endpoint_url=url, region_name="us-east-1")
 iam = boto3.client("iam", endpoint_url=url, region_name="us-east-1")
+sqs = boto3.client("sqs", endpoint_url=url, region_name="us-east-1")
 tag = [{"ResourceType": None, "Tags": [{"Key": "karpenter.sh/discovery", "Value": "e2e"}]}]
 def tagged(kind):
     return [{"ResourceType": kind, "Tags": tag[0]["Tags"]}]
@@ -34,7 +36,20 @@ if what == "account":
     ec2.create_security_group(GroupName="nodes", Description="nodes", VpcId=vpc, TagSpecifications=tagged("security-group"))
     image = [i for i in ec2.describe_images()["Images"] if i.get("Architecture") == "x86_64"][0]["ImageId"]
     iam.create_role(RoleName="KarpenterNodeRole-e2e", AssumeRolePolicyDocument="{}")
+    sqs.create_queue(QueueName="e2e-interruption")
     print(image)
+elif what == "interrupt":
+    # What EventBridge puts on the queue two minutes before EC2 takes a spot instance.
+    iid = sys.argv[3]
+    body = {"version": "0", "id": "e2e-1", "detail-type": "EC2 Spot Instance Interruption Warning",
+            "source": "aws.ec2", "account": "123456789012", "time": "2026-01-01T00:00:00Z",
+            "region": "us-east-1", "resources": ["arn:aws:ec2:us-east-1:123456789012:instance/" + iid],
+            "detail": {"instance-id": iid, "instance-action": "terminate"}}
+    sqs.send_message(QueueUrl=sqs.get_queue_url(QueueName="e2e-interruption")["QueueUrl"], MessageBody=json.dumps(body))
+elif what == "queued":
+    url = sqs.get_queue_url(QueueName="e2e-interruption")["QueueUrl"]
+    a = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+    print(int(a["ApproximateNumberOfMessages"]) + int(a["ApproximateNumberOfMessagesNotVisible"]))
 elif what == "instances":
     out = []
     for r in ec2.describe_instances()["Reservations"]:
@@ -42,6 +57,12 @@ elif what == "instances":
             tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
             out.append("%s %s %s %s" % (i["InstanceId"], i["State"]["Name"], i["InstanceType"], tags.get("karpenter.sh/nodeclaim", "-")))
     print("\n".join(out))
+elif what == "leftovers":
+    # moto ignores PathPrefix: filter here.
+    profiles = [p["InstanceProfileName"] for p in iam.list_instance_profiles()["InstanceProfiles"]
+                if p["Path"].startswith("/karpenter/")]
+    templates = [t["LaunchTemplateName"] for t in ec2.describe_launch_templates()["LaunchTemplates"]]
+    print("profiles=%s templates=%s" % (",".join(profiles), ",".join(templates)))
 PY
 }
 
@@ -87,7 +108,7 @@ spec:
 EOF2
   e2e_start_controller controller --disable-leader-election --cloud-provider aws --cluster-name e2e \
     --aws-endpoint-url "$MOTO_URL" --cluster-endpoint "$KP_E2E_API_URL" --cluster-cidr 10.96.0.0/16 \
-    --batch-idle-duration 500ms
+    --interruption-queue e2e-interruption --batch-idle-duration 500ms
 }
 
 nodeclass_ready() {
@@ -160,8 +181,44 @@ terminate() {
   check "the instance is terminated in moto" grep -Eq "^${PID##*/} (shutting-down|terminated) " <<<"$(boto instances)"
 }
 
+# The class's finalizer cleans up what the controller made for it in the account.
+delete_class() {
+  local before
+  before=$(boto leftovers)
+  check "before: an instance profile and a launch template exist ($before)" \
+    grep -Eq '^profiles=[^ ]+ templates=.+$' <<<"$before"
+  k delete nodepool default --wait=false >/dev/null
+  k delete ec2nodeclass default --wait=false >/dev/null
+  wait_for "! k get ec2nodeclass default" 60 ||
+    fail "EC2NodeClass still there: $(k get ec2nodeclass default -o jsonpath='{.metadata.finalizers}')"
+  pass "the EC2NodeClass is gone (its finalizer removed)"
+  check "its instance profile and launch templates are deleted ($(boto leftovers))" \
+    test "$(boto leftovers)" = "profiles= templates="
+  check "the role itself stays (it is the operator's)" /usr/bin/python3 -c "
+import boto3; boto3.client('iam', endpoint_url='$MOTO_URL', region_name='us-east-1').get_role(RoleName='KarpenterNodeRole-e2e')"
+}
+
+# A spot interruption warning on the queue (--interruption-queue): the controller
+# deletes the claim (drain, then TerminateInstances) and deletes the message.
+interrupt() {
+  boto interrupt "${PID##*/}"
+  pass "sent a spot interruption warning for ${PID##*/} to the queue"
+  wait_for "! k get nodeclaim $CLAIM" 90 || fail "claim $CLAIM not deleted after the interruption warning"
+  pass "the interrupted instance's NodeClaim is gone"
+  check "the instance is terminated in moto" grep -Eq "^${PID##*/} (shutting-down|terminated) " <<<"$(boto instances)"
+  wait_for '[ "$(boto queued)" = 0 ]' 30 || true
+  check "the message was deleted from the queue" test "$(boto queued)" = 0
+  check "the claim's events say SpotInterrupted and TerminatingOnInterruption" \
+    grep -q "SpotInterrupted.*TerminatingOnInterruption\|TerminatingOnInterruption.*SpotInterrupted" \
+    <<<"$(k get events -A --field-selector involvedObject.name="$CLAIM" -o jsonpath='{.items[*].reason}')"
+}
+
 setup
 nodeclass_ready
 launch
 join
 terminate
+launch
+join
+interrupt
+delete_class

@@ -380,6 +380,17 @@ Test(aws_b_moto, launch_describe_list_drift_terminate)
     kp_cloud_free(cp);
 }
 
+/* Counted here, not by PathPrefix: moto's ListInstanceProfiles ignores it. */
+static size_t profiles_under(const char *path)
+{
+    kp_iam_instance_profile_list all = {0};
+    cr_assert_eq(kp_iam_list_instance_profiles(iam, arena, NULL, &all), 0, "%s", kp_error_last());
+    size_t n = 0;
+    for (size_t i = 0; i < all.n; i++)
+        if (all.items[i].path && strncmp(all.items[i].path, path, strlen(path)) == 0) n++;
+    return n;
+}
+
 Test(aws_b_moto, templates_are_reused_then_swept)
 {
     prepare("sweep");
@@ -397,13 +408,18 @@ Test(aws_b_moto, templates_are_reused_then_swept)
     /* the next launch makes its template again */
     kp_cloud_instance three;
     cr_assert_eq(cp->ops->create(cp, claim("claim-3"), arena, &three), 0, "%s", kp_error_last());
-    cr_expect_eq(kp_aws_provider_delete_nodeclass(cp, "b"), 0, "%s", kp_error_last());
+    cr_assert_gt(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0, "resolving made one");
+    cr_expect_eq(kp_aws_provider_delete_nodeclass(cp, "b", "u-launch"), 0, "%s", kp_error_last());
     const char *cluster[] = {"c1"}, *cls[] = {"b"};
     kp_ec2_filter f[] = {{"tag:eks:eks-cluster-name", cluster, 1},
                          {"tag:karpenter.k8s.aws/ec2nodeclass", cls, 1}};
     kp_ec2_launch_template_list lts = {0};
     cr_assert_eq(kp_ec2_describe_launch_templates(ec2, arena, NULL, 0, f, 2, &lts), 0);
     cr_expect_eq(lts.n, 0, "the class's templates are gone");
+    cr_expect_eq(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0,
+                 "the class's instance profiles are gone");
+    cr_expect_gt(profiles_under("/karpenter/us-east-1/c1/u-b/"), 0,
+                 "another class's profile (made by the first test) stays");
     const kp_nodeclaim *claims[] = {claim("claim-1"), claim("claim-2"), claim("claim-3")};
     const char *pids[] = {one.provider_id, two.provider_id, three.provider_id};
     for (int i = 0; i < 3; i++) {

@@ -454,11 +454,80 @@ Test(aws_provider, node_class_status_and_upkeep)
     fx.clock.ns += 61 * KP_NS_PER_SEC;
     cr_expect_eq(kp_aws_provider_maintain(cp), 1);
     cr_expect_str_eq(sent(2, "LaunchTemplateId"), "lt-a");
-    cr_expect_eq(kp_aws_provider_delete_nodeclass(cp, "n"), 0);
+    cr_expect_eq(kp_aws_provider_delete_nodeclass(cp, "n", NULL), 0);
     cr_expect_str_eq(filter(3, "tag:karpenter.k8s.aws/ec2nodeclass"), "n");
+    cr_expect_eq(requests(), 4, "no uid: no instance profile is looked for");
     kp_interruption_source *src = NULL;
     cr_expect_eq(kp_aws_provider_interruption_source(cp, &src), KP_ENOTFOUND, "no queue");
     cr_expect_not_null(kp_aws_provider_prices(cp));
+}
+
+/* A ListInstanceProfiles answer with profiles `name` (holding `role`, NULL: none)
+ * under the path of class uid-1, and one under another class's path. */
+static const char *iam_listed(const char *name1, const char *role1, const char *name2,
+                              const char *role2)
+{
+    const char *member = "<member><Path>/karpenter/us-west-2/c1/uid-1/</Path>"
+                         "<InstanceProfileName>%s</InstanceProfileName><Roles>%s</Roles></member>"
+                         "<member><Path>/karpenter/us-west-2/c1/uid-10/</Path>"
+                         "<InstanceProfileName>other</InstanceProfileName><Roles><member>"
+                         "<RoleName>x</RoleName></member></Roles></member>";
+    const char *roles1 = role1 ? fmt("<member><RoleName>%s</RoleName></member>", role1) : "";
+    const char *roles2 = role2 ? fmt("<member><RoleName>%s</RoleName></member>", role2) : "";
+    const char *items = fmt(member, name1, roles1);
+    if (name2) items = fmt("%s%s", items, fmt(member, name2, roles2));
+    return fmt("<ListInstanceProfilesResponse><ListInstanceProfilesResult><IsTruncated>false"
+               "</IsTruncated><InstanceProfiles>%s</InstanceProfiles></ListInstanceProfilesResult>"
+               "</ListInstanceProfilesResponse>",
+               items);
+}
+
+/* The finalizer deletes the templates, then every profile under the class's path:
+ * roles out first (IAM refuses to delete a profile that holds one). A profile the
+ * answer has under another path (an emulator ignoring PathPrefix) is left alone. */
+Test(aws_provider, deleting_a_class_deletes_its_instance_profiles)
+{
+    answer(200, ec2_response("DescribeLaunchTemplates", "launchTemplates", ""));
+    answer(200, iam_listed("c1_1", "old", "c1_2", "node"));
+    answer(200, iam_ok("RemoveRoleFromInstanceProfile"));
+    answer(200, iam_ok("DeleteInstanceProfile"));
+    answer(404, iam_error("NoSuchEntity")); /* someone removed the role meanwhile */
+    answer(404, iam_error("NoSuchEntity")); /* ... and the profile */
+    start();
+    provider();
+    cr_assert_eq(kp_aws_provider_delete_nodeclass(cp, "n", "uid-1"), 0, "%s", kp_error_last());
+    cr_assert_eq(requests(), 6);
+    cr_expect_str_eq(action(1), "ListInstanceProfiles");
+    cr_expect_str_eq(sent(1, "PathPrefix"), "/karpenter/us-west-2/c1/uid-1/");
+    cr_expect_str_eq(action(2), "RemoveRoleFromInstanceProfile");
+    cr_expect_str_eq(sent(2, "InstanceProfileName"), "c1_1");
+    cr_expect_str_eq(sent(2, "RoleName"), "old");
+    cr_expect_str_eq(action(3), "DeleteInstanceProfile");
+    cr_expect_str_eq(sent(3, "InstanceProfileName"), "c1_1");
+    cr_expect_str_eq(sent(4, "RoleName"), "node");
+    cr_expect_str_eq(action(5), "DeleteInstanceProfile");
+    cr_expect_str_eq(sent(5, "InstanceProfileName"), "c1_2");
+}
+
+/* Not allowed to look: the finalizer stays, with IAM's words. */
+Test(aws_provider, a_profile_that_cannot_be_deleted_keeps_the_finalizer)
+{
+    answer(200, ec2_response("DescribeLaunchTemplates", "launchTemplates", ""));
+    answer(403, iam_error("AccessDenied"));
+    answer(200, ec2_response("DescribeLaunchTemplates", "launchTemplates", ""));
+    answer(200, iam_listed("c1_1", NULL, NULL, NULL));
+    answer(409, iam_error("DeleteConflict"));
+    start();
+    provider();
+    int err = kp_aws_provider_delete_nodeclass(cp, "n", "uid-1");
+    cr_expect_lt(err, 0);
+    cr_expect(strstr(kp_error_last(), "AccessDenied"), "%s", kp_error_last());
+    cr_expect(strstr(kp_error_last(), "/karpenter/us-west-2/c1/uid-1/"), "%s", kp_error_last());
+    err = kp_aws_provider_delete_nodeclass(cp, "n", "uid-1");
+    cr_expect_lt(err, 0);
+    cr_expect(strstr(kp_error_last(), "c1_1"), "%s", kp_error_last());
+    cr_expect(strstr(kp_error_last(), "DeleteConflict"), "%s", kp_error_last());
+    cr_expect_str_eq(action(4), "DeleteInstanceProfile", "a profile without roles is deleted at once");
 }
 
 Test(aws_provider, interruption_source_for_the_queue)

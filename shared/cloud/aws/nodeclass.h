@@ -73,6 +73,15 @@ void kp_aws_nc_resolver_flush(kp_aws_nc_resolver *r);
 int kp_aws_nc_resolve(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
                       const kp_ec2nodeclass *nc, cJSON **status);
 
+/*
+ * The class with metadata.uid `uid` is being deleted: every instance profile
+ * made for its spec.role (all under /karpenter/<region>/<cluster>/<uid>/, so
+ * profiles of earlier roles too) loses its role and is deleted. A profile
+ * named by spec.instanceProfile is the operator's and is never touched.
+ * Nothing to delete is success.
+ */
+int kp_aws_nc_delete_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const char *uid);
+
 /* ---- reading a decoded node class -------------------------------------- */
 
 /* Whether launches may use `nc`: Ready=True observed at its generation.

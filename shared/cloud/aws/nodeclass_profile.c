@@ -97,3 +97,38 @@ int kp_ncr_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_
     if (err == 0) *out = name;
     return err;
 }
+
+/* Take every role out of profile `p`, then delete it; already gone is fine. */
+static int delete_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, kp_arena *arena,
+                          const kp_iam_instance_profile *p)
+{
+    int err = 0;
+    for (size_t i = 0; i < p->n_roles && err >= 0; i++) {
+        err = kp_iam_remove_role_from_instance_profile(iam, p->name, p->roles[i]);
+        if (err == KP_ENOTFOUND) err = 0;
+        kp_aws_cache_delete(r->cache, kp_arena_printf(arena, "profile|%s|%s", p->name, p->roles[i]));
+    }
+    if (err >= 0) err = kp_iam_delete_instance_profile(iam, p->name);
+    if (err == KP_ENOTFOUND) err = 0;
+    return err < 0 ? kp_error_wrap(err, "deleting instance profile %s", p->name) : 0;
+}
+
+int kp_aws_nc_delete_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const char *uid)
+{
+    if (!uid || !*uid) return kp_error_set(KP_EINVALID, "instance profiles: the class has no uid");
+    if (!iam) return kp_error_set(KP_EINVALID, "instance profiles: no IAM client");
+    kp_arena *arena = kp_arena_new();
+    /* Every profile this class ever had: a new role gave it a new name, same path. */
+    const char *path = kp_arena_printf(arena, "/karpenter/%s/%s/%s/", r->region, r->cluster_name, uid);
+    kp_iam_instance_profile_list l = {0};
+    int err = kp_iam_list_instance_profiles(iam, arena, path, &l);
+    if (err < 0) err = kp_error_wrap(err, "listing instance profiles under %s", path);
+    for (size_t i = 0; i < l.n && err >= 0; i++) {
+        /* IAM filters by PathPrefix; an emulator that ignores it must not make us
+         * delete another class's (or another tool's) profile. */
+        const char *got = l.items[i].path ? l.items[i].path : "";
+        if (strncmp(got, path, strlen(path)) == 0) err = delete_profile(r, iam, arena, &l.items[i]);
+    }
+    kp_arena_free(arena);
+    return err < 0 ? err : 0;
+}

@@ -243,11 +243,6 @@ static int hydrate(kp_awsp *p, kp_aws_client *ec2, const char *arg)
     return kp_aws_lt_hydrate(p->lts, ec2);
 }
 
-static int delete_class(kp_awsp *p, kp_aws_client *ec2, const char *name)
-{
-    return kp_aws_lt_delete_all(p->lts, ec2, name);
-}
-
 int kp_aws_provider_maintain(kp_cloud_provider *cp)
 {
     return with_ec2((kp_awsp *)cp, sweep, NULL);
@@ -258,9 +253,17 @@ int kp_aws_provider_hydrate(kp_cloud_provider *cp)
     return with_ec2((kp_awsp *)cp, hydrate, NULL);
 }
 
-int kp_aws_provider_delete_nodeclass(kp_cloud_provider *cp, const char *name)
+int kp_aws_provider_delete_nodeclass(kp_cloud_provider *cp, const char *name, const char *uid)
 {
-    return with_ec2((kp_awsp *)cp, delete_class, name);
+    kp_awsp *p = (kp_awsp *)cp;
+    kp_awsp_clients *c = NULL;
+    int err = kp_awsp_clients_take(p, &c);
+    if (err < 0) return err;
+    err = kp_aws_lt_delete_all(p->lts, c->c.ec2, name);
+    /* Without a uid (an object from before it was stored) there is no path to find them by. */
+    if (err >= 0 && uid && *uid) err = kp_aws_nc_delete_profiles(p->resolver, c->c.iam, uid);
+    kp_awsp_clients_give(p, c);
+    return err;
 }
 
 int kp_aws_provider_interruption_source(kp_cloud_provider *cp, kp_interruption_source **out)

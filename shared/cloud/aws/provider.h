@@ -108,8 +108,9 @@ int kp_aws_provider_maintain(kp_cloud_provider *cp);
 /* Load the cluster's launch templates into the cache (on becoming leader). */
 int kp_aws_provider_hydrate(kp_cloud_provider *cp);
 
-/* A node class is going: delete its launch templates (its finalizer). */
-int kp_aws_provider_delete_nodeclass(kp_cloud_provider *cp, const char *name);
+/* A node class is going (its finalizer): delete its launch templates and the
+ * instance profiles made for its role (found by `uid`; NULL skips them). */
+int kp_aws_provider_delete_nodeclass(kp_cloud_provider *cp, const char *name, const char *uid);
 
 /* The SQS interruption source for opts.interruption_queue (the caller frees
  * it, before the provider). KP_ENOTFOUND when no queue was configured. */
