@@ -9,6 +9,7 @@
 
 #define LOGGER "aws"
 #define REFRESH_NS (12LL * 3600 * KP_NS_PER_SEC)
+#define RETRY_NS (5LL * 60 * KP_NS_PER_SEC)
 
 bool kp_cloud_is_aws(const kp_ctrl *c)
 {
@@ -39,15 +40,18 @@ int kp_cloud_aws_new(kp_ctrl *c, kp_interruption_source **src)
     return 0;
 }
 
-/* state: when the catalog was last fetched successfully (ns; 0: never). */
+/* state: when the next fetch of types and prices is due (ns; 0: at once). A
+ * failed fetch is tried again after RETRY_NS, not every minute: a region
+ * without the Price List API would otherwise re-read every instance type
+ * each time. */
 int kp_cloud_aws_upkeep(kp_ctrl *c, void *state)
 {
-    int64_t *last = state;
+    int64_t *due = state;
     int64_t now = c->clock->now(c->clock);
     int err = 0;
-    if (!*last || now - *last >= REFRESH_NS) {
+    if (now >= *due) {
         err = kp_aws_provider_refresh(c->cloud);
-        if (err == 0) *last = now;
+        *due = now + (err < 0 ? RETRY_NS : REFRESH_NS);
     }
     int swept = kp_aws_provider_maintain(c->cloud);
     if (swept > 0) KP_LOG(KP_LOG_INFO, LOGGER, "deleted unused launch templates");

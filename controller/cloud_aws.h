@@ -17,7 +17,9 @@ int kp_cloud_aws_new(kp_ctrl *c, kp_interruption_source **src);
 bool kp_cloud_is_aws(const kp_ctrl *c);
 
 /* A kp_loop_fn run every minute by the leader; `state` is an int64_t
- * holding when the catalog was last fetched (ns, 0 at first). */
+ * holding when types and prices are next fetched (ns, 0: now; after a
+ * success 12 hours on, after a failure 5 minutes on). Unused launch
+ * templates are swept on every call. */
 int kp_cloud_aws_upkeep(kp_ctrl *c, void *state);
 
 #endif

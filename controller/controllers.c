@@ -23,7 +23,7 @@ struct kp_controllers {
     kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents, *q_nodeclass;
     kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass;
     kp_loop *aws_upkeep;
-    int64_t aws_refreshed_ns;
+    int64_t aws_refresh_due_ns;
     kp_provisioner *provisioner;
     kp_disruption_ctrl *disruption_state;
     kp_loop *disruption;
@@ -176,7 +176,7 @@ int kp_controllers_start(kp_controllers *cs)
         if (kp_aws_provider_hydrate(c->cloud) < 0)
             kp_ctrl_log_error("aws", "loading the cluster's launch templates", NULL, -1);
         cs->nodeclass = kp_reconciler_start(c, "nodeclass", cs->q_nodeclass, 2, kp_nodeclass_reconcile, NULL);
-        cs->aws_upkeep = kp_loop_start(c, "aws.upkeep", 60000, kp_cloud_aws_upkeep, &cs->aws_refreshed_ns);
+        cs->aws_upkeep = kp_loop_start(c, "aws.upkeep", 60000, kp_cloud_aws_upkeep, &cs->aws_refresh_due_ns);
     }
     cs->state_metrics = kp_loop_start(c, "metrics.state", 10000, kp_state_metrics_pass, NULL);
     cs->gc = kp_loop_start(c, "nodeclaim.garbagecollection", c->opts.gc_interval_ms, kp_gc_pass, NULL);

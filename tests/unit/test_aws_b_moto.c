@@ -37,6 +37,7 @@
 #include "cloud/aws/iam.h"
 #include "cloud/aws/nodeclass.h"
 #include "cloud/aws/provider.h"
+#include "controller/cloud_aws.h"
 
 
 #define MOTO_PROGRAM "test_aws_b_moto"
@@ -266,7 +267,7 @@ static int lookup(void *ctx, const char *name, kp_arena *a, const kp_ec2nodeclas
     return err;
 }
 
-static kp_cloud_provider *provider(void)
+static kp_cloud_provider *provider_unfetched(void)
 {
     kp_aws_provider_opts o = KP_AWS_PROVIDER_OPTS_INIT;
     o.region = "us-east-1";
@@ -281,6 +282,12 @@ static kp_cloud_provider *provider(void)
     o.clock = &clock_.base;
     kp_cloud_provider *cp = NULL;
     cr_assert_eq(kp_aws_provider_new(&o, &cp), 0, "%s", kp_error_last());
+    return cp;
+}
+
+static kp_cloud_provider *provider(void)
+{
+    kp_cloud_provider *cp = provider_unfetched();
     /* moto has no Price List API: that half fails, the static prices stay */
     kp_aws_provider_refresh(cp);
     cr_assert(kp_aws_instancetypes_ready(kp_aws_provider_instancetypes(cp)), "%s", kp_error_last());
@@ -427,5 +434,49 @@ Test(aws_b_moto, templates_are_reused_then_swept)
         c.provider_id = pids[i];
         cr_expect_eq(cp->ops->delete_instance(cp, &c), 0, "%s", kp_error_last());
     }
+    kp_cloud_free(cp);
+}
+
+static size_t class_templates(void)
+{
+    const char *cluster[] = {"c1"}, *cls[] = {"b"};
+    kp_ec2_filter f[] = {{"tag:eks:eks-cluster-name", cluster, 1},
+                         {"tag:karpenter.k8s.aws/ec2nodeclass", cls, 1}};
+    kp_ec2_launch_template_list lts = {0};
+    cr_assert_eq(kp_ec2_describe_launch_templates(ec2, arena, NULL, 0, f, 2, &lts), 0);
+    return lts.n;
+}
+
+/* The controller's aws.upkeep loop body: the first call fetches types and prices
+ * (moto's missing Price List API makes it a failure, tried again 5 minutes on,
+ * not every minute); every call sweeps unused launch templates. */
+Test(aws_b_moto, the_upkeep_loop_fetches_retries_and_sweeps)
+{
+    prepare("upkeep");
+    kp_cloud_provider *cp = provider_unfetched();
+    cr_assert(!kp_aws_instancetypes_ready(kp_aws_provider_instancetypes(cp)));
+    kp_ctrl c;
+    memset(&c, 0, sizeof(c));
+    c.clock = &clock_.base;
+    c.cloud = cp;
+    int64_t due = 0, start = clock_.ns;
+    cr_expect_lt(kp_cloud_aws_upkeep(&c, &due), 0, "moto has no Price List API");
+    cr_expect(kp_aws_instancetypes_ready(kp_aws_provider_instancetypes(cp)), "%s", kp_error_last());
+    cr_expect_eq(due, start + 5 * 60 * KP_NS_PER_SEC, "a failed fetch is retried in 5 minutes");
+    make_ready(cp, "upkeep");
+    kp_cloud_instance one;
+    cr_assert_eq(cp->ops->create(cp, claim("claim-u"), arena, &one), 0, "%s", kp_error_last());
+    cr_assert_gt(class_templates(), 0);
+    clock_.ns += 61 * KP_NS_PER_SEC;
+    cr_expect_eq(kp_cloud_aws_upkeep(&c, &due), 0, "%s: no fetch due, the sweep succeeds",
+                 kp_error_last());
+    cr_expect_eq(class_templates(), 0, "the template unused for a minute is swept");
+    cr_expect_eq(due, start + 5 * 60 * KP_NS_PER_SEC, "unchanged");
+    clock_.ns = start + 5 * 60 * KP_NS_PER_SEC;
+    cr_expect_lt(kp_cloud_aws_upkeep(&c, &due), 0, "fetched again: moto still has no prices");
+    cr_expect_eq(due, clock_.ns + 5 * 60 * KP_NS_PER_SEC);
+    kp_nodeclaim nc = *claim("claim-u");
+    nc.provider_id = one.provider_id;
+    cr_expect_eq(cp->ops->delete_instance(cp, &nc), 0, "%s", kp_error_last());
     kp_cloud_free(cp);
 }

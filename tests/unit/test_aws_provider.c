@@ -527,7 +527,8 @@ Test(aws_provider, a_profile_that_cannot_be_deleted_keeps_the_finalizer)
     cr_expect_lt(err, 0);
     cr_expect(strstr(kp_error_last(), "c1_1"), "%s", kp_error_last());
     cr_expect(strstr(kp_error_last(), "DeleteConflict"), "%s", kp_error_last());
-    cr_expect_str_eq(action(4), "DeleteInstanceProfile", "a profile without roles is deleted at once");
+    cr_expect_str_eq(action(4), "DeleteInstanceProfile",
+                     "a profile without roles is deleted at once");
 }
 
 Test(aws_provider, interruption_source_for_the_queue)

@@ -106,7 +106,8 @@ static int delete_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, kp_arena *a
     for (size_t i = 0; i < p->n_roles && err >= 0; i++) {
         err = kp_iam_remove_role_from_instance_profile(iam, p->name, p->roles[i]);
         if (err == KP_ENOTFOUND) err = 0;
-        kp_aws_cache_delete(r->cache, kp_arena_printf(arena, "profile|%s|%s", p->name, p->roles[i]));
+        kp_aws_cache_delete(r->cache,
+                            kp_arena_printf(arena, "profile|%s|%s", p->name, p->roles[i]));
     }
     if (err >= 0) err = kp_iam_delete_instance_profile(iam, p->name);
     if (err == KP_ENOTFOUND) err = 0;
@@ -119,7 +120,8 @@ int kp_aws_nc_delete_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const c
     if (!iam) return kp_error_set(KP_EINVALID, "instance profiles: no IAM client");
     kp_arena *arena = kp_arena_new();
     /* Every profile this class ever had: a new role gave it a new name, same path. */
-    const char *path = kp_arena_printf(arena, "/karpenter/%s/%s/%s/", r->region, r->cluster_name, uid);
+    const char *path =
+        kp_arena_printf(arena, "/karpenter/%s/%s/%s/", r->region, r->cluster_name, uid);
     kp_iam_instance_profile_list l = {0};
     int err = kp_iam_list_instance_profiles(iam, arena, path, &l);
     if (err < 0) err = kp_error_wrap(err, "listing instance profiles under %s", path);
