@@ -387,6 +387,16 @@ Test(aws_b_moto, launch_describe_list_drift_terminate)
     kp_cloud_free(cp);
 }
 
+static size_t class_templates(void)
+{
+    const char *cluster[] = {"c1"}, *cls[] = {"b"};
+    kp_ec2_filter f[] = {{"tag:eks:eks-cluster-name", cluster, 1},
+                         {"tag:karpenter.k8s.aws/ec2nodeclass", cls, 1}};
+    kp_ec2_launch_template_list lts = {0};
+    cr_assert_eq(kp_ec2_describe_launch_templates(ec2, arena, NULL, 0, f, 2, &lts), 0);
+    return lts.n;
+}
+
 /* Counted here, not by PathPrefix: moto's ListInstanceProfiles ignores it. */
 static size_t profiles_under(const char *path)
 {
@@ -417,12 +427,7 @@ Test(aws_b_moto, templates_are_reused_then_swept)
     cr_assert_eq(cp->ops->create(cp, claim("claim-3"), arena, &three), 0, "%s", kp_error_last());
     cr_assert_gt(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0, "resolving made one");
     cr_expect_eq(kp_aws_provider_delete_nodeclass(cp, "b", "u-launch"), 0, "%s", kp_error_last());
-    const char *cluster[] = {"c1"}, *cls[] = {"b"};
-    kp_ec2_filter f[] = {{"tag:eks:eks-cluster-name", cluster, 1},
-                         {"tag:karpenter.k8s.aws/ec2nodeclass", cls, 1}};
-    kp_ec2_launch_template_list lts = {0};
-    cr_assert_eq(kp_ec2_describe_launch_templates(ec2, arena, NULL, 0, f, 2, &lts), 0);
-    cr_expect_eq(lts.n, 0, "the class's templates are gone");
+    cr_expect_eq(class_templates(), 0, "the class's templates are gone");
     cr_expect_eq(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0,
                  "the class's instance profiles are gone");
     cr_expect_gt(profiles_under("/karpenter/us-east-1/c1/u-b/"), 0,
@@ -435,16 +440,6 @@ Test(aws_b_moto, templates_are_reused_then_swept)
         cr_expect_eq(cp->ops->delete_instance(cp, &c), 0, "%s", kp_error_last());
     }
     kp_cloud_free(cp);
-}
-
-static size_t class_templates(void)
-{
-    const char *cluster[] = {"c1"}, *cls[] = {"b"};
-    kp_ec2_filter f[] = {{"tag:eks:eks-cluster-name", cluster, 1},
-                         {"tag:karpenter.k8s.aws/ec2nodeclass", cls, 1}};
-    kp_ec2_launch_template_list lts = {0};
-    cr_assert_eq(kp_ec2_describe_launch_templates(ec2, arena, NULL, 0, f, 2, &lts), 0);
-    return lts.n;
 }
 
 /* The controller's aws.upkeep loop body: the first call fetches types and prices

@@ -78,7 +78,7 @@ int kp_aws_nc_resolve(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
  * made for its spec.role (all under /karpenter/<region>/<cluster>/<uid>/, so
  * profiles of earlier roles too) loses its role and is deleted. A profile
  * named by spec.instanceProfile is the operator's and is never touched.
- * Nothing to delete is success.
+ * Nothing to delete, and no uid (NULL or ""), is success.
  */
 int kp_aws_nc_delete_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const char *uid);
 

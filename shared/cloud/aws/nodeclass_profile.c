@@ -28,6 +28,18 @@ static const char *profile_name(kp_aws_nc_resolver *r, const kp_ec2nodeclass *nc
     return kp_arena_printf(a, "%s_%" PRIu64, r->cluster_name, h);
 }
 
+/* The IAM path of every profile made for the class with this uid. */
+static const char *profile_path(const kp_aws_nc_resolver *r, const char *uid, kp_arena *a)
+{
+    return kp_arena_printf(a, "/karpenter/%s/%s/%s/", r->region, r->cluster_name, uid);
+}
+
+/* The cache entry saying `profile` holds `role`. */
+static const char *profile_key(const char *profile, const char *role, kp_arena *a)
+{
+    return kp_arena_printf(a, "profile|%s|%s", profile, role);
+}
+
 static kp_iam_tag *profile_tags(kp_aws_nc_resolver *r, const kp_ec2nodeclass *nc, kp_arena *a,
                                 size_t *n)
 {
@@ -52,9 +64,8 @@ static int ensure_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec
     if (err == KP_ENOTFOUND) {
         size_t n_tags;
         kp_iam_tag *tags = profile_tags(r, nc, a, &n_tags);
-        const char *path =
-            kp_arena_printf(a, "/karpenter/%s/%s/%s/", r->region, r->cluster_name, nc->meta.uid);
-        err = kp_iam_create_instance_profile(iam, a, name, path, tags, n_tags, &p);
+        err = kp_iam_create_instance_profile(iam, a, name, profile_path(r, nc->meta.uid, a), tags,
+                                             n_tags, &p);
     }
     if (err < 0) return kp_error_wrap(err, "instance profile %s", name);
     bool has = false;
@@ -82,7 +93,7 @@ int kp_ncr_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_
     }
     if (!iam) return kp_error_set(KP_EINVALID, "instance profile: no IAM client");
     const char *name = profile_name(r, nc, arena), *role = role_name(nc->role);
-    char *key = kp_arena_printf(arena, "profile|%s|%s", name, role);
+    const char *key = profile_key(name, role, arena);
     cJSON *hit = kp_aws_cache_get(r->cache, key);
     int err = 0;
     if (!hit) {
@@ -106,8 +117,7 @@ static int delete_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, kp_arena *a
     for (size_t i = 0; i < p->n_roles && err >= 0; i++) {
         err = kp_iam_remove_role_from_instance_profile(iam, p->name, p->roles[i]);
         if (err == KP_ENOTFOUND) err = 0;
-        kp_aws_cache_delete(r->cache,
-                            kp_arena_printf(arena, "profile|%s|%s", p->name, p->roles[i]));
+        kp_aws_cache_delete(r->cache, profile_key(p->name, p->roles[i], arena));
     }
     if (err >= 0) err = kp_iam_delete_instance_profile(iam, p->name);
     if (err == KP_ENOTFOUND) err = 0;
@@ -116,12 +126,12 @@ static int delete_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, kp_arena *a
 
 int kp_aws_nc_delete_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const char *uid)
 {
-    if (!uid || !*uid) return kp_error_set(KP_EINVALID, "instance profiles: the class has no uid");
+    /* Without a uid (an object from before it was stored) there is no path to find them by. */
+    if (!uid || !*uid) return 0;
     if (!iam) return kp_error_set(KP_EINVALID, "instance profiles: no IAM client");
     kp_arena *arena = kp_arena_new();
     /* Every profile this class ever had: a new role gave it a new name, same path. */
-    const char *path =
-        kp_arena_printf(arena, "/karpenter/%s/%s/%s/", r->region, r->cluster_name, uid);
+    const char *path = profile_path(r, uid, arena);
     kp_iam_instance_profile_list l = {0};
     int err = kp_iam_list_instance_profiles(iam, arena, path, &l);
     if (err < 0) err = kp_error_wrap(err, "listing instance profiles under %s", path);

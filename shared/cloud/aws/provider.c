@@ -260,8 +260,7 @@ int kp_aws_provider_delete_nodeclass(kp_cloud_provider *cp, const char *name, co
     int err = kp_awsp_clients_take(p, &c);
     if (err < 0) return err;
     err = kp_aws_lt_delete_all(p->lts, c->c.ec2, name);
-    /* Without a uid (an object from before it was stored) there is no path to find them by. */
-    if (err >= 0 && uid && *uid) err = kp_aws_nc_delete_profiles(p->resolver, c->c.iam, uid);
+    if (err >= 0) err = kp_aws_nc_delete_profiles(p->resolver, c->c.iam, uid);
     kp_awsp_clients_give(p, c);
     return err;
 }
