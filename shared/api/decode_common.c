@@ -398,27 +398,29 @@ int kp_dec_strings(kp_decoder *d, const cJSON *obj, const char *name, kp_strings
 
 /* ------------------------------------------------------------ sorted maps */
 
-typedef struct indexed_label {
-    kp_label label;
+/* A map entry's key and its position in the document. */
+typedef struct indexed_key {
+    const char *key;
     size_t index;
-} indexed_label;
+} indexed_key;
 
-static int cmp_indexed_label(const void *a, const void *b)
+static int cmp_indexed_key(const void *a, const void *b)
 {
-    const indexed_label *x = a, *y = b;
-    int c = strcmp(x->label.key, y->label.key);
+    const indexed_key *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
     if (c) return c;
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Sort by key; of duplicate keys keep the last written, as Go does. */
-static size_t sort_labels(indexed_label *tmp, size_t n, kp_label *out)
+/* Sort by key (qsort is not stable: the position breaks ties); of duplicate
+ * keys keep the last written, as Go does. Returns how many are kept, first. */
+static size_t sort_keys_last_wins(indexed_key *keys, size_t n)
 {
     size_t m = 0;
-    qsort(tmp, n, sizeof(*tmp), cmp_indexed_label);
+    qsort(keys, n, sizeof(*keys), cmp_indexed_key);
     for (size_t i = 0; i < n; i++) {
-        if (i + 1 < n && strcmp(tmp[i].label.key, tmp[i + 1].label.key) == 0) continue;
-        out[m++] = tmp[i].label;
+        if (i + 1 < n && strcmp(keys[i].key, keys[i + 1].key) == 0) continue;
+        keys[m++] = keys[i];
     }
     return m;
 }
@@ -432,13 +434,14 @@ int kp_dec_labels(kp_decoder *d, const cJSON *obj, const char *name, kp_labels *
     kp_path_push_field(&d->path, name);
     int err = kp_dec_expect_object(d, map);
     size_t n = err ? 0 : (size_t)cJSON_GetArraySize(map), i = 0;
-    indexed_label *tmp = n ? KP_ARENA_NEW(d->arena, indexed_label, n) : NULL;
+    kp_label *vals = n ? KP_ARENA_NEW(d->arena, kp_label, n) : NULL;
+    indexed_key *keys = n ? KP_ARENA_NEW(d->arena, indexed_key, n) : NULL;
     for (const cJSON *el = n ? map->child : NULL; el && err == 0; el = el->next, i++) {
-        tmp[i].label.key = arena_str(d, el->string);
-        tmp[i].label.value = kp_dec_empty;
-        tmp[i].index = i;
+        vals[i].key = arena_str(d, el->string);
+        vals[i].value = kp_dec_empty;
+        keys[i] = (indexed_key){vals[i].key, i};
         if (cJSON_IsString(el)) {
-            tmp[i].label.value = arena_str(d, el->valuestring);
+            vals[i].value = arena_str(d, el->valuestring);
         } else if (!cJSON_IsNull(el)) {
             kp_path_push_key(&d->path, el->string);
             err = kp_dec_type_error(d, "string", el);
@@ -447,34 +450,12 @@ int kp_dec_labels(kp_decoder *d, const cJSON *obj, const char *name, kp_labels *
     }
     kp_path_pop(&d->path);
     if (err == 0 && n) {
-        out->items = KP_ARENA_NEW(d->arena, kp_label, n);
-        out->count = sort_labels(tmp, n, out->items);
+        out->count = sort_keys_last_wins(keys, n);
+        out->items = KP_ARENA_NEW(d->arena, kp_label, out->count);
+        for (size_t k = 0; k < out->count; k++)
+            out->items[k] = vals[keys[k].index];
     }
     return err;
-}
-
-typedef struct indexed_resource {
-    kp_resource res;
-    size_t index;
-} indexed_resource;
-
-static int cmp_indexed_resource(const void *a, const void *b)
-{
-    const indexed_resource *x = a, *y = b;
-    int c = strcmp(x->res.name, y->res.name);
-    if (c) return c;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
-static size_t sort_resources(indexed_resource *tmp, size_t n, kp_resource *out)
-{
-    size_t m = 0;
-    qsort(tmp, n, sizeof(*tmp), cmp_indexed_resource);
-    for (size_t i = 0; i < n; i++) {
-        if (i + 1 < n && strcmp(tmp[i].res.name, tmp[i + 1].res.name) == 0) continue;
-        out[m++] = tmp[i].res;
-    }
-    return m;
 }
 
 int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out)
@@ -486,19 +467,22 @@ int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resou
     kp_path_push_field(&d->path, name);
     int err = kp_dec_expect_object(d, map);
     size_t n = err ? 0 : (size_t)cJSON_GetArraySize(map), i = 0;
-    indexed_resource *tmp = n ? KP_ARENA_NEW(d->arena, indexed_resource, n) : NULL;
+    kp_resource *vals = n ? KP_ARENA_NEW(d->arena, kp_resource, n) : NULL;
+    indexed_key *keys = n ? KP_ARENA_NEW(d->arena, indexed_key, n) : NULL;
     for (const cJSON *el = n ? map->child : NULL; el && err == 0; el = el->next, i++) {
-        tmp[i].res.name = arena_str(d, el->string);
-        tmp[i].index = i;
+        vals[i].name = arena_str(d, el->string);
+        keys[i] = (indexed_key){vals[i].name, i};
         if (cJSON_IsNull(el)) continue; /* a null quantity decodes as zero */
         kp_path_push_field(&d->path, el->string);
-        err = quantity_value(d, el, &tmp[i].res.quantity);
+        err = quantity_value(d, el, &vals[i].quantity);
         kp_path_pop(&d->path);
     }
     kp_path_pop(&d->path);
     if (err == 0 && n) {
-        out->items = KP_ARENA_NEW(d->arena, kp_resource, n);
-        out->count = sort_resources(tmp, n, out->items);
+        out->count = sort_keys_last_wins(keys, n);
+        out->items = KP_ARENA_NEW(d->arena, kp_resource, out->count);
+        for (size_t k = 0; k < out->count; k++)
+            out->items[k] = vals[keys[k].index];
     }
     return err;
 }
