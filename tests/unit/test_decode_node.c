@@ -53,6 +53,30 @@ Test(decode_node, minimal_and_allocatable_defaults_to_capacity)
     kp_arena_free(arena);
 }
 
+/* A JSON object may repeat a key (cJSON keeps both): the last one written wins,
+ * as in Go, and the maps come out sorted by key. */
+Test(decode_node, repeated_map_keys_keep_the_last)
+{
+    kp_arena *arena = kp_arena_new();
+    kp_object obj;
+    decode_sq(arena,
+              "{'apiVersion':'v1','kind':'Node','metadata':{'labels':{'z':'1','a':'x','z':'2',"
+              "'m':null}},'status':{'capacity':{'cpu':'4','memory':'1Gi','cpu':'8'}}}",
+              &obj);
+    const kp_node *n = &obj.u.node;
+    cr_assert_eq(n->meta.labels.count, 3);
+    cr_expect_str_eq(n->meta.labels.items[0].key, "a");
+    cr_expect_str_eq(n->meta.labels.items[1].key, "m");
+    cr_expect_str_eq(n->meta.labels.items[1].value, "");
+    cr_expect_str_eq(n->meta.labels.items[2].key, "z");
+    cr_expect_str_eq(n->meta.labels.items[2].value, "2");
+    cr_assert_eq(n->capacity.count, 2);
+    cr_expect_eq(MILLI(&n->capacity, "cpu"), 8000);
+    cr_expect_str_eq(n->capacity.items[0].name, "cpu");
+    cr_expect_str_eq(n->capacity.items[1].name, "memory");
+    kp_arena_free(arena);
+}
+
 static const decode_error_case node_errors[] = {
     {"{'spec':{'taints':[{'key':'k','effect':'Bar'}]}}",
      "spec.taints[0].effect: Unsupported value: \"Bar\": supported values: \"NoExecute\", "
