@@ -30,6 +30,10 @@ readonly CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-c/kubernetes-${K8S
 readonly BIN_DIR="$CACHE_DIR/bin"
 readonly LOG="$CACHE_DIR/build.log"
 readonly REFLECT2=/usr/share/gocode/src/github.com/modern-go/reflect2
+# Kubernetes 1.20's vendored tree builds with Debian's Go 1.19 (golang-go), not with
+# whatever newer Go is first on PATH: pin it for this build only. KP_E2E_GO_ROOT
+# overrides it for a machine that keeps Go 1.19 elsewhere.
+readonly GO_ROOT="${KP_E2E_GO_ROOT:-/usr/lib/go-1.19}"
 # Written next to the binaries; bump it when the recipe changes, so binaries built by
 # an older recipe are rebuilt rather than reused.
 readonly RECIPE="kubernetes ${K8S_VERSION}, Debian source, reflect2 1.0.2 from Debian, go-openapi empty-string fix v2"
@@ -53,9 +57,18 @@ cached_binaries_work() {
   done
 }
 
+# Debian's Go first on PATH, and nothing from the environment that would make it
+# fetch or switch toolchains.
+pin_go() {
+  [ -x "$GO_ROOT/bin/go" ] || die "Debian's Go 1.19 is not at $GO_ROOT (run as root: scripts/install-deps.sh e2e)"
+  export PATH="$GO_ROOT/bin:$PATH" GOTOOLCHAIN=local
+  unset GOROOT GOFLAGS
+  [[ "$(go version)" == *" go1.19"* ]] || die "$GO_ROOT/bin/go is not Go 1.19: $(go version)"
+}
+
 require_tools() {
   local missing=() t
-  for t in go make rsync jq tar apt-get flock; do
+  for t in make rsync jq tar apt-get flock; do
     command -v "$t" >/dev/null 2>&1 || missing+=("$t")
   done
   [ -f "$REFLECT2/go_above_118.go" ] || missing+=("golang-github-modern-go-reflect2-dev")
@@ -178,6 +191,7 @@ main() {
     exit 0
   fi
   require_tools
+  pin_go
   mkdir -p "$CACHE_DIR"
   # Two runs at once (parallel make targets, two CI jobs) would build twice and race on
   # the rename; the second waits and then finds the cache.
