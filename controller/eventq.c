@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,8 +22,20 @@ struct kp_eventq {
     size_t cap, head, len;
     size_t dropped, written;
     bool stopping;
+    int64_t stop_deadline_ns; /* CLOCK_MONOTONIC: events still queued then are dropped */
     pthread_t thread;
 };
+
+/* How long stopping may spend writing what is queued: a shutdown must not
+ * wait for thousands of events at the events client's rate. */
+#define DRAIN_NS (5LL * 1000000000)
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* What an Event's involvedObject needs; a Pod's metadata can be large
  * (managedFields), so only the identifying fields are kept. */
@@ -51,6 +64,15 @@ static void event_free(pending_event *e)
     free(e->type), free(e->reason), free(e->message);
 }
 
+/* Stopping and past the deadline: drop everything left (with the lock held). */
+static void drop_rest(kp_eventq *q)
+{
+    while (q->len) {
+        event_free(&q->ring[q->head]);
+        q->head = (q->head + 1) % q->cap, q->len--, q->dropped++;
+    }
+}
+
 static void *writer(void *arg)
 {
     kp_eventq *q = arg;
@@ -58,6 +80,8 @@ static void *writer(void *arg)
     for (;;) {
         while (!q->len && !q->stopping)
             pthread_cond_wait(&q->cv, &q->mu);
+        if (q->stopping && mono_ns() > q->stop_deadline_ns)
+            drop_rest(q);
         if (!q->len)
             break;
         pending_event e = q->ring[q->head];
@@ -91,6 +115,7 @@ kp_eventq *kp_eventq_stop(kp_eventq *q)
         return NULL;
     pthread_mutex_lock(&q->mu);
     q->stopping = true;
+    q->stop_deadline_ns = mono_ns() + DRAIN_NS;
     pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);
     pthread_join(q->thread, NULL);

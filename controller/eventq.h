@@ -21,7 +21,8 @@ typedef struct kp_eventq kp_eventq;
 
 /* `client` is borrowed (give it its own rate limit); `capacity` events at most wait. */
 kp_eventq *kp_eventq_start(kp_kube_client *client, const char *component, size_t capacity);
-/* Writes what is queued (within a few seconds), then stops. NULL-safe. */
+/* Writes what is queued for at most 5 seconds (the rest is dropped and
+ * counted), then stops. NULL-safe. */
 kp_eventq *kp_eventq_stop(kp_eventq *q);
 
 /* Queue an event about `obj` (only its apiVersion, kind and metadata are
