@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -175,8 +176,10 @@ int kp_lifecycle_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *re
 {
     (void)state;
     cJSON *orig = kp_ctrl_get(c, KP_CK_NODECLAIM, key);
-    if (!orig)
+    if (!orig || !kp_ctrl_owns_claim(c, orig)) {
+        cJSON_Delete(orig); /* another provider's claim is not ours to launch or finalize */
         return 0;
+    }
     claim_ctx x;
     memset(&x, 0, sizeof(x));
     x.c = c, x.orig = orig, x.obj = cJSON_Duplicate(orig, 1), x.arena = kp_arena_new();

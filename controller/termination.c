@@ -8,6 +8,7 @@
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -268,7 +269,10 @@ int kp_termination_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *
     if (!node)
         return 0;
     int err = 0;
-    if (kp_obj_str(node, "metadata.deletionTimestamp") && kp_obj_has_finalizer(node, KP_FINALIZER_TERMINATION)) {
+    /* Another Karpenter's Node carries the same finalizer: its provider ID
+     * tells whose it is, and only ours are drained and let go. */
+    if (kp_obj_str(node, "metadata.deletionTimestamp") && kp_obj_has_finalizer(node, KP_FINALIZER_TERMINATION) &&
+        kp_ctrl_owns_node(c, node)) {
         term_ctx t = {c, node, key, NULL, NULL, c->clock->now(c->clock), 0, kp_arena_new()};
         t.claim_key = kp_claim_for_provider_id(c, kp_obj_str(node, "spec.providerID"));
         t.claim = t.claim_key ? kp_ctrl_get(c, KP_CK_NODECLAIM, t.claim_key) : NULL;
