@@ -74,6 +74,10 @@ int kp_ctrl_metrics_init(kp_ctrl_metrics *m, kp_metrics *r)
          "1 when every watched kind has been listed into the cache.", NONE},
         {&m->cluster_node_count, KP_METRIC_GAUGE, "karpenter_cluster_state_node_count",
          "Nodes and in-flight NodeClaims the controller knows of.", NONE},
+        {&m->build_info, KP_METRIC_GAUGE, "karpenter_build_info",
+         "A metric with a constant '1' value labeled by the version and commit karpenter-c was built from "
+         "(goversion: the C compiler).",
+         L("version", "goversion", "goarch", "commit")},
         {&m->cloud_duration, KP_METRIC_HISTOGRAM, "karpenter_cloudprovider_duration_seconds",
          "Time spent in cloud provider calls.", L("controller", "method", "provider")},
         {&m->cloud_errors, KP_METRIC_COUNTER, "karpenter_cloudprovider_errors_total", "Cloud provider calls that failed.",

@@ -37,6 +37,7 @@ typedef struct kp_ctrl_metrics {
     kp_metric *pods_state;            /* name, namespace, node, nodepool, phase */
     kp_metric *interruption_deleted;  /* (none): messages acknowledged */
     kp_metric *interruption_queue_duration; /* (none): seconds from the cloud's send to handled */
+    kp_metric *build_info;            /* version, goversion, goarch, commit: always 1 */
 } kp_ctrl_metrics;
 
 /* Register every family in `registry`. */

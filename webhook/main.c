@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/version.h"
 #include "base/xalloc.h"
 #include "kube/config.h"
 #include "kube/rest.h"
@@ -322,7 +323,8 @@ int main(int argc, char **argv)
     } else {
         char port[8];
         snprintf(port, sizeof(port), "%u", (unsigned)kp_server_port(a.server));
-        KP_LOG(KP_LOG_INFO, LOGGER, "listening", "address", a.opts.address, "port", port);
+        KP_LOG(KP_LOG_INFO, LOGGER, "listening", "address", a.opts.address, "port", port, "version", kp_version(),
+               "commit", kp_commit());
         run(&a, &signals);
         KP_LOG(KP_LOG_INFO, LOGGER, "shutting down");
     }
