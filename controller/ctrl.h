@@ -45,7 +45,8 @@ enum kp_ctrl_kind {
     KP_CK_PV,
     KP_CK_STORAGECLASS,
     KP_CK_NAMESPACE,
-    KP_CK_NODECLASS, /* the provider's node class (EC2NodeClass); unused with kwok */
+    KP_CK_VOLUMEATTACHMENT, /* termination waits for a node's to be gone */
+    KP_CK_NODECLASS, /* the provider's node class (EC2NodeClass, KWOKNodeClass) */
     KP_CK_COUNT
 };
 
@@ -69,6 +70,7 @@ typedef struct kp_ctrl_opts {
     int64_t registration_ttl_ms; /* a launched claim whose node never registers is deleted */
     int64_t consolidation_validation_ms; /* the wait before a consolidation is re-checked */
     int64_t gc_interval_ms; /* garbage collection between claims and instances (Karpenter: 2 min) */
+    int64_t default_tgp_ms; /* a claim without terminationGracePeriod gets this one; 0: none (wait forever) */
     int metrics_port;       /* 0: none */
     int health_port;        /* 0: none */
     const char *bind_address;

@@ -47,6 +47,7 @@ static const opt opts[] = {
     {"disruption-poll-interval", "DISRUPTION_POLL_INTERVAL", OPT_DURATION_MS, O(disruption_poll_ms), "how often disruption is evaluated (10s)"},
     {"registration-ttl", "REGISTRATION_TTL", OPT_DURATION_MS, O(registration_ttl_ms), "delete a launched NodeClaim whose node has not registered after this long (15m)"},
     {"consolidation-validation-period", "CONSOLIDATION_VALIDATION_PERIOD", OPT_DURATION_MS, O(consolidation_validation_ms), "wait before a consolidation is re-checked and run (15s)"},
+    {"default-termination-grace-period", "DEFAULT_TERMINATION_GRACE_PERIOD", OPT_DURATION_MS, O(default_tgp_ms), "the terminationGracePeriod of NodeClaims whose NodePool sets none (0: wait for pods as long as they take, Karpenter's behaviour)"},
     {"garbage-collection-interval", "GARBAGE_COLLECTION_INTERVAL", OPT_DURATION_MS, O(gc_interval_ms), "how often claims without instances and instances without claims are cleaned up (2m)"},
     {"metrics-port", "METRICS_PORT", OPT_INT, O(metrics_port), "port of /metrics (8080; 0: off)"},
     {"health-probe-port", "HEALTH_PROBE_PORT", OPT_INT, O(health_port), "port of /healthz and /readyz (8081; 0: off)"},

@@ -59,6 +59,7 @@ static const enum kp_kube_res kind_res[KP_CK_COUNT] = {
     [KP_CK_PV] = KP_RES_PV,
     [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
     [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
+    [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
     [KP_CK_NODECLASS] = KP_RES_COUNT, /* the provider's node class: see node_class_informer() */
 };
 

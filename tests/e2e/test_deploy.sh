@@ -222,6 +222,7 @@ watch persistentvolumes
 watch daemonsets.apps
 watch poddisruptionbudgets.policy
 watch storageclasses.storage.k8s.io
+watch volumeattachments.storage.k8s.io
 get services/kube-dns -n kube-system
 create events
 patch events
