@@ -116,6 +116,20 @@ bool kp_obj_set_condition(cJSON *obj, const char *type, const char *status, cons
     return changed;
 }
 
+bool kp_obj_clear_condition(cJSON *obj, const char *type)
+{
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions");
+    int i = 0;
+    for (cJSON *c = list ? list->child : NULL; c; c = c->next, i++) {
+        const char *t = kp_obj_str(c, "type");
+        if (t && !strcmp(t, type)) {
+            cJSON_DeleteItemFromArray(list, i);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* ------------------------------------------------------------ finalizers */
 
 bool kp_obj_has_finalizer(const cJSON *obj, const char *finalizer)

@@ -18,6 +18,8 @@
  * changed. `status` "True", "False" or "Unknown". */
 bool kp_obj_set_condition(cJSON *obj, const char *type, const char *status, const char *reason, const char *message,
                           int64_t now_ns);
+/* Remove condition `type` (Karpenter's Clear); true when it was there. */
+bool kp_obj_clear_condition(cJSON *obj, const char *type);
 /* The status of condition `type` ("True", "False", "Unknown"), or NULL. */
 const char *kp_obj_condition(const cJSON *obj, const char *type);
 /* lastTransitionTime of condition `type` in ns, or 0. */

@@ -4,6 +4,7 @@
 #include "controller/eventq.h"
 #include "controller/lifecycle.h"
 #include "controller/nodepool_ctrl.h"
+#include "kube/ops.h"
 #include "kube/resources.h"
 
 #include <criterion/criterion.h>
@@ -90,8 +91,10 @@ static int fc_types(kp_cloud_provider *cp, const kp_nodepool *np, const kp_catal
 
 static int fc_drift(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *a, const char **reason)
 {
-    (void)cp, (void)claim, (void)a;
-    *reason = NULL;
+    fake_cloud *f = (fake_cloud *)cp;
+    (void)claim, (void)a;
+    f->drift_checks++;
+    *reason = f->drift_reason;
     return 0;
 }
 
@@ -196,10 +199,28 @@ bool harness_wait(harness *h, enum kp_ctrl_kind kind, const char *key, bool pres
     return false;
 }
 
+/* Wait until the cache holds `key` at resourceVersion `rv`. */
+static bool wait_rv(harness *h, enum kp_ctrl_kind kind, const char *key, long rv)
+{
+    char want[32];
+    snprintf(want, sizeof(want), "%ld", rv);
+    for (int i = 0; i < 400; i++) {
+        cJSON *o = kp_ctrl_get(&h->c, kind, key);
+        const char *have = o ? kp_kube_meta(o, "resourceVersion") : NULL;
+        bool same = have && !strcmp(have, want);
+        cJSON_Delete(o);
+        if (same)
+            return true;
+        usleep(5000);
+    }
+    return false;
+}
+
 void harness_put(harness *h, enum kp_ctrl_kind kind, const char *collection, const char *key, const char *json)
 {
-    cr_assert_gt(fake_api_put(h->fa, collection, json), 0, "put %s", json);
-    cr_assert(harness_wait(h, kind, key, true), "the cache never saw %s", key);
+    long rv = fake_api_put(h->fa, collection, json);
+    cr_assert_gt(rv, 0, "put %s", json);
+    cr_assert(wait_rv(h, kind, key, rv), "the cache never saw %s at %ld", key, rv);
 }
 
 cJSON *harness_get(harness *h, enum kp_ctrl_kind kind, const char *key)
