@@ -8,6 +8,7 @@
 #include "controller/state_metrics.h"
 #include "controller/interruption_ctrl.h"
 #include "controller/lifecycle.h"
+#include "controller/node_health.h"
 #include "controller/nodeclaim_disruption.h"
 #include "controller/nodeclass_ctrl.h"
 #include "controller/nodepool_ctrl.h"
@@ -22,8 +23,8 @@
 
 struct kp_controllers {
     kp_ctrl *c;
-    kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents, *q_nodeclass, *q_claim_disruption;
-    kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass, *claim_disruption;
+    kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents, *q_nodeclass, *q_claim_disruption, *q_health;
+    kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass, *claim_disruption, *health;
     kp_claim_disruption *claim_disruption_state;
     kp_loop *aws_upkeep;
     int64_t aws_refresh_due_ns;
@@ -176,6 +177,8 @@ static void wire(kp_controllers *cs)
                             &(kp_informer_handler){node_added, node_updated, node_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_lifecycle);
     kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_claim_disruption);
+    if (cs->q_health) /* NodeRepair: every Node change is a health check */
+        kp_informer_add_queue(c->informers[KP_CK_NODE], cs->q_health);
     kp_informer_add_handler(c->informers[KP_CK_NODECLAIM],
                             &(kp_informer_handler){claim_added, claim_updated, claim_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODEPOOL], cs->q_nodepool);
@@ -199,6 +202,8 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     cs->q_nodepool = kp_workqueue_new(&q);
     cs->q_podevents = kp_workqueue_new(&q);
     cs->q_claim_disruption = kp_workqueue_new(&q);
+    if (c->opts.node_repair)
+        cs->q_health = kp_workqueue_new(&q);
     cs->claim_disruption_state = kp_claim_disruption_new();
     if (kp_cloud_is_aws(c) && c->informers[KP_CK_NODECLASS])
         cs->q_nodeclass = kp_workqueue_new(&q);
@@ -231,6 +236,8 @@ int kp_controllers_start(kp_controllers *cs)
                                         kp_podevents_reconcile, NULL);
     cs->claim_disruption = kp_reconciler_start(c, "nodeclaim.disruption", cs->q_claim_disruption, workers(c, 4, 32),
                                                kp_claim_disruption_reconcile, cs->claim_disruption_state);
+    if (cs->q_health)
+        cs->health = kp_reconciler_start(c, "node.health", cs->q_health, workers(c, 2, 16), kp_node_health_reconcile, NULL);
     cs->disruption = kp_loop_start(c, "disruption", c->opts.disruption_poll_ms, kp_disruption_pass, cs->disruption_state);
     if (cs->q_nodeclass) {
         if (kp_aws_provider_hydrate(c->cloud) < 0)
@@ -260,6 +267,7 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->nodepool = kp_reconciler_stop(cs->nodepool);
     cs->podevents = kp_reconciler_stop(cs->podevents);
     cs->claim_disruption = kp_reconciler_stop(cs->claim_disruption);
+    cs->health = kp_reconciler_stop(cs->health);
     cs->nodeclass = kp_reconciler_stop(cs->nodeclass);
     cs->aws_upkeep = kp_loop_stop(cs->aws_upkeep);
     cs->disruption = kp_loop_stop(cs->disruption);
@@ -281,6 +289,8 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
     kp_workqueue_free(cs->q_nodepool);
     kp_workqueue_free(cs->q_podevents);
     kp_workqueue_free(cs->q_claim_disruption);
+    if (cs->q_health)
+        kp_workqueue_free(cs->q_health);
     cs->claim_disruption_state = kp_claim_disruption_free(cs->claim_disruption_state);
     if (cs->q_nodeclass)
         kp_workqueue_free(cs->q_nodeclass);

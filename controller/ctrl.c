@@ -31,6 +31,7 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
     o->kube_burst = 300;
     o->cpu_requests = 1000;
     o->reserved_capacity = true;
+    o->node_repair_threshold = "20%";
     o->preference_policy = "Respect";
     o->min_values_policy = "Strict";
     o->ignore_dra_requests = true;

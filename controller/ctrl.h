@@ -86,6 +86,7 @@ typedef struct kp_ctrl_opts {
     /* Feature gates (Karpenter's names and defaults). */
     bool spot_to_spot;      /* SpotToSpotConsolidation */
     bool node_repair;       /* NodeRepair */
+    const char *node_repair_threshold; /* unhealthy nodes a NodePool may have before repair stops ("20%") */
     bool reserved_capacity; /* ReservedCapacity (on by default since v1.6) */
     bool node_overlay;      /* NodeOverlay */
     bool static_capacity;   /* StaticCapacity */

@@ -41,6 +41,10 @@ int kp_ctrl_metrics_init(kp_ctrl_metrics *m, kp_metrics *r)
          L("nodepool", "capacity_type", "zone")},
         {&m->nodeclaims_disrupted, KP_METRIC_COUNTER, "karpenter_nodeclaims_disrupted_total",
          "NodeClaims disrupted, by reason, NodePool and capacity type.", L("reason", "nodepool", "capacity_type")},
+        {&m->nodeclaims_unhealthy_disrupted, KP_METRIC_COUNTER, "karpenter_nodeclaims_unhealthy_disrupted_total",
+         "Number of unhealthy nodeclaims disrupted in total by Karpenter, by the condition on the node that made it "
+         "unhealthy, NodePool, capacity type and image.",
+         L("condition", "nodepool", "capacity_type", "image_id")},
         {&m->nodeclaims_launched, KP_METRIC_COUNTER, "karpenter_nodeclaims_launched_total",
          "NodeClaims the cloud provider launched, by NodePool.", L("nodepool")},
         {&m->nodeclaims_registered, KP_METRIC_COUNTER, "karpenter_nodeclaims_registered_total",

@@ -13,6 +13,7 @@ typedef struct kp_ctrl_metrics {
     kp_metric *nodeclaims_created;    /* reason, nodepool, min_values_relaxed */
     kp_metric *nodeclaims_terminated; /* nodepool, capacity_type, zone */
     kp_metric *nodeclaims_disrupted;  /* reason, nodepool, capacity_type */
+    kp_metric *nodeclaims_unhealthy_disrupted; /* condition, nodepool, capacity_type, image_id */
     kp_metric *nodeclaims_launched;   /* nodepool */
     kp_metric *nodeclaims_registered; /* nodepool */
     kp_metric *nodeclaims_initialized; /* nodepool */

@@ -61,6 +61,7 @@ static const opt opts[] = {
     {"kube-client-burst", "KUBE_CLIENT_BURST", OPT_INT, O(kube_burst), "burst of requests to the API server (300)"},
     {"cpu-requests", "CPU_REQUESTS", OPT_INT64, O(cpu_requests), "the container's CPU request in millicores; worker counts scale with it (1000)"},
     {"feature-gates", "FEATURE_GATES", OPT_GATES, 0, "NodeRepair, ReservedCapacity, SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer (e.g. SpotToSpotConsolidation=true)"},
+    {"node-repair-unhealthy-threshold", "NODE_REPAIR_UNHEALTHY_THRESHOLD", OPT_STRING, O(node_repair_threshold), "NodeRepair stops while more of a NodePool's nodes than this are unhealthy: a percentage (rounded up) or a count (20%, Karpenter's fixed value)"},
     {"preference-policy", "PREFERENCE_POLICY", OPT_STRING, O(preference_policy), "Respect or Ignore preferred affinities and ScheduleAnyway spreads (Respect)"},
     {"min-values-policy", "MIN_VALUES_POLICY", OPT_STRING, O(min_values_policy), "Strict or BestEffort minValues (Strict)"},
     {"ignore-dra-requests", "IGNORE_DRA_REQUESTS", OPT_BOOL, O(ignore_dra_requests), "leave pods with resourceClaims unprovisioned, with an event (true; false is not supported)"},

@@ -2,6 +2,7 @@
 #include "controller/options.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "controller/node_health.h"
 #include "controller/options_internal.h"
 
 #include <ctype.h>
@@ -110,8 +111,6 @@ static int refuse(const char *setting, const char *why)
  * removed: starting anyway would be accepting and ignoring them. */
 static int check_supported(const kp_ctrl_opts *o)
 {
-    if (o->node_repair)
-        return refuse("FEATURE_GATES NodeRepair=true", "node auto-repair is not implemented in this release");
     if (o->node_overlay)
         return refuse("FEATURE_GATES NodeOverlay=true", "NodeOverlay is not implemented in this release");
     if (o->static_capacity)
@@ -136,6 +135,9 @@ static int check_policies(kp_ctrl_opts *o)
                             o->min_values_policy);
     o->ignore_preferences = !strcmp(o->preference_policy, "Ignore");
     o->min_values_best_effort = !strcmp(o->min_values_policy, "BestEffort");
+    if (kp_node_health_allowed(o->node_repair_threshold, 100) < 0)
+        return kp_error_set(KP_EINVALID, "NODE_REPAIR_UNHEALTHY_THRESHOLD: invalid value \"%s\" (a percentage such as "
+                            "20%% or a count)", o->node_repair_threshold);
     if (o->ami_refresh_ms < 60000 || o->subnet_refresh_ms < 60000)
         return kp_error_set(KP_EINVALID, "%s: must be at least 1m",
                             o->ami_refresh_ms < 60000 ? "AMI_REFRESH_INTERVAL" : "SUBNET_REFRESH_INTERVAL");

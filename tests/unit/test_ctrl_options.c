@@ -177,6 +177,8 @@ CHECK(ami, o->ami_refresh_ms == 300000)
 CHECK(subnet, o->subnet_refresh_ms == 120000)
 CHECK(minver, o->kubernetes_min_version && !strcmp(o->kubernetes_min_version, "1.19.0-0"))
 CHECK(pod, o->identity && !strcmp(o->identity, "karpenter-0"))
+CHECK(repair, o->node_repair)
+CHECK(threshold, !strcmp(o->node_repair_threshold, "2"))
 
 /* Karpenter v1.14's settings reference (core and AWS), its Helm chart's
  * variables, and the feature gates: each one set, each one honoured,
@@ -198,7 +200,9 @@ static const setting_case settings[] = {
     {"ENABLE_PROFILING", "true", WARNS, NULL, "ENABLE_PROFILING is set and has no effect"},
     {"ENABLE_ZONAL_SHIFT", "true", REFUSED, NULL, "zonal shift is not supported"},
     {"FEATURE_GATES", "SpotToSpotConsolidation=true,ReservedCapacity=false", ACT(s2s)},
-    {"FEATURE_GATES", "NodeRepair=true", REFUSED, NULL, "NodeRepair=true"},
+    {"FEATURE_GATES", "NodeRepair=true", ACT(repair)},
+    {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "2", ACT(threshold)},
+    {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "lots", REFUSED, NULL, "NODE_REPAIR_UNHEALTHY_THRESHOLD"},
     {"FEATURE_GATES", "NodeOverlay=true", REFUSED, NULL, "NodeOverlay=true"},
     {"FEATURE_GATES", "StaticCapacity=true", REFUSED, NULL, "StaticCapacity=true"},
     {"FEATURE_GATES", "CapacityBuffer=true", REFUSED, NULL, "CapacityBuffer=true"},

@@ -316,8 +316,23 @@ static int aws_is_drifted(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_a
     return 0;
 }
 
+#define MIN_NS(m) ((int64_t)(m) * 60 * 1000000000)
+
+/* Karpenter's AWS repair policies: the kubelet's Ready, and the conditions
+ * of the EKS node monitoring agent. */
+static const kp_repair_policy repair_policies[] = {
+    {"Ready", "False", MIN_NS(30)},
+    {"Ready", "Unknown", MIN_NS(30)},
+    {"AcceleratedHardwareReady", "False", MIN_NS(10)},
+    {"StorageReady", "False", MIN_NS(30)},
+    {"NetworkingReady", "False", MIN_NS(30)},
+    {"KernelReady", "False", MIN_NS(30)},
+    {"ContainerRuntimeReady", "False", MIN_NS(30)},
+};
+
 const kp_cloud_provider_ops kp_awsp_ops = {
     aws_name, aws_create,         aws_delete,     aws_get,
     aws_list, aws_instance_types, aws_is_drifted, kp_awsp_free,
     "karpenter.k8s.aws", "EC2NodeClass", "aws",
+    repair_policies, sizeof(repair_policies) / sizeof(repair_policies[0]),
 };

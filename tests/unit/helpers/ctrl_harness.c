@@ -103,9 +103,14 @@ static void fc_free(kp_cloud_provider *cp)
     (void)cp;
 }
 
+static const kp_repair_policy fake_policies[] = {
+    {"Ready", "False", 10LL * 60 * KP_NS_PER_SEC},
+    {"Ready", "Unknown", 10LL * 60 * KP_NS_PER_SEC},
+};
+
 static const kp_cloud_provider_ops fake_ops = {
     fc_name, fc_create, fc_delete, fc_get, fc_list, fc_types, fc_drift, fc_free,
-    "karpenter.test", "FakeNodeClass", "fake",
+    "karpenter.test", "FakeNodeClass", "fake", fake_policies, 2,
 };
 
 /* --------------------------------------------------------------- harness */
