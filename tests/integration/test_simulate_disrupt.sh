@@ -63,7 +63,12 @@ lifecycle_in_order() {
   disrupt lifecycle $NOON >"$tmp/l.json" && assert_json "$tmp/l.json" '
 assert methods() == ["expiration", "emptiness", "drift"], methods()
 assert [c["reason"] for c in d["disruption"]] == ["Expired", "Empty", "Drifted"]
-assert [c["loop"] for c in d["disruption"]] == [0, 1, 2]
+# one loop holds all three (the controller runs them in parallel); expiration
+# is forceful, and the drift says why
+assert [c["loop"] for c in d["disruption"]] == [0, 0, 0]
+assert [c["forceful"] for c in d["disruption"]] == [True, False, False]
+assert [c["decision"] for c in d["disruption"]] == ["replace", "delete", "replace"]
+assert d["disruption"][2]["driftReason"] == "NodePoolDrifted", d["disruption"][2]
 assert [c["candidates"] for c in d["disruption"]] == [["expired"], ["empty"], ["drifted"]]
 assert [len(c["replacements"]) for c in d["disruption"]] == [1, 0, 1]
 # the expired and drifted nodes are replaced by their own type: nothing saved
@@ -144,8 +149,8 @@ table_output() {
   disrupt lifecycle $NOON -o table >"$tmp/l.txt" &&
     grep -qE '^LOOP +DISRUPTION +REASON +NODES +\$/HOUR SAVED' "$tmp/l.txt" &&
     grep -qE '^0 +expiration +Expired +expired -> 1 new +0\.0000$' "$tmp/l.txt" &&
-    grep -qE '^1 +emptiness +Empty +empty +0\.1000$' "$tmp/l.txt" &&
-    grep -qE '^2 +drift +Drifted +drifted -> 1 new +0\.0000$' "$tmp/l.txt" &&
+    grep -qE '^0 +emptiness +Empty +empty +0\.1000$' "$tmp/l.txt" &&
+    grep -qE '^0 +drift +Drifted +drifted -> 1 new +0\.0000$' "$tmp/l.txt" &&
     grep -qE '^NODE KEPT +WHY' "$tmp/l.txt" &&
     grep -qE '^recent +consolidateAfter has not elapsed \(until 2026-11-21T12:30:00Z\)$' "$tmp/l.txt" &&
     grep -qF 'Managed nodes cost $1.7000/hour now and $1.6000/hour after 3 disruption(s).' "$tmp/l.txt"
