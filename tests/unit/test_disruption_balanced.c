@@ -215,7 +215,7 @@ Test(balanced_scenario, a_multi_node_move_is_scored_for_its_nodepool)
      * 2.2 of 2.4, disruption 6 of 6: 0.92. */
     pool(&c, "default", OD_ONLY, BALANCED);
     for (int i = 0; i < 3; i++) {
-        char name[8], pod_name[8];
+        char name[16], pod_name[24];
         snprintf(name, sizeof(name), "n%d", i);
         snprintf(pod_name, sizeof(pod_name), "p%d", i);
         node(&c, name, N(.type = "xlarge"));

@@ -112,7 +112,7 @@ static void mixed(sc *c)
 {
     pool(c, "default", OD_ONLY, NULL);
     for (int i = 0; i < 3; i++) {
-        char name[8], pod_name[8];
+        char name[16], pod_name[24];
         snprintf(name, sizeof(name), "r%d", i);
         snprintf(pod_name, sizeof(pod_name), "pr%d", i);
         node(c, name, N(.type = "large", .type_label = "xlarge"));
@@ -186,7 +186,7 @@ Test(multi_command, the_budget_grows_back_as_nodes_go)
     /* 50% of 8 empty-ish nodes: at most 4 in loop 0, then 50% of what is left. */
     pool(&c, "default", OD_ONLY, BUDGET("50%"));
     for (int i = 0; i < 8; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "n%d", i);
         node(&c, name, N(.type = "large"));
     }
@@ -243,7 +243,7 @@ Test(multi_command, grouped_merges_find_what_the_prefix_misses)
     node(&c, "big", N(.type = "2xlarge"));
     pod(&c, "pbig", "big", "30");
     for (int i = 0; i < 3; i++) {
-        char name[8], pod_name[8];
+        char name[16], pod_name[24];
         snprintf(name, sizeof(name), "x%d", i);
         snprintf(pod_name, sizeof(pod_name), "px%d", i);
         node(&c, name, N(.type = "xlarge"));

@@ -200,7 +200,7 @@ static void four_large_pods(sc *c, const char *disruption)
 {
     pool(c, "default", OD_ONLY, disruption);
     for (int i = 0; i < 4; i++) {
-        char name[8], pod_name[8];
+        char name[16], pod_name[24];
         snprintf(name, sizeof(name), "n%d", i);
         snprintf(pod_name, sizeof(pod_name), "p%d", i);
         node(c, name, N(.type = "large", .type_label = "xlarge"));

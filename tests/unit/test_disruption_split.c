@@ -34,7 +34,7 @@ static void spread_on_one_node(sc *c, int n, const char *pool_disruption)
     pool(c, "default", OD_ONLY, pool_disruption);
     node(c, "a", N(.type = "xlarge"));
     for (int i = 0; i < n; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "p%d", i);
         pod_full(c, name, "a", "1", NULL, NULL, HOST_SPREAD);
     }
@@ -176,7 +176,7 @@ Test(split, a_spot_node_is_not_split)
     pool(&c, "default", BOTH, NULL);
     node(&c, "a", N(.type = "xlarge", .ct = "spot"));
     for (int i = 0; i < 3; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "p%d", i);
         pod_full(&c, name, "a", "1", NULL, NULL, HOST_SPREAD);
     }
