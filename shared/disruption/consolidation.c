@@ -18,18 +18,6 @@ enum {
     MULTI_ROUNDS = 4,
 };
 
-typedef struct ranked {
-    uint32_t node;
-    double key;
-} ranked;
-
-static int cmp_desc(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key > y->key ? -1 : 1;
-    return x->node < y->node ? -1 : x->node > y->node;
-}
 
 /* Karpenter's consolidation ShouldDisrupt, in its order; the reason when not. */
 static const kp_disrupt_blocked *not_consolidatable(planner *p, uint32_t i)
@@ -68,7 +56,7 @@ static uint32_t consolidation_candidates(planner *p, ranked *out)
         else
             out[n++] = (ranked){i, f->price / f->cost};
     }
-    qsort(out, n, sizeof(*out), cmp_desc);
+    qsort(out, n, sizeof(*out), ranked_desc);
     return n;
 }
 
@@ -227,13 +215,7 @@ static const kp_disrupt_blocked *why_low_score(planner *p, uint32_t node)
     const kp_disrupt_score *scores;
     uint32_t n;
     balanced_approve(p, &node, 1, NULL, &scores, &n);
-    kp_disrupt_blocked *w = (kp_disrupt_blocked *)why_new(
-        p, KP_BLOCK_BALANCED, NULL,
-        kp_arena_printf(p->plan->arena, "Balanced: even deleting it scores %.2f, below %.2f", scores->score,
-                        scores->threshold),
-        scores->message);
-    w->score = scores;
-    return w;
+    return why_balanced(p, node, "even deleting it", scores);
 }
 
 /* One node: Karpenter's computeConsolidation, then a split when one cheaper
@@ -273,13 +255,7 @@ static int single(planner *p, uint32_t node)
     bool approved = balanced_approve(p, &node, 1, sim, &scores, &n_scores);
     balanced_record_moves(p, "single", scores, n_scores, approved);
     if (!approved) {
-        kp_disrupt_blocked *w = (kp_disrupt_blocked *)why_new(
-            p, KP_BLOCK_BALANCED, NULL,
-            kp_arena_printf(p->plan->arena, "Balanced: the move scores %.2f, below %.2f", scores->score,
-                            scores->threshold),
-            scores->message);
-        w->score = scores;
-        note_why(p, node, w);
+        note_why(p, node, why_balanced(p, node, "the move", scores));
         kp_plan_free(sim);
         return 0;
     }

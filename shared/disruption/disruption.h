@@ -19,10 +19,48 @@
  *     loop counting as disrupting for every reason (Karpenter's
  *     BuildDisruptionBudgetMapping), the expired ones included.
  * The next loop assumes the previous one completed (candidates gone,
- * replacements initialised, pods where the simulations put them). The
- * controller executes the commands of loop 0 — all of them in parallel, or
- * only the first for Karpenter's one-command-per-pass behaviour — and plans
- * again; later loops are a forecast (`simulate --disrupt`, the benchmark).
+ * replacements initialised, pods where the simulations put them); later
+ * loops are a forecast (`simulate --disrupt`, the benchmark).
+ *
+ * How the controller uses it (Karpenter's orchestration queue):
+ *   1. Build the snapshot with the candidates of every command still in
+ *      flight marked `deleting` (Karpenter's MarkedForDeletion): they are no
+ *      candidates, count against their NodePool's budgets for every reason,
+ *      and their pods are placed again in every simulation — on the flight's
+ *      replacements too, which are nodes `in_flight` or not `initialized`.
+ *      Pass the cloud provider's is_drifted answers in opts.cloud_drift.
+ *   2. Plan with opts.max_loops = 1: plan->commands are loop 0, in method
+ *      order. Start them all (or only the first: max_commands_per_loop = 1
+ *      is Karpenter's one command per pass), and plan again as soon as one is
+ *      queued or done.
+ *   3. A command: `forceful` (expiration) — delete its NodeClaims now, with no
+ *      budget, no validation delay and no replacement to wait for (the
+ *      simulation only shows where the provisioner will put the pods).
+ *      Otherwise launch `simulation->claims` (none for a delete; several for
+ *      a split), wait for them to initialise, taint the candidates
+ *      karpenter.sh/disrupted:NoSchedule, then delete them; consolidation
+ *      (Empty, Underutilized) first waits the validation period and plans
+ *      again, keeping the command only if it is still found.
+ *   4. Say why (rate-limited, as Karpenter dedupes them):
+ *      - per command: DisruptionTerminating etc. with `reason`;
+ *        karpenter_voluntary_disruption_decisions_total{decision,reason,
+ *        consolidation_type} with kp_disrupt_decision_name(decision), the
+ *        reason lowercased, `consolidation_type`; the Drifted condition's
+ *        reason is `drift_reason`; each Balanced score's `event_reason` and
+ *        `message` (single-node: on the Node and NodeClaim; multi-node: on
+ *        the NodePool);
+ *      - per move (plan->moves): karpenter_consolidation_moves_total
+ *        {decision,nodepool,policy} ("approved"/"rejected" from `approved`),
+ *        and karpenter_consolidation_score{decision,nodepool,policy} observing
+ *        score->score when score->scored, its decision from score->approved;
+ *      - per node kept (plan->blocked): `event_reason` with `message` on the
+ *        Node and its NodeClaim when event_reason is not NULL; `reason` is
+ *        the longer explanation (simulate's), `kind` and `object` the data;
+ *      - per NodePool and reason (plan->allowances):
+ *        karpenter_nodepools_allowed_disruptions{nodepool,reason} = budget,
+ *        karpenter_nodepools_nodes_consuming_budgets = disrupting, and a
+ *        DisruptionBlocked event on the NodePool with blocked_message;
+ *      - eligible_* for karpenter_voluntary_disruption_eligible_nodes.
  *
  * Every managed node left in place gets one reason (kp_disrupt_blocked), with
  * the event Karpenter writes for it where Karpenter has one.
@@ -120,9 +158,10 @@ typedef struct kp_disrupt_command {
     const char *drift_reason;
     const char *consolidation_type; /* Karpenter's label: "empty", "multi", "single", or "" */
     enum kp_disrupt_decision decision;
-    /* Forceful (expiration, as in Karpenter v1): delete the candidates' NodeClaims
-     * at once — no budget, no waiting for replacements, no validation delay;
-     * the replacements (if any) are launched for the pods, not awaited. */
+    /* Forceful (expiration, as in Karpenter v1's nodeclaim expiration
+     * controller): delete the candidates' NodeClaims at once — no budget, no
+     * validation delay, no replacement launched or awaited; the simulation
+     * shows where the provisioner will put the pods. */
     bool forceful;
     uint32_t loop;              /* which disruption loop decided it (0-based) */
     const uint32_t *candidates; /* snapshot node indices */
@@ -165,7 +204,9 @@ enum kp_disrupt_block {
     KP_BLOCK_MIN_VALUES,             /* the cheaper options do not meet minValues */
     KP_BLOCK_SPOT_TO_SPOT_DISABLED,
     KP_BLOCK_SPOT_TO_SPOT_OPTIONS,
-    KP_BLOCK_BALANCED,               /* Balanced rejected the move (ConsolidationRejected); see score */
+    KP_BLOCK_BALANCED,               /* Balanced rejected the move (ConsolidationRejected); object: the
+                                        NodePool; score: the move's (or deleting the node's, when even that
+                                        cannot pass: Karpenter's CanPassThreshold, no simulation) */
     /* Drift that cannot proceed (DisruptionBlocked). */
     KP_BLOCK_DRIFT_UNSCHEDULABLE,    /* object: "namespace/pod" */
     /* No event. */

@@ -29,6 +29,16 @@ typedef struct node_facts {
 
 enum { REASON_EMPTY = 0, REASON_DRIFTED, REASON_UNDERUTILIZED, N_REASONS };
 
+/* A node with the key a method orders candidates by. */
+typedef struct ranked {
+    uint32_t node;
+    double key;
+} ranked;
+
+/* qsort orders: by key, ties by node index (deterministic). */
+int ranked_desc(const void *a, const void *b);
+int ranked_asc(const void *a, const void *b);
+
 typedef struct planner {
     kp_snapshot *snap;
     const kp_disrupt_opts *opts;
@@ -136,6 +146,8 @@ bool not_same_type(planner *p, kp_plan_claim *c, const uint32_t *nodes, uint32_t
  * repriced and pinned; false when none is left or minValues fails. */
 bool keep_cheaper(planner *p, kp_plan_claim *c, double max_price);
 void pin_capacity_type(planner *p, kp_plan_claim *c, kp_sym ct);
+/* `key In values` (sorts `values`, which the requirement then points at). */
+kp_requirement requirement_in(kp_sym key, kp_sym *values, uint32_t n);
 void reprice(const planner *p, kp_plan_claim *c);
 double worst_launch_price(const planner *p, const kp_requirements *reqs, uint32_t it);
 double launch_price(const planner *p, const kp_requirements *reqs, uint32_t it);
@@ -163,6 +175,8 @@ const char *policy_name(const planner *p, int32_t template_index);
 const kp_disrupt_blocked *why_new(planner *p, enum kp_disrupt_block kind, const char *object,
                                   const char *reason, const char *message);
 const kp_disrupt_blocked *why_budget(planner *p, uint32_t node, int reason);
+/* Balanced turned the move (or deleting the node) away: `what` says which. */
+const kp_disrupt_blocked *why_balanced(planner *p, uint32_t node, const char *what, const kp_disrupt_score *score);
 /* The pods that found no place, in Karpenter's words and ours. */
 const kp_disrupt_blocked *why_unschedulable(planner *p, const kp_plan *sim, uint32_t first_error);
 /* `cause` as the reason a drifted node waits. */

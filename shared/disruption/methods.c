@@ -7,12 +7,7 @@
 
 #include <stdlib.h>
 
-typedef struct ranked {
-    uint32_t node;
-    double key;
-} ranked;
-
-static int cmp_desc(const void *a, const void *b)
+int ranked_desc(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
     if (x->key != y->key)
@@ -20,9 +15,9 @@ static int cmp_desc(const void *a, const void *b)
     return x->node < y->node ? -1 : x->node > y->node;
 }
 
-static int cmp_asc(const void *a, const void *b)
+int ranked_asc(const void *a, const void *b)
 {
-    return -cmp_desc(a, b);
+    return -ranked_desc(a, b);
 }
 
 static bool consolidate_after_never(const planner *p, uint32_t node)
@@ -70,7 +65,7 @@ int method_emptiness(planner *p)
         }
         c[n++] = (ranked){i, f->price / f->cost};
     }
-    qsort(c, n, sizeof(*c), cmp_desc);
+    qsort(c, n, sizeof(*c), ranked_desc);
     int64_t *left = KP_ARENA_NEW(p->scratch, int64_t, snap->n_templates ? snap->n_templates : 1);
     for (uint32_t t = 0; t < snap->n_templates; t++)
         left[t] = budget_left(p, (int32_t)t, REASON_EMPTY);
@@ -101,7 +96,7 @@ static uint32_t drift_candidates(planner *p, ranked *c)
             continue;
         c[n++] = (ranked){i, (double)f->drifted_ns + (f->n_pods ? 1e30 : 0)};
     }
-    qsort(c, n, sizeof(*c), cmp_asc);
+    qsort(c, n, sizeof(*c), ranked_asc);
     return n;
 }
 

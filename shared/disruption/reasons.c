@@ -98,6 +98,16 @@ const kp_disrupt_blocked *why_budget(planner *p, uint32_t node, int reason)
     return w;
 }
 
+const kp_disrupt_blocked *why_balanced(planner *p, uint32_t node, const char *what, const kp_disrupt_score *score)
+{
+    kp_disrupt_blocked *w = (kp_disrupt_blocked *)why_new(
+        p, KP_BLOCK_BALANCED, pool_name(p, node),
+        kp_arena_printf(p->plan->arena, "Balanced: %s scores %.2f, below %.2f", what, score->score, score->threshold),
+        score->message);
+    w->score = score;
+    return w;
+}
+
 /* Karpenter lists up to five pods that would not schedule. */
 static const char *pods_sentence(planner *p, const kp_plan *sim)
 {

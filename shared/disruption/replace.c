@@ -22,38 +22,35 @@ static bool allowed(const planner *p, const kp_requirements *reqs, const kp_soff
            (!ct || kp_requirement_has(p->snap->symtab, ct, o->capacity_type));
 }
 
-/* Karpenter's WorstLaunchPrice: the dearest offering of the capacity type a
- * launch would use (reserved, spot, on-demand). */
-double worst_launch_price(const planner *p, const kp_requirements *reqs, uint32_t it)
+/* The dearest (or cheapest) offering `reqs` allow of the capacity type a
+ * launch would use (reserved, then spot, then on-demand); -1 when none. */
+static double offering_price(const planner *p, const kp_requirements *reqs, uint32_t it, bool dearest)
 {
     const kp_sit *sit = &p->snap->its[it];
     for (size_t k = 0; k < 3; k++) {
-        double worst = -1;
-        for (uint32_t o = 0; o < sit->n_offerings; o++)
-            if (sit->offerings[o].capacity_type == ct_order[k] && allowed(p, reqs, &sit->offerings[o]) &&
-                sit->offerings[o].price > worst)
-                worst = sit->offerings[o].price;
-        if (worst >= 0)
-            return worst;
-    }
-    return 1e300;
-}
-
-/* The cheapest offering `reqs` allow, of the capacity type a launch would
- * use; -1 when none. */
-double launch_price(const planner *p, const kp_requirements *reqs, uint32_t it)
-{
-    const kp_sit *sit = &p->snap->its[it];
-    for (size_t k = 0; k < 3; k++) {
-        double best = -1;
-        for (uint32_t o = 0; o < sit->n_offerings; o++)
-            if (sit->offerings[o].capacity_type == ct_order[k] && allowed(p, reqs, &sit->offerings[o]) &&
-                (best < 0 || sit->offerings[o].price < best))
-                best = sit->offerings[o].price;
-        if (best >= 0)
-            return best;
+        double found = -1;
+        for (uint32_t o = 0; o < sit->n_offerings; o++) {
+            const kp_soffering *of = &sit->offerings[o];
+            if (of->capacity_type == ct_order[k] && allowed(p, reqs, of) &&
+                (found < 0 || (dearest ? of->price > found : of->price < found)))
+                found = of->price;
+        }
+        if (found >= 0)
+            return found;
     }
     return -1;
+}
+
+/* Karpenter's WorstLaunchPrice. */
+double worst_launch_price(const planner *p, const kp_requirements *reqs, uint32_t it)
+{
+    double worst = offering_price(p, reqs, it, true);
+    return worst < 0 ? 1e300 : worst;
+}
+
+double launch_price(const planner *p, const kp_requirements *reqs, uint32_t it)
+{
+    return offering_price(p, reqs, it, false);
 }
 
 /* The launch offering's price after the options changed. */
@@ -124,8 +121,7 @@ static int cmp_sym(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* c->reqs AND `key In values` (sorted here, as a requirement's values are). */
-static void require_in(planner *p, kp_plan_claim *c, kp_sym key, kp_sym *values, uint32_t n)
+kp_requirement requirement_in(kp_sym key, kp_sym *values, uint32_t n)
 {
     kp_requirement r;
     memset(&r, 0, sizeof(r));
@@ -133,6 +129,13 @@ static void require_in(planner *p, kp_plan_claim *c, kp_sym key, kp_sym *values,
     r.key = key;
     r.values = values;
     r.n_values = n;
+    return r;
+}
+
+/* c->reqs AND `key In values`. */
+static void require_in(planner *p, kp_plan_claim *c, kp_sym key, kp_sym *values, uint32_t n)
+{
+    kp_requirement r = requirement_in(key, values, n);
     kp_requirements_add(&c->reqs, p->snap->symtab, p->plan->arena, &r);
 }
 
@@ -184,14 +187,9 @@ bool keep_cheaper(planner *p, kp_plan_claim *c, double max_price)
 
 void pin_capacity_type(planner *p, kp_plan_claim *c, kp_sym ct)
 {
-    kp_requirement r;
-    memset(&r, 0, sizeof(r));
     kp_sym *v = kp_arena_alloc(p->plan->arena, sizeof(kp_sym));
     *v = ct;
-    r.key = KP_SYM_CAPACITY_TYPE;
-    r.values = v;
-    r.n_values = 1;
-    kp_requirements_add(&c->reqs, p->snap->symtab, p->plan->arena, &r);
+    require_in(p, c, KP_SYM_CAPACITY_TYPE, v, 1);
 }
 
 /* Why the price filter left nothing: minValues, or nothing cheaper. */

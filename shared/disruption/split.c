@@ -11,7 +11,6 @@
  */
 #include "disruption/disruption_internal.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* Packing into several smaller nodes wastes some of each: a split is tried
@@ -73,12 +72,6 @@ int split_claims(planner *p, uint32_t node, kp_plan *sim, const kp_disrupt_block
     return 1;
 }
 
-static int cmp_sym(const void *a, const void *b)
-{
-    kp_sym x = *(const kp_sym *)a, y = *(const kp_sym *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The node's pods may go only to instance types cheaper than `price` (the
  * price filter Karpenter applies to one replacement, applied before packing,
  * as a node selector so the solver's cached NodePool data stays valid).
@@ -96,12 +89,7 @@ static kp_requirements *restrict_pods(planner *p, uint32_t node, double price)
         if (c >= 0 && c < price)
             names[n++] = snap->its[k].name;
     }
-    qsort(names, n, sizeof(kp_sym), cmp_sym);
-    kp_requirement r;
-    memset(&r, 0, sizeof(r));
-    r.key = KP_SYM_INSTANCE_TYPE;
-    r.values = names;
-    r.n_values = n;
+    kp_requirement r = requirement_in(KP_SYM_INSTANCE_TYPE, names, n);
     kp_requirements *saved = KP_ARENA_NEW(p->scratch, kp_requirements, f->n_pods ? f->n_pods : 1);
     for (uint32_t i = 0; i < f->n_pods; i++) {
         kp_spod *s = &snap->pods[f->pods[i]];

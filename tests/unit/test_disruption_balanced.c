@@ -119,6 +119,7 @@ Test(balanced_scenario, a_marginal_replace_is_rejected)
     const kp_disrupt_blocked *b = blocked_of(s, "a");
     cr_assert_not_null(b);
     cr_expect_eq(b->kind, KP_BLOCK_BALANCED, "%s", kp_disrupt_block_name(b->kind));
+    cr_expect_str_eq(b->object, "default");
     cr_expect_str_eq(b->event_reason, "ConsolidationRejected");
     cr_expect_str_eq(b->message, "score 0.44 < threshold 0.50 (k: 2, savings 7.1%, disruption 16.3%)");
     cr_assert_not_null(b->score);
