@@ -210,12 +210,16 @@ enum kp_disrupt_block {
     /* Drift that cannot proceed (DisruptionBlocked). */
     KP_BLOCK_DRIFT_UNSCHEDULABLE,    /* object: "namespace/pod" */
     /* No event. */
-    KP_BLOCK_IN_PLAN,                /* receives pods from another command of the same loop */
+    KP_BLOCK_IN_PLAN,                /* receives pods moved by another command of the same loop (no
+                                        candidate until that command is done) */
     KP_BLOCK_NOTHING_TO_DO,          /* nothing cheaper was found */
 };
 
 typedef struct kp_disrupt_blocked {
     uint32_t node;
+    /* A node the plan itself would launch (a replacement), not one that
+     * exists: a forecast for `simulate`, nothing for the controller to write. */
+    bool replacement;
     enum kp_disrupt_block kind;
     const char *reason;        /* our explanation, as `simulate` prints it */
     /* The event for the Node and its NodeClaim: "DisruptionBlocked",

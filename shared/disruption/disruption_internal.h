@@ -91,7 +91,7 @@ typedef struct planner {
      * no consolidation stays so until room appears (tried/epoch). */
     struct used { int64_t v[3]; } *used;
     bool simple;
-    uint32_t n_cloud_drift; /* entries of opts->cloud_drift: the nodes when planning began */
+    uint32_t n_initial;   /* the nodes when planning began (entries of opts->cloud_drift) */
 } planner;
 
 /* facts.c */

@@ -334,7 +334,7 @@ static void drift(planner *p, uint32_t node, node_facts *f)
     const kp_condition *cond = kp_conditions_get(&nc->conditions, "Drifted");
     const char *cloud = NULL;
     if (p->opts->cloud_drift)
-        cloud = node < p->n_cloud_drift ? p->opts->cloud_drift[node] : NULL;
+        cloud = node < p->n_initial ? p->opts->cloud_drift[node] : NULL;
     else if (cond && cond->status == KP_CONDITION_TRUE)
         cloud = *cond->reason ? cond->reason : "Drifted";
     f->drifted_ns = cond && cond->last_transition_time.set ? cond->last_transition_time.ns : facts_now(p);

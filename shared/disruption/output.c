@@ -69,6 +69,8 @@ cJSON *kp_disruption_plan_blocked_json(const kp_disruption_plan *plan, const kp_
         cJSON_AddStringToObject(o, "node", snap->nodes[b->node].name);
         cJSON_AddStringToObject(o, "reason", b->reason);
         cJSON_AddStringToObject(o, "kind", kp_disrupt_block_name(b->kind));
+        if (b->replacement)
+            cJSON_AddBoolToObject(o, "replacement", true);
         add_optional(o, "eventReason", b->event_reason);
         add_optional(o, "message", b->event_reason ? b->message : NULL);
         add_optional(o, "object", b->object);

@@ -182,9 +182,14 @@ static void apply(planner *p, const kp_disrupt_command *cmd)
     for (uint32_t i = 0; i < cmd->n_candidates; i++)
         p->gone[cmd->candidates[i]] = p->touched[cmd->candidates[i]] = true;
     const kp_plan *sim = cmd->simulation;
+    const kp_disrupt_blocked *in_plan = NULL;
     for (uint32_t i = 0; sim && i < sim->n_nodes; i++) {
         move_pods(p, sim->nodes[i].pods, sim->nodes[i].n_pods, sim->nodes[i].node);
         p->touched[sim->nodes[i].node] = true;
+        if (!in_plan)
+            in_plan = why_new(p, KP_BLOCK_IN_PLAN, NULL, "it receives pods moved by another command of this loop",
+                              NULL);
+        note_why(p, sim->nodes[i].node, in_plan); /* unless the loop looked at it before */
         p->tried[sim->nodes[i].node] = 0; /* its pods changed */
         p->split_tried[sim->nodes[i].node] = false;
     }
@@ -277,6 +282,7 @@ static void explain(planner *p)
         if (!why)
             why = why_new(p, KP_BLOCK_NOTHING_TO_DO, NULL, "no cheaper way to run its pods was found", NULL);
         plan->blocked[plan->n_blocked] = *why;
+        plan->blocked[plan->n_blocked].replacement = i >= p->n_initial;
         plan->blocked[plan->n_blocked++].node = i;
     }
 }
@@ -427,7 +433,7 @@ int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, k
     p.snap = snap, p.opts = opts, p.plan = plan;
     p.scratch = kp_arena_new(), p.loop_arena = kp_arena_new();
     p.loop_mark = kp_arena_mark_get(p.loop_arena);
-    p.n_cloud_drift = snap->n_nodes;
+    p.n_initial = snap->n_nodes;
     p.epoch = 1;
     fit_arrays(&p);
     p.simple = is_simple(snap);

@@ -256,3 +256,38 @@ Test(multi_command, grouped_merges_find_what_the_prefix_misses)
     cr_expect_eq(kp_scenario_disrupted_by(s, "big"), -1);
     sc_free(&c);
 }
+
+Test(multi_command, a_destination_waits_and_replacements_are_forecasts)
+{
+    sc c;
+    sc_init(&c, true);
+    /* Drift moves d's pod onto one of the xlarge nodes, which then is no
+     * candidate in this loop; the other is replaced by a smaller node. */
+    pool(&c, "default", OD_ONLY, NULL);
+    node(&c, "m0", N(.type = "xlarge"));
+    node(&c, "m1", N(.type = "xlarge"));
+    node(&c, "d", N(.type = "small", .conditions = DRIFTED));
+    pod(&c, "p0", "m0", "1");
+    pod(&c, "p1", "m1", "1");
+    pod(&c, "pd", "d", "1500m");
+    kp_scenario *s = plan_loops(&c, 1);
+    cr_assert_eq(kp_scenario_n_commands(s), 2);
+    uint32_t dest = command_at(s, 0)->simulation->nodes[0].node;
+    const kp_disrupt_blocked *b = blocked_of(s, s->snap->nodes[dest].name);
+    cr_assert_not_null(b);
+    cr_expect_eq(b->kind, KP_BLOCK_IN_PLAN, "%s", kp_disrupt_block_name(b->kind));
+    cr_expect_null(b->event_reason);
+    cr_expect(!b->replacement);
+    sc_free(&c);
+    /* A replacement the plan launches is listed as such: no node to write to. */
+    sc_init(&c, true);
+    pool(&c, "default", OD_ONLY, NULL);
+    node(&c, "a", N(.type = "xlarge"));
+    pod(&c, "p", "a", "1");
+    s = plan_loops(&c, 1);
+    cr_assert_eq(kp_scenario_n_commands(s), 1);
+    cr_assert_eq(s->disruption->n_blocked, 1);
+    cr_expect(s->disruption->blocked[0].replacement);
+    cr_expect(strstr(s->snap->nodes[s->disruption->blocked[0].node].name, "replacement") != NULL);
+    sc_free(&c);
+}
