@@ -233,10 +233,23 @@ static int evaluate(planner *p, uint32_t node, kp_plan **sim, const kp_disrupt_b
     return ok;
 }
 
+/* Whether the node found no consolidation before and nothing changed that
+ * could help it: only room could, for pods placed by room alone. */
+static bool remembered(const planner *p, uint32_t node)
+{
+    if (!p->simple || p->tried[node] != p->epoch)
+        return false;
+    const node_facts *f = &p->facts[node];
+    for (uint32_t i = 0; i < f->n_pods; i++)
+        if (pod_constrained(&p->snap->pods[f->pods[i]]))
+            return false;
+    return true;
+}
+
 /* 1: a command added; 0: the node stays (reason noted); or an error. */
 static int single(planner *p, uint32_t node)
 {
-    if (p->simple && p->tried[node] == p->epoch) { /* nothing changed that could help it */
+    if (remembered(p, node)) { /* nothing changed that could help it */
         note_why(p, node, p->why_tried[node]);
         return 0;
     }

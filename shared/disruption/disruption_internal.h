@@ -85,10 +85,11 @@ typedef struct planner {
     bool capacity_added;  /* this loop launched a replacement with room to spare */
     bool record_only;     /* all_methods_once: record commands, apply none */
     /* What the pods bound to each node request (CPU, memory, pods). `simple`:
-     * no pod has topology spread or pod (anti-)affinity and no NodePool has
-     * limits, so a node can matter to a simulation only by the room it has:
-     * one too full for any pod placed may be left out, and a node that found
-     * no consolidation stays so until room appears (tried/epoch). */
+     * no NodePool has limits, no pod anti-affinity and no pending pod with
+     * topology or affinity terms, so pods without such terms (pod_constrained)
+     * go where there is room: for them a node too full for any of them can be
+     * left out of a simulation, and a node that found no consolidation stays
+     * so until room appears (tried/epoch). */
     struct used { int64_t v[3]; } *used;
     bool simple;
     uint32_t n_initial;   /* the nodes when planning began (entries of opts->cloud_drift) */
@@ -185,6 +186,7 @@ void note_why(planner *p, uint32_t node, const kp_disrupt_blocked *why);
 void note_why_drift(planner *p, uint32_t node, const kp_disrupt_blocked *why);
 
 /* planner.c */
+bool pod_constrained(const kp_spod *s);
 /* Add a command of this loop and apply it to the snapshot (candidates gone,
  * pods moved, replacements added, budgets taken). The command's arrays must
  * live in the plan's arena and `sim` is handed over. Returns whether the

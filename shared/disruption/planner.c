@@ -381,6 +381,14 @@ static void record_allowances(planner *p)
     }
 }
 
+bool pod_constrained(const kp_spod *s)
+{
+    return s->n_spreads || s->n_affinity || s->n_affinity_pref || s->n_anti || s->n_anti_pref;
+}
+
+/* Whether pods without topology or affinity terms of their own can be placed
+ * by room alone: no NodePool limits, no pod anywhere whose anti-affinity
+ * keeps others away, no pending pod placed by its terms in every simulation. */
 static bool is_simple(const kp_snapshot *snap)
 {
     for (uint32_t t = 0; t < snap->n_templates; t++)
@@ -388,7 +396,7 @@ static bool is_simple(const kp_snapshot *snap)
             return false;
     for (uint32_t i = 0; i < snap->n_pods; i++) {
         const kp_spod *s = &snap->pods[i];
-        if (s->n_spreads || s->n_affinity || s->n_affinity_pref || s->n_anti || s->n_anti_pref)
+        if (s->n_anti || s->n_anti_pref || (!s->scheduled && pod_constrained(s)))
             return false;
     }
     return true;
