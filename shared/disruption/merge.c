@@ -53,12 +53,10 @@ static const kp_sit *host_type(const planner *p, uint32_t t, double cpu, double 
     return best;
 }
 
-/* The items of NodePool `t`: its candidates still available, within budget. */
-static uint32_t items_of(planner *p, uint32_t t, const uint32_t *cands, uint32_t n, item *out, double *cpu,
-                         double *mem)
+/* The items of NodePool `t`: its candidates still available. */
+static uint32_t items_of(planner *p, uint32_t t, const uint32_t *cands, uint32_t n, item *out)
 {
     uint32_t k = 0;
-    *cpu = *mem = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t node = cands[i];
         if (p->snap->nodes[node].template_index != (int32_t)t || !available(p, node))
@@ -69,7 +67,6 @@ static uint32_t items_of(planner *p, uint32_t t, const uint32_t *cands, uint32_t
             it.cpu += (double)p->snap->pods[f->pods[j]].requests.v[KP_RES_CPU];
             it.mem += (double)p->snap->pods[f->pods[j]].requests.v[KP_RES_MEMORY];
         }
-        *cpu += it.cpu, *mem += it.mem;
         out[k++] = it;
     }
     return k;
@@ -178,11 +175,22 @@ void hosts_start_loop(planner *p)
         p->host[t] = host_type(p, t, cpu[t], mem[t]);
 }
 
+static bool fits(const kp_resvec *need, const kp_sit *it)
+{
+    return need->v[KP_RES_CPU] <= it->allocatable.v[KP_RES_CPU] &&
+           need->v[KP_RES_MEMORY] <= it->allocatable.v[KP_RES_MEMORY];
+}
+
+/* No larger than the host, unless one of its pods needs more than the host. */
 bool within_host(const planner *p, const kp_plan_claim *c)
 {
-    const kp_sit *host = p->host[c->template_index], *it = &p->snap->its[c->its[0]];
-    return !host || (it->allocatable.v[KP_RES_CPU] <= host->allocatable.v[KP_RES_CPU] &&
-                     it->allocatable.v[KP_RES_MEMORY] <= host->allocatable.v[KP_RES_MEMORY]);
+    const kp_sit *host = p->host[c->template_index];
+    if (!host || fits(&p->snap->its[c->its[0]].allocatable, host))
+        return true;
+    for (uint32_t i = 0; i < c->n_pods; i++)
+        if (!fits(&p->snap->pods[c->pods[i]].requests, host))
+            return true;
+    return false;
 }
 
 int merge_groups(planner *p, const uint32_t *cands, uint32_t n)
@@ -191,8 +199,7 @@ int merge_groups(planner *p, const uint32_t *cands, uint32_t n)
     bin *bins = KP_ARENA_NEW(p->scratch, bin, n ? n : 1);
     uint32_t found = 0;
     for (uint32_t t = 0; t < p->snap->n_templates && !loop_full(p); t++) {
-        double cpu, mem;
-        uint32_t k = items_of(p, t, cands, n, items, &cpu, &mem);
+        uint32_t k = items_of(p, t, cands, n, items);
         const kp_sit *host = k >= 2 ? p->host[t] : NULL;
         uint32_t n_bins = host ? pack(p, items, k, host, bins) : 0;
         for (uint32_t b = 0; b < n_bins && !loop_full(p); b++) {

@@ -291,3 +291,52 @@ Test(multi_command, a_destination_waits_and_replacements_are_forecasts)
     cr_expect(strstr(s->snap->nodes[s->disruption->blocked[0].node].name, "replacement") != NULL);
     sc_free(&c);
 }
+
+Test(multi_command, a_replacement_larger_than_the_host_type_only_for_pods_that_need_it)
+{
+    sc c;
+    sc_init(&c, false);
+    /* c8 is the cheapest per CPU and hosts the pool's pods best; g32 and g48
+     * are dearer per CPU. */
+    catalog_type(&c.catalog, "c8", 8, 16, 0.30, 0);
+    catalog_type(&c.catalog, "g32", 32, 64, 1.60, 0);
+    catalog_type(&c.catalog, "g48", 48, 96, 2.60, 0);
+    pool(&c, "default", OD_ONLY, NULL);
+    /* Two g48 nodes with a 12-CPU pod each: neither pod fits a c8, so one g32
+     * for both is no dear shape chosen over a cheap one. */
+    node(&c, "n0", N(.type = "large", .type_label = "g48"));
+    node(&c, "n1", N(.type = "large", .type_label = "g48"));
+    pod(&c, "p0", "n0", "12");
+    pod(&c, "p1", "n1", "12");
+    kp_scenario *s = plan_loops(&c, 1);
+    cr_assert_eq(kp_scenario_n_commands(s), 1);
+    expect_command(s, 0, "multi-node consolidation", "n0,n1", 1);
+    cr_expect_str_eq(kp_scenario_command_replacement_type(s, 0, 0), "g32");
+    sc_free(&c);
+}
+
+Test(multi_command, the_host_type_bounds_a_multi_node_replacement)
+{
+    sc c;
+    sc_init(&c, false);
+    catalog_type(&c.catalog, "c8", 8, 16, 0.30, 0);
+    catalog_type(&c.catalog, "g32", 32, 64, 1.60, 0);
+    catalog_type(&c.catalog, "g48", 48, 96, 2.60, 0);
+    pool(&c, "default", OD_ONLY, NULL);
+    /* Five g48 nodes with a 3-CPU pod each: Karpenter's longest prefix would
+     * put all five on one g32 ($0.10 a CPU); the planner keeps multi-node
+     * replacements to the c8 that hosts these pods at $0.0375 a CPU. */
+    for (int i = 0; i < 5; i++) {
+        char name[16], pod_name[24];
+        snprintf(name, sizeof(name), "n%d", i);
+        snprintf(pod_name, sizeof(pod_name), "p%d", i);
+        node(&c, name, N(.type = "large", .type_label = "g48"));
+        pod(&c, pod_name, name, "3");
+    }
+    kp_scenario *s = plan_loops(&c, 1);
+    cr_assert_geq(kp_scenario_n_commands(s), 1);
+    for (uint32_t i = 0; i < kp_scenario_n_commands(s); i++)
+        for (uint32_t r = 0; r < kp_scenario_command_replacements(s, i); r++)
+            cr_expect_str_eq(kp_scenario_command_replacement_type(s, i, r), "c8");
+    sc_free(&c);
+}
