@@ -234,14 +234,15 @@ static int evaluate(planner *p, uint32_t node, kp_plan **sim, const kp_disrupt_b
 }
 
 /* Whether the node found no consolidation before and nothing changed that
- * could help it: only room could, for pods placed by room alone. */
+ * could help it: only room could, for pods whose placement only room decides
+ * (preferences give way before a placement fails). */
 static bool remembered(const planner *p, uint32_t node)
 {
-    if (!p->simple || p->tried[node] != p->epoch)
+    if (!p->feasible_by_room || p->tried[node] != p->epoch)
         return false;
     const node_facts *f = &p->facts[node];
     for (uint32_t i = 0; i < f->n_pods; i++)
-        if (pod_constrained(&p->snap->pods[f->pods[i]]))
+        if (pod_constrained(&p->snap->pods[f->pods[i]], true))
             return false;
     return true;
 }

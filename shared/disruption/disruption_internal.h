@@ -88,10 +88,13 @@ typedef struct planner {
      * no NodePool has limits, no pod anti-affinity and no pending pod with
      * topology or affinity terms, so pods without such terms (pod_constrained)
      * go where there is room: for them a node too full for any of them can be
-     * left out of a simulation, and a node that found no consolidation stays
-     * so until room appears (tried/epoch). */
+     * left out of a simulation. `feasible_by_room`: the same for required
+     * terms only (preferences give way when they must), so whether a node
+     * without required terms can go depends on room alone: one that found no
+     * consolidation stays so until room appears (tried/epoch). */
     struct used { int64_t v[3]; } *used;
     bool simple;
+    bool feasible_by_room;
     uint32_t n_initial;   /* the nodes when planning began (entries of opts->cloud_drift) */
 } planner;
 
@@ -186,7 +189,9 @@ void note_why(planner *p, uint32_t node, const kp_disrupt_blocked *why);
 void note_why_drift(planner *p, uint32_t node, const kp_disrupt_blocked *why);
 
 /* planner.c */
-bool pod_constrained(const kp_spod *s);
+/* Topology spread or pod (anti-)affinity terms; with required_only, those a
+ * placement must satisfy (DoNotSchedule spreads, required terms). */
+bool pod_constrained(const kp_spod *s, bool required_only);
 /* Add a command of this loop and apply it to the snapshot (candidates gone,
  * pods moved, replacements added, budgets taken). The command's arrays must
  * live in the plan's arena and `sim` is handed over. Returns whether the

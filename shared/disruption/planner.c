@@ -381,22 +381,29 @@ static void record_allowances(planner *p)
     }
 }
 
-bool pod_constrained(const kp_spod *s)
+bool pod_constrained(const kp_spod *s, bool required_only)
 {
+    if (required_only) {
+        for (uint32_t i = 0; i < s->n_spreads; i++)
+            if (s->spreads[i].do_not_schedule)
+                return true;
+        return s->n_affinity || s->n_anti;
+    }
     return s->n_spreads || s->n_affinity || s->n_affinity_pref || s->n_anti || s->n_anti_pref;
 }
 
-/* Whether pods without topology or affinity terms of their own can be placed
- * by room alone: no NodePool limits, no pod anywhere whose anti-affinity
- * keeps others away, no pending pod placed by its terms in every simulation. */
-static bool is_simple(const kp_snapshot *snap)
+/* Whether pods without topology or affinity terms of their own (or, with
+ * `required_only`, without required ones) can be placed by room alone: no
+ * NodePool limits, no pod anywhere whose anti-affinity keeps others away, no
+ * pending pod placed by its terms in every simulation. */
+static bool is_simple(const kp_snapshot *snap, bool required_only)
 {
     for (uint32_t t = 0; t < snap->n_templates; t++)
         if (snap->templates[t].has_limits || snap->templates[t].limit_nodes)
             return false;
     for (uint32_t i = 0; i < snap->n_pods; i++) {
         const kp_spod *s = &snap->pods[i];
-        if (s->n_anti || s->n_anti_pref || (!s->scheduled && pod_constrained(s)))
+        if (s->n_anti || (!required_only && s->n_anti_pref) || (!s->scheduled && pod_constrained(s, required_only)))
             return false;
     }
     return true;
@@ -444,7 +451,8 @@ int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, k
     p.n_initial = snap->n_nodes;
     p.epoch = 1;
     fit_arrays(&p);
-    p.simple = is_simple(snap);
+    p.simple = is_simple(snap, false);
+    p.feasible_by_room = is_simple(snap, true);
     for (uint32_t i = 0; i < snap->n_pods; i++)
         account(&p, &snap->pods[i], snap->pods[i].node, 1);
     int err = nominate(&p);

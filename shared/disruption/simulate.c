@@ -81,7 +81,7 @@ static void hide_full(planner *p, const uint32_t *pending, uint32_t n, bool *exc
     const kp_snapshot *snap = p->snap;
     int64_t least[3] = {INT64_MAX, INT64_MAX, INT64_MAX};
     for (uint32_t i = 0; i < n; i++)
-        if (pod_constrained(&snap->pods[pending[i]]))
+        if (pod_constrained(&snap->pods[pending[i]], false))
             return;
     for (uint32_t i = 0; i < n; i++)
         for (int r = 0; r < 3; r++)

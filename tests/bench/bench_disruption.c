@@ -7,11 +7,12 @@
  * the loops, commands and scheduling simulations, and the hourly cost before,
  * after, and the lower bound for the same pods. Figures only.
  *
- *   bench_disruption [--serial] [NODES...]      default: 100 1000 5000
+ *   bench_disruption [--serial] [--spread] [NODES...]      default: 100 1000 5000
  *
  * --serial plans one command per loop, as Karpenter's controller acts (and
- * as this planner did before loops held several commands). KP_BENCH_VERBOSE=1
- * prints each loop and the nodes left.
+ * as this planner did before loops held several commands); --spread gives a
+ * quarter of the pods a zone spread. KP_BENCH_VERBOSE=1 prints each loop and
+ * the nodes left.
  */
 #include "cloud/instance_types.h"
 #include "disruption/disruption.h"
@@ -69,6 +70,27 @@ static int find_it(const kp_snapshot *snap, const char *name)
     return -1;
 }
 
+/* With --spread, every fourth pod belongs to one of 50 Deployments spread
+ * over zones (ScheduleAnyway): the planner's room-only shortcuts do not apply
+ * to them. */
+static bool spread;
+
+static void add_spread(kp_snapshot *snap, kp_spod *p, uint32_t seq)
+{
+    char app[16];
+    snprintf(app, sizeof(app), "app-%02u", seq % 50);
+    const char *k[] = {"app"}, *v[] = {app};
+    p->labels = kp_snapshot_labels(snap, k, v, 1);
+    kp_spread *sp = KP_ARENA_NEW(snap->arena, kp_spread, 1);
+    sp->key = KP_SYM_ZONE;
+    sp->max_skew = 1;
+    sp->honor_affinity = true;
+    sp->selector.match = p->labels.items;
+    sp->selector.n_match = p->labels.count;
+    p->spreads = sp;
+    p->n_spreads = 1;
+}
+
 static void add_node(kp_snapshot *snap, uint64_t *rng, uint32_t i, uint32_t *pod_seq)
 {
     const char *type = node_types[next(rng, 6)];
@@ -102,6 +124,8 @@ static void add_node(kp_snapshot *snap, uint64_t *rng, uint32_t i, uint32_t *pod
         p->requests.v[KP_RES_PODS] = 1000;
         p->node = (int32_t)(snap->n_nodes - 1);
         p->scheduled = true;
+        if (spread && *pod_seq % 4 == 0)
+            add_spread(snap, p, *pod_seq / 4);
         kp_resvec_add(&used, &p->requests, KP_RES_MAX);
     }
 }
@@ -230,6 +254,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--serial") == 0)
             per_loop = 1;
+        else if (strcmp(argv[i], "--spread") == 0)
+            spread = true;
         else if (n < 16)
             sizes[n++] = (uint32_t)strtoul(argv[i], NULL, 10);
     }
@@ -239,7 +265,8 @@ int main(int argc, char **argv)
     if (kp_catalog_builtin_aws(NULL, &catalog) < 0)
         return 1;
     int rc = 0;
-    printf("disruption benchmark, ~40%% utilised on-demand nodes, one NodePool, default budget (10%%)\n");
+    printf("disruption benchmark, ~40%% utilised on-demand nodes, one NodePool, default budget (10%%)%s\n",
+           spread ? ", a quarter of the pods spread over zones" : "");
     /* The convergence table first: its sizes ascend, so each row's peak RSS is its own. */
     printf("\nuntil nothing changes: loop after loop, each applied; %s\n",
            per_loop ? "one command per loop (Karpenter's serial loop, --serial)"
