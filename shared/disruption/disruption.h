@@ -88,6 +88,10 @@ enum kp_disrupt_decision {
     KP_DISRUPT_REPLACE,    /* replacements first, then the candidates */
 };
 
+/* Beyond Karpenter, always on (the commands are Karpenter's shapes): after
+ * Karpenter's prefix search, multi-node consolidation also merges groups of
+ * nodes packed by CPU and memory onto the NodePool's cheapest shape, and no
+ * multi-node replacement is larger than that shape unless a pod needs it. */
 typedef struct kp_disrupt_opts {
     int64_t now_ns;
     uint32_t max_loops;     /* 0: until nothing changes (capped at the number of nodes) */
@@ -101,9 +105,9 @@ typedef struct kp_disrupt_opts {
     /* Commands one loop may hold; 0: as many as the budgets allow, 1:
      * Karpenter's serial loop (the first command, then plan again). */
     uint32_t max_commands_per_loop;
-    /* Split consolidation: the most NodeClaims single-node consolidation may
-     * replace one node with when together they cost less (0 or 1: never;
-     * Karpenter replaces one node with at most one). */
+    /* Split consolidation (beyond Karpenter, which replaces one node with at
+     * most one): the most NodeClaims single-node consolidation may replace one
+     * node with when together they cost less; 0 or 1: never. Default 3. */
     uint32_t split_max;
     /* Drift found by the cloud provider, per snapshot node (n_nodes entries
      * when planning starts, or NULL): the provider's is_drifted reason —
