@@ -238,6 +238,18 @@ static inline const kp_plan_claim *replacement(const kp_scenario *s, uint32_t i)
 
 #define N(...) ((nopt){__VA_ARGS__})
 
+/* `n` nodes named prefix0, prefix1, ... each running one pod ("<node>-p") of `cpu`. */
+static inline void nodes_with_a_pod(sc *c, const char *prefix, int n, nopt o, const char *cpu)
+{
+    for (int i = 0; i < n; i++) {
+        char name[32], pod_name[40];
+        snprintf(name, sizeof(name), "%s%d", prefix, i);
+        snprintf(pod_name, sizeof(pod_name), "%s-p", name);
+        node(c, name, o);
+        pod(c, pod_name, name, cpu);
+    }
+}
+
 static inline kp_scenario *plan_loops(sc *c, uint32_t loops)
 {
     kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;

@@ -215,13 +215,7 @@ Test(balanced_scenario, a_multi_node_move_is_scored_for_its_nodepool)
     /* Three xlarge nodes with a 1-CPU pod each become one medium: savings
      * 2.2 of 2.4, disruption 6 of 6: 0.92. */
     pool(&c, "default", OD_ONLY, BALANCED);
-    for (int i = 0; i < 3; i++) {
-        char name[16], pod_name[24];
-        snprintf(name, sizeof(name), "n%d", i);
-        snprintf(pod_name, sizeof(pod_name), "p%d", i);
-        node(&c, name, N(.type = "xlarge"));
-        pod(&c, pod_name, name, "1");
-    }
+    nodes_with_a_pod(&c, "n", 3, N(.type = "xlarge"), "1");
     kp_scenario *s = plan_loops(&c, 1);
     cr_assert_eq(kp_scenario_n_commands(s), 1);
     expect_command(s, 0, "multi-node consolidation", "n0,n1,n2", 1);

@@ -28,16 +28,6 @@
 /* ---------- the catalog ---------- */
 
 /* `n` nodes "<prefix>0".. with one pod of `cpu` each. */
-static void nodes_with_a_pod(sc *c, const char *prefix, int n, nopt o, const char *cpu)
-{
-    for (int i = 0; i < n; i++) {
-        char name[32], pod_name[40];
-        snprintf(name, sizeof(name), "%s%d", prefix, i);
-        snprintf(pod_name, sizeof(pod_name), "%s-p", name);
-        node(c, name, o);
-        pod(c, pod_name, name, cpu);
-    }
-}
 
 /* Karpenter's serial pass (one command per loop) with a cap on multi-node. */
 static kp_scenario *plan_max(sc *c, uint32_t loops, bool spot_to_spot, uint32_t multi_node_max)

@@ -242,13 +242,7 @@ Test(multi_command, grouped_merges_find_what_the_prefix_misses)
      * size of one large: three would half fill an xlarge). */
     node(&c, "big", N(.type = "2xlarge"));
     pod(&c, "pbig", "big", "30");
-    for (int i = 0; i < 3; i++) {
-        char name[16], pod_name[24];
-        snprintf(name, sizeof(name), "x%d", i);
-        snprintf(pod_name, sizeof(pod_name), "px%d", i);
-        node(&c, name, N(.type = "xlarge"));
-        pod(&c, pod_name, name, "3");
-    }
+    nodes_with_a_pod(&c, "x", 3, N(.type = "xlarge"), "3");
     kp_scenario *s = plan_loops(&c, 1);
     cr_assert_eq(kp_scenario_n_commands(s), 1);
     expect_command(s, 0, "multi-node consolidation", "x0,x1", 0);
@@ -292,16 +286,21 @@ Test(multi_command, a_destination_waits_and_replacements_are_forecasts)
     sc_free(&c);
 }
 
+/* c8 is the cheapest per CPU and hosts the pool's pods best; g32 and g48
+ * are dearer per CPU. */
+static void three_shapes(sc *c)
+{
+    sc_init(c, false);
+    catalog_type(&c->catalog, "c8", 8, 16, 0.30, 0);
+    catalog_type(&c->catalog, "g32", 32, 64, 1.60, 0);
+    catalog_type(&c->catalog, "g48", 48, 96, 2.60, 0);
+    pool(c, "default", OD_ONLY, NULL);
+}
+
 Test(multi_command, a_replacement_larger_than_the_host_type_only_for_pods_that_need_it)
 {
     sc c;
-    sc_init(&c, false);
-    /* c8 is the cheapest per CPU and hosts the pool's pods best; g32 and g48
-     * are dearer per CPU. */
-    catalog_type(&c.catalog, "c8", 8, 16, 0.30, 0);
-    catalog_type(&c.catalog, "g32", 32, 64, 1.60, 0);
-    catalog_type(&c.catalog, "g48", 48, 96, 2.60, 0);
-    pool(&c, "default", OD_ONLY, NULL);
+    three_shapes(&c);
     /* Two g48 nodes with a 12-CPU pod each: neither pod fits a c8, so one g32
      * for both is no dear shape chosen over a cheap one. */
     node(&c, "n0", N(.type = "large", .type_label = "g48"));
@@ -318,21 +317,11 @@ Test(multi_command, a_replacement_larger_than_the_host_type_only_for_pods_that_n
 Test(multi_command, the_host_type_bounds_a_multi_node_replacement)
 {
     sc c;
-    sc_init(&c, false);
-    catalog_type(&c.catalog, "c8", 8, 16, 0.30, 0);
-    catalog_type(&c.catalog, "g32", 32, 64, 1.60, 0);
-    catalog_type(&c.catalog, "g48", 48, 96, 2.60, 0);
-    pool(&c, "default", OD_ONLY, NULL);
+    three_shapes(&c);
     /* Five g48 nodes with a 3-CPU pod each: Karpenter's longest prefix would
      * put all five on one g32 ($0.10 a CPU); the planner keeps multi-node
      * replacements to the c8 that hosts these pods at $0.0375 a CPU. */
-    for (int i = 0; i < 5; i++) {
-        char name[16], pod_name[24];
-        snprintf(name, sizeof(name), "n%d", i);
-        snprintf(pod_name, sizeof(pod_name), "p%d", i);
-        node(&c, name, N(.type = "large", .type_label = "g48"));
-        pod(&c, pod_name, name, "3");
-    }
+    nodes_with_a_pod(&c, "n", 5, N(.type = "large", .type_label = "g48"), "3");
     kp_scenario *s = plan_loops(&c, 1);
     cr_assert_geq(kp_scenario_n_commands(s), 1);
     for (uint32_t i = 0; i < kp_scenario_n_commands(s); i++)

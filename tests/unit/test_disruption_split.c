@@ -40,6 +40,18 @@ static void spread_on_one_node(sc *c, int n, const char *pool_disruption)
     }
 }
 
+/* One 2xlarge ($1.60) running a pod of each size in `cpus` (NULL-terminated). */
+static void one_2xlarge(sc *c, const char *const *cpus)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "a", N(.type = "2xlarge"));
+    for (int i = 0; cpus[i]; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%d", i);
+        pod(c, name, "a", cpus[i]);
+    }
+}
+
 /* The sum of the dearest option of every replacement: what the node could
  * cost at worst after the split. */
 static double worst_total(const kp_scenario *s, uint32_t cmd)
@@ -114,12 +126,8 @@ Test(split, pods_that_fit_no_cheaper_node_together_fit_two)
 {
     sc c;
     sc_init(&c, true);
-    /* 14 + 6 CPUs need a 2xlarge ($1.60) together, an xlarge and a large
-     * ($1.20) apart. */
-    pool(&c, "default", OD_ONLY, NULL);
-    node(&c, "a", N(.type = "2xlarge"));
-    pod(&c, "big", "a", "14");
-    pod(&c, "small", "a", "6");
+    /* 14 + 6 CPUs need a 2xlarge together, an xlarge and a large ($1.20) apart. */
+    one_2xlarge(&c, (const char *const[]){"14", "6", NULL});
     kp_scenario *s = plan_split(&c, 3);
     cr_assert_eq(kp_scenario_n_commands(s), 1);
     expect_command(s, 0, "single-node consolidation", "a", 2);
@@ -133,11 +141,7 @@ Test(split, never_when_the_nodes_would_cost_as_much)
     sc c;
     sc_init(&c, true);
     /* Three 9-CPU pods: one per xlarge, $2.40 for a $1.60 node. */
-    pool(&c, "default", OD_ONLY, NULL);
-    node(&c, "a", N(.type = "2xlarge"));
-    pod(&c, "p0", "a", "9");
-    pod(&c, "p1", "a", "9");
-    pod(&c, "p2", "a", "9");
+    one_2xlarge(&c, (const char *const[]){"9", "9", "9", NULL});
     kp_scenario *s = plan_split(&c, 3);
     cr_expect_eq(kp_scenario_n_commands(s), 0);
     const kp_disrupt_blocked *b = blocked_of(s, "a");
@@ -147,10 +151,7 @@ Test(split, never_when_the_nodes_would_cost_as_much)
     sc_free(&c);
     /* 15 + 15: two xlarges cost what the node does. */
     sc_init(&c, true);
-    pool(&c, "default", OD_ONLY, NULL);
-    node(&c, "a", N(.type = "2xlarge"));
-    pod(&c, "p0", "a", "15");
-    pod(&c, "p1", "a", "15");
+    one_2xlarge(&c, (const char *const[]){"15", "15", NULL});
     s = plan_split(&c, 3);
     cr_expect_eq(kp_scenario_n_commands(s), 0);
     cr_expect_eq(kp_scenario_disrupted_by(s, "a"), -1);
