@@ -243,3 +243,37 @@ Test(balanced_scenario, empty_nodes_go_whatever_the_score)
     cr_expect_eq(command_at(s, 0)->n_scores, 0);
     sc_free(&c);
 }
+
+Test(balanced_scenario, a_move_across_nodepools_shares_its_savings)
+{
+    sc c;
+    sc_init(&c, true);
+    /* One xlarge in a Balanced pool, one in a WhenEmptyOrUnderutilized pool,
+     * a 1-CPU pod each: together onto one small node. Karpenter scores each
+     * Balanced pool with its share of the savings (by its share of the
+     * candidates' price): half of 1.6 - 0.1. */
+    pool(&c, "a", OD_ONLY, BALANCED);
+    pool(&c, "b", OD_ONLY, UNDERUTILIZED);
+    node(&c, "a0", N(.type = "xlarge", .pool = "a"));
+    node(&c, "b0", N(.type = "xlarge", .pool = "b"));
+    pod(&c, "pa", "a0", "1");
+    pod(&c, "pb", "b0", "1");
+    kp_scenario *s = plan_loops(&c, 1);
+    cr_assert_eq(kp_scenario_n_commands(s), 1);
+    expect_command(s, 0, "multi-node consolidation", "a0,b0", 1);
+    const kp_disrupt_command *cmd = command_at(s, 0);
+    cr_assert_eq(cmd->n_scores, 2);
+    for (uint32_t i = 0; i < 2; i++) {
+        const kp_disrupt_score *sc0 = &cmd->scores[i];
+        if (strcmp(s->snap->templates[sc0->template_index].name, "a") == 0) {
+            cr_expect(sc0->scored && sc0->approved);
+            cr_expect_float_eq(sc0->savings, (1.6 - 0.1) / 2, 1e-9);
+            cr_expect_float_eq(sc0->savings_fraction, 0.75 / 0.8, 1e-9);
+            cr_expect_float_eq(sc0->disruption_fraction, 1.0, 1e-9);
+        } else {
+            cr_expect(!sc0->scored && sc0->approved);
+            cr_expect_str_eq(sc0->policy, "WhenEmptyOrUnderutilized");
+        }
+    }
+    sc_free(&c);
+}
