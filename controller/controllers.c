@@ -238,7 +238,8 @@ int kp_controllers_start(kp_controllers *cs)
                                                kp_claim_disruption_reconcile, cs->claim_disruption_state);
     if (cs->q_health)
         cs->health = kp_reconciler_start(c, "node.health", cs->q_health, workers(c, 2, 16), kp_node_health_reconcile, NULL);
-    cs->disruption = kp_loop_start(c, "disruption", c->opts.disruption_poll_ms, kp_disruption_pass, cs->disruption_state);
+    /* Every second: commands in flight move on at once; plans every poll interval. */
+    cs->disruption = kp_loop_start(c, "disruption", 1000, kp_disruption_pass, cs->disruption_state);
     if (cs->q_nodeclass) {
         if (kp_aws_provider_hydrate(c->cloud) < 0)
             kp_ctrl_log_error("aws", "loading the cluster's launch templates", NULL, -1);

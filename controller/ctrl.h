@@ -67,6 +67,7 @@ typedef struct kp_ctrl_opts {
     int64_t batch_idle_ms; /* provisioning batch: 1 s without new pods ... */
     int64_t batch_max_ms;  /* ... or 10 s after the first */
     int64_t disruption_poll_ms;
+    int disruption_parallelism; /* commands a plan may start at once; 0: as many as budgets allow, 1: serial */
     int64_t registration_ttl_ms; /* a launched claim whose node never registers is deleted */
     int64_t consolidation_validation_ms; /* the wait before a consolidation is re-checked */
     int64_t gc_interval_ms; /* garbage collection between claims and instances (Karpenter: 2 min) */

@@ -26,6 +26,10 @@ typedef struct kp_ctrl_metrics {
     kp_metric *disruption_decisions;  /* decision, reason, consolidation_type */
     kp_metric *disruption_eligible;   /* reason */
     kp_metric *allowed_disruptions;   /* nodepool, reason */
+    kp_metric *nodes_consuming_budgets; /* nodepool, reason */
+    kp_metric *disruption_queue_failures; /* decision, reason, consolidation_type */
+    kp_metric *consolidation_moves;   /* decision, nodepool, policy */
+    kp_metric *consolidation_score;   /* decision, nodepool, policy (histogram) */
     kp_metric *nodepool_usage;        /* nodepool, resource_type */
     kp_metric *nodepool_limit;        /* nodepool, resource_type */
     kp_metric *cluster_synced;        /* (none) */
