@@ -85,8 +85,12 @@ static int fc_list(kp_cloud_provider *cp, kp_arena *a, kp_cloud_instance **out, 
 
 static int fc_types(kp_cloud_provider *cp, const kp_nodepool *np, const kp_catalog **out)
 {
-    (void)cp, (void)np, (void)out;
-    return kp_error_set(KP_ENOTFOUND, "fake: no catalog");
+    fake_cloud *f = (fake_cloud *)cp;
+    (void)np;
+    if (!f->catalog && kp_catalog_builtin_aws(NULL, &f->catalog) < 0)
+        return -1;
+    *out = f->catalog;
+    return 0;
 }
 
 static int fc_drift(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *a, const char **reason)
@@ -187,6 +191,7 @@ void harness_stop(harness *h)
     h->c.metrics = kp_metrics_free(h->c.metrics);
     h->c.stop = kp_kube_cancel_free(h->c.stop);
     kp_strmap_clear(&h->c.foreign_seen, NULL);
+    h->cloud.catalog = kp_catalog_free(h->cloud.catalog);
     pthread_mutex_destroy(&h->c.foreign_mu);
     fake_api_stop(h->fa);
 }

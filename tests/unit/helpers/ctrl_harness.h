@@ -25,6 +25,7 @@ typedef struct fake_cloud {
     char instances[16][128];                       /* provider IDs that exist */
     const char *drift_reason;                      /* what is_drifted answers (NULL: not drifted) */
     int drift_checks;
+    kp_catalog *catalog;                           /* instance_types(): the built-in AWS catalog */
     int n_instances;
 } fake_cloud;
 
