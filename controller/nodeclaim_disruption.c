@@ -65,7 +65,8 @@ typedef struct claim_pass {
 /* Whether the claim's type, zone and capacity type are still offered. */
 static bool offering_left(const kp_catalog *cat, const kp_nodeclaim *nc)
 {
-    const kp_instance_type *it = kp_catalog_find(cat, kp_labels_get(&nc->meta.labels, KP_LABEL_INSTANCE_TYPE));
+    const char *type = kp_labels_get(&nc->meta.labels, KP_LABEL_INSTANCE_TYPE);
+    const kp_instance_type *it = type ? kp_catalog_find(cat, type) : NULL; /* no label: not found, as Karpenter */
     const char *zone = kp_labels_get(&nc->meta.labels, KP_LABEL_ZONE);
     const char *ct = kp_labels_get(&nc->meta.labels, KP_LABEL_CAPACITY_TYPE);
     for (uint32_t i = 0; it && i < it->n_offerings; i++) {

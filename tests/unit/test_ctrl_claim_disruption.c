@@ -13,10 +13,14 @@
 #define POOLS "/apis/karpenter.sh/v1/nodepools"
 
 static harness h;
+static const char *created;    /* the claim's creationTimestamp */
+static const char *type_label; /* extra labels ("key":"value",) */
 static kp_claim_disruption *state;
 
 static void setup(void)
 {
+    created = "2025-12-31T23:30:00Z"; /* under an hour: no instance-type check */
+    type_label = "";
     harness_start(&h, T0);
     state = kp_claim_disruption_new();
 }
@@ -50,14 +54,14 @@ static void put_claim(const char *hash, const char *capacity, bool launched, con
         snprintf(extra, sizeof(extra), ",\"lastPodEventTime\":\"%s\"", last_pod_event);
     snprintf(json, sizeof(json),
              "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"c1\",\"uid\":\"u1\","
-             "\"creationTimestamp\":\"2025-12-31T23:00:00Z\",\"labels\":{\"karpenter.sh/nodepool\":\"default\","
+             "\"creationTimestamp\":\"%s\",\"labels\":{\"karpenter.sh/nodepool\":\"default\",%s"
              "\"karpenter.sh/capacity-type\":\"%s\"},\"annotations\":{\"karpenter.sh/nodepool-hash\":\"%s\","
              "\"karpenter.sh/nodepool-hash-version\":\"c1\"}},\"spec\":{\"nodeClassRef\":{\"group\":"
              "\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}},\"status\":{\"providerID\":\"fake://c1\","
              "\"conditions\":[{\"type\":\"Launched\",\"status\":\"%s\",\"reason\":\"x\",\"message\":\"\","
              "\"lastTransitionTime\":\"2025-12-31T23:00:00Z\"},{\"type\":\"Initialized\",\"status\":\"True\","
              "\"reason\":\"x\",\"message\":\"\",\"lastTransitionTime\":\"2025-12-31T23:50:00Z\"}]%s}}",
-             capacity, hash, launched ? "True" : "Unknown", extra);
+             created, type_label, capacity, hash, launched ? "True" : "Unknown", extra);
     harness_put(&h, KP_CK_NODECLAIM, CLAIMS, "c1", json);
 }
 
@@ -157,4 +161,19 @@ Test(claim_disruption, another_providers_claim_or_pool_is_left_alone)
     pass();
     cr_expect_eq(fake_api_count(h.fa, "PATCH", NULL), before, "nothing written");
     cr_expect_null(cond("Drifted", false));
+}
+
+Test(claim_disruption, instance_type_not_found_an_hour_after_creation)
+{
+    put_pool("aaa", "Never", "karpenter.test");
+    created = "2025-12-31T22:00:00Z";
+    type_label = "\"node.kubernetes.io/instance-type\":\"m5.large\",\"topology.kubernetes.io/zone\":\"us-east-1a\",";
+    put_claim("aaa", "on-demand", true, NULL);
+    pass();
+    cr_expect_null(cond("Drifted", false), "m5.large on-demand in us-east-1a is in the built-in catalog");
+    type_label = "\"node.kubernetes.io/instance-type\":\"no-such.type\",";
+    put_claim("aaa", "on-demand", true, NULL);
+    h.clock.ns += 31 * 60 * KP_NS_PER_SEC; /* the check runs at most every 30 minutes */
+    pass();
+    cr_expect_str_eq(cond("Drifted", true), "InstanceTypeNotFound");
 }
