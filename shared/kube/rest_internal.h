@@ -85,6 +85,10 @@ void kp_kube_auth_destroy(kp_kube_auth *auth);
 /* Wait for the rate limiter (or until `cancel` fires). */
 void kp_kube_throttle(kp_kube_client *c, kp_kube_cancel *cancel);
 
+/* kp_kube_do, also saying how many bytes the answer's body had (lists cap
+ * the sum over their pages). */
+int kp_kube_do_counted(kp_kube_client *c, const kp_kube_request *req, cJSON **out, size_t *bytes);
+
 /* The KP_E* and message for a failed transfer. */
 int kp_kube_curl_error(CURLcode rc, const kp_kube_handle *h, const kp_kube_request *req);
 
