@@ -74,14 +74,6 @@ int kp_kube_get(kp_kube_client *c, enum kp_kube_res res, const char *ns, const c
 
 /* ---------------------------------------------------------------- list */
 
-typedef struct pager {
-    cJSON *items;
-    char *rv;     /* the first page's resourceVersion */
-    char *next;   /* continue token, or NULL */
-    size_t bytes; /* bodies of the pages so far */
-    size_t pages;
-} pager;
-
 static int page_path(kp_kube_client *c, kp_buf *b, enum kp_kube_res res, const kp_kube_list_opts *o,
                      bool paged, const char *cont)
 {
@@ -95,7 +87,7 @@ static int page_path(kp_kube_client *c, kp_buf *b, enum kp_kube_res res, const k
 }
 
 /* A server that hands back the token it was given would page forever. */
-static int take_page(pager *p, cJSON *page, const char *path)
+static int take_page(kp_kube_pager *p, cJSON *page, const char *path)
 {
     cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
     const char *rv = kp_kube_meta(page, "resourceVersion");
@@ -113,7 +105,7 @@ static int take_page(pager *p, cJSON *page, const char *path)
     return 0;
 }
 
-static void pager_reset(pager *p)
+void kp_kube_pager_reset(kp_kube_pager *p)
 {
     cJSON_Delete(p->items);
     free(p->rv);
@@ -123,20 +115,20 @@ static void pager_reset(pager *p)
 
 /* A list, paged or not, holds at most what one answer may (the client's
  * max_body): pages that keep coming past that are an error, not memory. */
-static int count_page(kp_kube_client *c, pager *p, size_t bytes, const char *path)
+int kp_kube_pager_add(kp_kube_pager *p, cJSON *page, size_t bytes, size_t max, const char *path)
 {
+    if (!p->items) p->items = cJSON_CreateArray();
     p->pages++;
     p->bytes += bytes;
-    size_t max = c->opts.max_body;
     if (p->bytes > max)
         return kp_error_set(KP_ETOOLARGE,
                             "GET %s: the list is larger than %zu bytes after %zu pages; giving up",
                             path, max, p->pages);
-    return 0;
+    return take_page(p, page, path);
 }
 
 static int fetch_pages(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opts *o,
-                       pager *p)
+                       kp_kube_pager *p)
 {
     bool paged = true;
     p->items = cJSON_CreateArray();
@@ -149,14 +141,13 @@ static int fetch_pages(kp_kube_client *c, enum kp_kube_res res, const kp_kube_li
         if (!err) err = kp_kube_do_counted(c, &req, &page, &bytes);
         if (err == KP_EGONE && p->next && paged) {
             /* The snapshot behind the token was compacted: one full list. */
-            pager_reset(p);
+            kp_kube_pager_reset(p);
             p->items = cJSON_CreateArray();
             paged = false;
             kp_buf_free(&path);
             continue;
         }
-        if (!err) err = count_page(c, p, bytes, kp_buf_cstr(&path));
-        if (!err) err = take_page(p, page, kp_buf_cstr(&path));
+        if (!err) err = kp_kube_pager_add(p, page, bytes, c->opts.max_body, kp_buf_cstr(&path));
         kp_buf_free(&path);
         cJSON_Delete(page);
         if (err < 0) return err;
@@ -169,11 +160,11 @@ int kp_kube_list(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opt
 {
     static const kp_kube_list_opts defaults = KP_KUBE_LIST_OPTS_INIT;
     const kp_kube_resource *r;
-    pager p = {NULL, NULL, NULL, 0, 0};
+    kp_kube_pager p = {NULL, NULL, NULL, 0, 0};
     int err = kp_kube_client_resource(c, res, &r);
     if (!err) err = fetch_pages(c, res, opts ? opts : &defaults, &p);
     if (err < 0) {
-        pager_reset(&p);
+        kp_kube_pager_reset(&p);
         return err;
     }
     cJSON *list = cJSON_CreateObject();
@@ -184,7 +175,7 @@ int kp_kube_list(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opt
     cJSON_AddStringToObject(cJSON_AddObjectToObject(list, "metadata"), "resourceVersion", p.rv);
     cJSON_AddItemToObject(list, "items", p.items);
     p.items = NULL;
-    pager_reset(&p);
+    kp_kube_pager_reset(&p);
     if (out)
         *out = list;
     else
