@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Hostile and careless peers of karpenter-webhook, for test_webhook.sh.
 
-  webhook_peers.py slowloris PORT CA N SECONDS
+  webhook_peers.py slowloris PORT CA N SECONDS [headers]
       N connections that never finish a request: half stall in the TLS
-      handshake, half in the headers, each sending a byte every 0.3 s, while a
+      handshake, half in the headers (all in the headers with "headers"),
+      each sending a byte every 0.3 s, while a
       well-behaved client tries GET /healthz every 0.5 s. Prints
       "served=<0|1> cut=<connections the server closed>".
   webhook_peers.py keepalive PORT CA N BYTES
@@ -50,11 +51,11 @@ def healthz(port, ca):
         return False
 
 
-def slowloris(port, ca, n, seconds):
+def slowloris(port, ca, n, seconds, headers_only=False):
     peers = []
     for i in range(n):
         try:
-            if i % 2:
+            if i % 2 or headers_only:
                 s = tls(port, ca)  # handshake done: stall in the headers
                 s.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\n")
             else:
@@ -72,7 +73,7 @@ def slowloris(port, ca, n, seconds):
             if i in cut:
                 continue
             try:
-                s.send(b"X" if i % 2 else b"\x01")
+                s.send(b"X" if isinstance(s, ssl.SSLSocket) else b"\x01")
             except (OSError, ssl.SSLError):
                 cut.add(i)
                 continue
@@ -125,7 +126,7 @@ def raw(port, ca, request):
 def main():
     mode, port, ca = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     if mode == "slowloris":
-        slowloris(port, ca, int(sys.argv[4]), float(sys.argv[5]))
+        slowloris(port, ca, int(sys.argv[4]), float(sys.argv[5]), sys.argv[6:] == ["headers"])
     elif mode == "keepalive":
         keepalive(port, ca, int(sys.argv[4]), int(sys.argv[5]))
     elif mode == "raw":
