@@ -41,7 +41,7 @@ demo: deps
 
 # Every test, under AddressSanitizer and UndefinedBehaviorSanitizer.
 test: build-asan check-source
-	@scripts/install-deps.sh moto
+	@scripts/install-deps.sh moto cel
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # End-to-end tests on a real control plane (built once, cached under ~/.cache).

@@ -30,8 +30,8 @@ static int decode_requirements(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_container *c = out;
     int err;
-    if ((err = kp_dec_resources(d, json, "requests", &c->requests)) < 0 ||
-        (err = kp_dec_resources(d, json, "limits", &c->limits)) < 0)
+    if ((err = kp_dec_core_resources(d, json, "requests", &c->requests)) < 0 ||
+        (err = kp_dec_core_resources(d, json, "limits", &c->limits)) < 0)
         return err;
     return 0;
 }
@@ -56,8 +56,8 @@ static int decode_pod_resources(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_pod *p = out;
     int err;
-    if ((err = kp_dec_resources(d, json, "requests", &p->pod_level_requests)) < 0 ||
-        (err = kp_dec_resources(d, json, "limits", &p->pod_level_limits)) < 0)
+    if ((err = kp_dec_core_resources(d, json, "requests", &p->pod_level_requests)) < 0 ||
+        (err = kp_dec_core_resources(d, json, "limits", &p->pod_level_limits)) < 0)
         return err;
     return 0;
 }
@@ -276,7 +276,7 @@ int kp_dec_pod_spec(kp_decoder *d, const cJSON *json, void *out)
                             p->n_init_containers)) < 0 ||
         (err = KP_DEC_ARRAY(d, json, "containers", decode_container, p->containers,
                             p->n_containers)) < 0 ||
-        (err = kp_dec_resources(d, json, "overhead", &p->overhead)) < 0 ||
+        (err = kp_dec_core_resources(d, json, "overhead", &p->overhead)) < 0 ||
         (err = kp_dec_object(d, json, "resources", decode_pod_resources, p, NULL)) < 0 ||
         (err = KP_DEC_ARRAY(d, json, "volumes", decode_volume, p->volumes, p->n_volumes)) < 0)
         return err;
