@@ -90,7 +90,7 @@ static void raw(kp_aws_client *c, const char *service, enum kp_aws_protocol prot
                 const char *action, const char *body)
 {
     kp_aws_request req = {service, action,       proto, proto == KP_AWS_QUERY ? NULL : "AmazonSSM",
-                          body,    strlen(body), NULL,  0};
+                          body,    strlen(body), NULL,  0, NULL, NULL};
     kp_buf out = KP_BUF_INIT(1 << 20);
     cr_assert_eq(kp_aws_client_send(c, &req, &out), 0, "%s: %s", action, kp_error_last());
     kp_buf_free(&out);
