@@ -62,6 +62,9 @@ static int fleet_form(kp_buf *f, const kp_ec2_create_fleet_input *in)
         err = kp_ec2_form_opt(f, "OnDemandOptions.AllocationStrategy",
                               in->on_demand_allocation_strategy);
     if (err == 0)
+        err = kp_ec2_form_opt(f, "ReservedCapacityOptions.ReservationType.1",
+                              in->reserved_capacity_type);
+    if (err == 0)
         err = kp_ec2_form_tag_specs(f, "TagSpecification", in->tag_specs, in->n_tag_specs);
     if (err == 0)
         err = kp_ec2_form_opt(f, "Context", in->context);
