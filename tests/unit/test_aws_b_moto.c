@@ -194,7 +194,10 @@ static cJSON *resolve(kp_aws_nc_resolver *r, const kp_ec2nodeclass *nc)
 static kp_aws_nc_resolver *resolver(void)
 {
     kp_aws_nc_resolver *r = NULL;
-    kp_aws_nc_resolver_opts o = {"us-east-1", "c1", "1.32", &clock_.base};
+    kp_aws_nc_resolver_opts o = {.region = "us-east-1",
+                                 .cluster_name = "c1",
+                                 .kubernetes_version = "1.32",
+                                 .clock = &clock_.base};
     cr_assert_eq(kp_aws_nc_resolver_new(&r, &o), 0);
     return r;
 }

@@ -60,7 +60,8 @@ static const kp_ec2_tag tags[] = {{"eks:eks-cluster-name", "c1"},
 
 static kp_aws_lt_params params(const kp_ec2nodeclass *nc, const char *ct, int32_t max_pods)
 {
-    return (kp_aws_lt_params){nc, claim(), "ami-1", ct, max_pods, tags, 2};
+    return (kp_aws_lt_params){.nc = nc, .claim = claim(), .image_id = "ami-1", .capacity_type = ct,
+                              .max_pods = max_pods, .tags = tags, .n_tags = 2};
 }
 
 static const char *render(const kp_aws_lt_params *p, kp_ec2_launch_template_data *d)

@@ -86,7 +86,8 @@ static void provider(void)
     for (int i = 0; i < 3; i++) {
         const kp_aws_type_info *info = kp_aws_catalog_find(names[i]);
         cr_assert_not_null(info, "%s in the built-in table", names[i]);
-        rows[i] = (kp_aws_type_row){*info, zones, 2, true, true, false};
+        rows[i] = (kp_aws_type_row){.info = *info, .zones = zones, .n_zones = 2, .on_demand = true,
+                                    .spot = true};
     }
     kp_aws_instancetypes_set_rows(kp_aws_provider_instancetypes(cp), rows, 3);
 }

@@ -106,6 +106,11 @@ typedef struct kp_ec2_instance_type {
     const char *ebs_optimized_support; /* "default", "supported", "unsupported" */
     int64_t ebs_max_bandwidth_mbps;
     const char *nitro_enclaves_support; /* "supported", "unsupported"; NULL */
+    const char **processor_features;    /* processorInfo/supportedFeatures: "nested-virtualization" */
+    size_t n_processor_features;
+    const char **placement_strategies; /* placementGroupInfo/supportedStrategies */
+    size_t n_placement_strategies;
+    const char *ena_support; /* "required", "supported", "unsupported"; NULL */
 } kp_ec2_instance_type;
 
 typedef struct kp_ec2_instance_type_list {
@@ -450,8 +455,11 @@ typedef struct kp_ec2_instance {
     const char *private_dns_name;
     const char *private_ip;
     const char *architecture;
-    const char *lifecycle; /* "spot", "capacity-block"; NULL for on-demand */
+    const char *lifecycle; /* "spot", "capacity-block", "interruptible-capacity-reservation"; NULL for on-demand */
     const char *capacity_reservation_id;
+    const char *capacity_reservation_preference; /* "capacity-reservations-only", "open", "none" */
+    const char *placement_group_id;              /* placement/groupId; NULL */
+    int32_t partition_number;                    /* placement/partitionNumber; 0 */
     const char *launch_time;
     int64_t launch_time_ns;
     kp_ec2_tag *tags;

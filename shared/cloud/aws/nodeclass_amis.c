@@ -221,7 +221,7 @@ static int describe(kp_aws_nc_resolver *r, kp_aws_client *ec2, kp_arena *a, cons
     int err = kp_ec2_describe_images(ec2, a, &in, &l);
     if (err < 0) return kp_error_wrap(err, "describing images");
     *out = images_json(&l);
-    kp_aws_cache_put(r->cache, key, *out, KP_NC_AMI_TTL_NS);
+    kp_aws_cache_put(r->cache, key, *out, r->ami_ttl_ns);
     return 0;
 }
 
@@ -351,7 +351,7 @@ static int alias_query(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a, c
     const char *at = strchr(alias, '@');
     const char *family = at ? kp_arena_strndup(a, alias, (size_t)(at - alias)) : alias;
     const char *version = at ? at + 1 : "latest";
-    const char *k8s = r->kubernetes_version;
+    const char *k8s = kp_ncr_kubernetes_version(r, a);
     if (!k8s || !*k8s) {
         why->message = "resolving an AMI alias needs the cluster's Kubernetes version";
         return 0;

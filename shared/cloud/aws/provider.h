@@ -81,6 +81,19 @@ typedef struct kp_aws_provider_opts {
     double vm_memory_overhead_percent; /* < 0: Karpenter's default 0.075 */
     int32_t reserved_enis;
     bool isolated_vpc; /* no Price List API */
+    /* Karpenter's AWS settings (v1.14 settings reference) the controller maps
+     * from its flags and environment: */
+    bool disable_dry_run;   /* DISABLE_DRY_RUN: ValidationSucceeded is True without the
+                             * CreateLaunchTemplate / CreateFleet / RunInstances checks */
+    bool eks_control_plane; /* EKS_CONTROL_PLANE: kp_aws_provider_discover reads the
+                             * endpoint, CA bundle, service CIDR (those not given above)
+                             * and the Kubernetes version from EKS DescribeCluster */
+    int64_t ami_refresh_interval_ns;    /* AMI_REFRESH_INTERVAL; 0: 1m; < 1m refused */
+    int64_t subnet_refresh_interval_ns; /* SUBNET_REFRESH_INTERVAL; 0: 1m; < 1m refused */
+    /* Core FEATURE_GATES ReservedCapacity=false: no reserved offerings, no
+     * CapacityReservationSpecification in templates, capacity reservation
+     * selector terms are not resolved (CapacityReservationsReady reports so). */
+    bool reserved_capacity_disabled;
 } kp_aws_provider_opts;
 
 #define KP_AWS_PROVIDER_OPTS_INIT                                                                  \
@@ -111,6 +124,30 @@ int kp_aws_provider_hydrate(kp_cloud_provider *cp);
 /* A node class is going (its finalizer): delete its launch templates and the
  * instance profiles made for its role (found by `uid`; NULL skips them). */
 int kp_aws_provider_delete_nodeclass(kp_cloud_provider *cp, const char *name, const char *uid);
+
+/* What EKS says about the cluster (kp_aws_provider_discover); strings owned
+ * by the arena given. */
+typedef struct kp_aws_cluster_info {
+    const char *endpoint;
+    const char *ca_bundle; /* base64 PEM */
+    const char *service_cidr;
+    const char *kubernetes_version;
+} kp_aws_cluster_info;
+
+/* EKS_CONTROL_PLANE: EKS DescribeCluster for the cluster name; the endpoint,
+ * CA bundle and service CIDR the options left unset are used from now on,
+ * and the Kubernetes version replaces the one AMI aliases resolve against
+ * (call at start-up, then every 5 minutes, as Karpenter's version
+ * provider does). KP_EINVALID when eks_control_plane is off; EKS's errors
+ * otherwise (cloud/aws/eks.h). */
+int kp_aws_provider_discover(kp_cloud_provider *cp, kp_arena *arena, kp_aws_cluster_info *out);
+
+/* The Kubernetes version discovered elsewhere (the API server's /version):
+ * AMI aliases resolve against it from now on. */
+void kp_aws_provider_set_kubernetes_version(kp_cloud_provider *cp, const char *version);
+
+/* The provider's capacity reservations (NULL when reserved capacity is off). */
+struct kp_aws_reservations *kp_aws_provider_reservations(kp_cloud_provider *cp);
 
 /* The SQS interruption source for opts.interruption_queue (the caller frees
  * it, before the provider). KP_ENOTFOUND when no queue was configured. */
