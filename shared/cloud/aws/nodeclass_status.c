@@ -287,10 +287,43 @@ static cJSON *block_devices_json(const kp_ec2nodeclass *nc)
                  m->root_volume, e->has_delete_on_termination, e->delete_on_termination,
                  e->has_encrypted, e->encrypted, e->has_iops, e->iops, e->kms_key_id,
                  e->snapshot_id, e->has_throughput, e->throughput, q, e->volume_type);
+        if (e->has_volume_initialization_rate) /* only when set: older hashes stay */
+            snprintf(s + strlen(s), 1024 - strlen(s), "|vir%d", (int)e->volume_initialization_rate);
         cJSON_AddItemToArray(a, cJSON_CreateString(s));
         free(s);
     }
     return a;
+}
+
+/* The launch settings Karpenter hashes (ipPrefixCount it does not), each
+ * only when set, so classes without them hash as they always did. */
+static void hash_network(cJSON *o, const kp_ec2nodeclass *nc)
+{
+    if (nc->n_network_interfaces) {
+        cJSON *a = cJSON_AddArrayToObject(o, "networkInterfaces");
+        for (size_t i = 0; i < nc->n_network_interfaces; i++) {
+            char t[160];
+            const kp_nc_network_interface *ni = &nc->network_interfaces[i];
+            snprintf(t, sizeof(t), "%d|%d|%s", (int)ni->network_card_index, (int)ni->device_index,
+                     ni->interface_type ? ni->interface_type : "");
+            cJSON_AddItemToArray(a, cJSON_CreateString(t));
+        }
+    }
+    if (nc->has_placement_group_selector)
+        cJSON_AddStringToObject(o, "placementGroupSelector",
+                                nc->placement_group_id && *nc->placement_group_id
+                                    ? nc->placement_group_id
+                                    : (nc->placement_group_name ? nc->placement_group_name : ""));
+    if (nc->nested_virtualization && *nc->nested_virtualization)
+        cJSON_AddStringToObject(o, "nestedVirtualization", nc->nested_virtualization);
+    const kp_connection_tracking *ct = &nc->connection_tracking;
+    if (ct->present) {
+        char t[96];
+        snprintf(t, sizeof(t), "%d|%d|%d", ct->has_tcp_established_timeout ? (int)ct->tcp_established_timeout : -1,
+                 ct->has_udp_stream_timeout ? (int)ct->udp_stream_timeout : -1,
+                 ct->has_udp_timeout ? (int)ct->udp_timeout : -1);
+        cJSON_AddStringToObject(o, "connectionTracking", t);
+    }
 }
 
 uint64_t kp_aws_nodeclass_hash(const kp_ec2nodeclass *nc)
@@ -318,6 +351,7 @@ uint64_t kp_aws_nodeclass_hash(const kp_ec2nodeclass *nc)
     if (nc->has_detailed_monitoring)
         cJSON_AddBoolToObject(o, "detailedMonitoring", nc->detailed_monitoring);
     cJSON_AddStringToObject(o, "context", nc->context);
+    hash_network(o, nc);
     char *text = cJSON_PrintUnformatted(o);
     uint64_t h = kp_aws_fnv1a(KP_AWS_FNV_OFFSET, text, strlen(text));
     free(text);
