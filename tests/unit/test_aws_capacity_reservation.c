@@ -598,3 +598,80 @@ Test(aws_capacity_reservation, capacity_reservation_exhausted_and_pinned_is_ice)
               kp_error_last());
     cr_expect_eq(kp_aws_crs_available(crs, "cr-1"), 0);
 }
+
+/* --------------------------------------------------------- placement group */
+
+#define PG_SPEC(sel)                                                                               \
+    "\"instanceProfile\":\"ip\",\"subnetSelectorTerms\":[{\"id\":\"subnet-1\"}],"                  \
+    "\"securityGroupSelectorTerms\":[{\"id\":\"sg-1\"}],\"amiSelectorTerms\":[{\"id\":\"ami-1\"}],"  \
+    "\"placementGroupSelector\":" sel
+
+static const char *pg_answer(const char *items)
+{
+    return ec2_response("DescribePlacementGroups", "placementGroupSet", items);
+}
+
+static cJSON *resolve_spec(const char *spec)
+{
+    const kp_ec2nodeclass *nc =
+        nodeclass(fmt("{\"metadata\":{\"name\":\"nc\",\"generation\":1},\"spec\":{%s}}", spec));
+    kp_aws_nc_clients c = {fx.ec2, fx.ssm, fx.iam};
+    cJSON *st = NULL;
+    resolve_err = kp_aws_nc_resolve(resolver, &c, nc, &st);
+    return st;
+}
+
+Test(aws_capacity_reservation, placement_group_ready_not_found_and_failed)
+{
+    answer_selectors();
+    answer(200, pg_answer("<item><groupName>training</groupName><strategy>partition</strategy>"
+                          "<state>available</state><groupId>pg-1</groupId><partitionCount>3"
+                          "</partitionCount></item>"));
+    answer(200, pg_answer(""));
+    answer(400, ec2_error("InvalidPlacementGroup.Unknown", "The Placement Group 'x' is unknown."));
+    answer(403, ec2_error("UnauthorizedOperation", "not allowed: ec2:DescribePlacementGroups"));
+    start();
+    cJSON *st = resolve_spec(PG_SPEC("{\"name\":\"training\"}"));
+    cr_assert_not_null(st, "%s", kp_error_last());
+    cr_expect_str_eq(jstr_at(condition(st, "PlacementGroupReady"), "status"), "True");
+    cJSON_Delete(st);
+    cr_expect_str_eq(sent(3, "GroupName.1"), "training");
+    cr_expect_str_eq(filter(3, "state"), "available");
+    st = resolve_spec(PG_SPEC("{\"name\":\"none\"}"));
+    const cJSON *c = condition(st, "PlacementGroupReady");
+    cr_expect_str_eq(jstr_at(c, "reason"), "PlacementGroupNotFound");
+    cr_expect_str_eq(jstr_at(c, "message"), "Placement group \"none\" not found");
+    cJSON_Delete(st);
+    st = resolve_spec(PG_SPEC("{\"id\":\"pg-9\"}"));
+    cr_expect_str_eq(jstr_at(condition(st, "PlacementGroupReady"), "reason"),
+                     "PlacementGroupNotFound", "EC2's Unknown is not found");
+    cJSON_Delete(st);
+    cr_expect_str_eq(sent(5, "GroupId.1"), "pg-9");
+    st = resolve_spec(PG_SPEC("{\"id\":\"pg-8\"}"));
+    c = condition(st, "PlacementGroupReady");
+    cr_expect_str_eq(jstr_at(c, "reason"), "PlacementGroupResolutionFailed");
+    cr_expect(strstr(jstr_at(c, "message"), "UnauthorizedOperation") != NULL);
+    cr_expect_str_eq(jstr_at(condition(st, "Ready"), "status"), "False");
+    cJSON_Delete(st);
+}
+
+Test(aws_capacity_reservation, placement_group_last_good_kept_when_ec2_fails)
+{
+    answer(200, pg_answer("<item><groupName>training</groupName><strategy>cluster</strategy>"
+                          "<state>available</state><groupId>pg-1</groupId></item>"));
+    answer(500, ec2_error("InternalError", "An internal error has occurred"));
+    start();
+    const kp_ec2nodeclass *nc = nodeclass("{\"metadata\":{\"name\":\"nc\"},\"spec\":{"
+                                          "\"placementGroupSelector\":{\"name\":\"training\"}}}");
+    kp_aws_pg_info pg;
+    bool found = false;
+    cr_assert_eq(kp_aws_nc_placement_group(resolver, fx.ec2, nc, fx.arena, &pg, &found), 0);
+    cr_expect(found);
+    cr_expect_str_eq(pg.id, "pg-1");
+    cr_expect_str_eq(pg.strategy, "cluster");
+    fx.clock.ns += 61 * KP_NS_PER_SEC; /* past the minute's cache */
+    cr_expect_eq(kp_aws_nc_placement_group(resolver, fx.ec2, nc, fx.arena, &pg, &found),
+                 KP_ERETRY);
+    cr_expect(found, "the last group found stands in");
+    cr_expect_str_eq(pg.id, "pg-1");
+}

@@ -453,7 +453,9 @@ static int launched(const attempt *t, const kp_ec2_fleet_result *res, kp_aws_lau
         const char *zone = fi->availability_zone;
         for (size_t j = 0; !zone && j < g->n_ov; j++) /* an answer without placement */
             if (!strcmp(g->ov[j].instance_type, fi->instance_type)) zone = g->ov[j].availability_zone;
-        out->reservation_id = reservation_of(t, fi->instance_type, zone);
+        const char *id = reservation_of(t, fi->instance_type, zone);
+        /* the catalog launched from is the caller's copy, freed after the launch */
+        out->reservation_id = id ? kp_arena_strdup(t->a, id) : NULL;
         out->reservation_type = t->choice.reservation_type;
         out->reservation_interruptible = t->choice.reservation_interruptible;
         if (out->reservation_id && t->l->crs) kp_aws_crs_mark_launched(t->l->crs, out->reservation_id);
