@@ -405,3 +405,16 @@ Test(aws_launchtemplate, hydrate_and_delete_a_class)
     cr_expect_str_eq(sent(2, "LaunchTemplateName"), "karpenter.k8s.aws/1");
     cr_expect_eq(kp_aws_lt_cached(lts), 1);
 }
+
+/* EKS_CONTROL_PLANE discovery replaces what nodes join; unset values stay. */
+Test(aws_launchtemplate, describe_cluster_values_reach_user_data)
+{
+    kp_aws_lts_set_cluster(lts, "https://ABC.eks.amazonaws.com", NULL, "172.20.0.0/16");
+    kp_aws_lt_params p = params(class_spec("\"amiFamily\":\"AL2023\""), "on-demand", 29);
+    kp_ec2_launch_template_data d;
+    render(&p, &d);
+    const char *ud = decoded_user_data(&d);
+    cr_expect(strstr(ud, "apiServerEndpoint: https://ABC.eks.amazonaws.com") != NULL, "%s", ud);
+    cr_expect(strstr(ud, "cidr: 172.20.0.0/16") != NULL, "%s", ud);
+    cr_expect(strstr(ud, "certificateAuthority: Q0E=") != NULL, "the CA given stays: %s", ud);
+}

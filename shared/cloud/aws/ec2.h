@@ -459,6 +459,7 @@ typedef struct kp_ec2_instance {
     const char *capacity_reservation_id;
     const char *capacity_reservation_preference; /* "capacity-reservations-only", "open", "none" */
     const char *placement_group_id;              /* placement/groupId; NULL */
+    const char *iam_instance_profile_arn;        /* iamInstanceProfile/arn; NULL */
     int32_t partition_number;                    /* placement/partitionNumber; 0 */
     const char *launch_time;
     int64_t launch_time_ns;
@@ -560,6 +561,9 @@ typedef struct kp_ec2_instance_status {
     const char *instance_status; /* likewise */
     /* The earliest impairedSince of a failed check (system or instance); 0: none. */
     int64_t impaired_since_ns;
+    /* Per check: whether a detail failed, and since when (0: unknown). */
+    bool instance_failed, system_failed;
+    int64_t instance_failed_since_ns, system_failed_since_ns;
     kp_ec2_status_event *events;
     size_t n_events;
 } kp_ec2_instance_status;

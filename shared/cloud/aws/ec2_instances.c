@@ -162,6 +162,7 @@ static void parse_instance(kp_arena *a, const xmlNode *it, kp_ec2_instance *in)
     in->capacity_reservation_preference = kp_aws_xml_text(
         a, it, "capacityReservationSpecification/capacityReservationPreference");
     in->placement_group_id = kp_aws_xml_text(a, it, "placement/groupId");
+    in->iam_instance_profile_arn = kp_aws_xml_text(a, it, "iamInstanceProfile/arn");
     in->partition_number = (int32_t)kp_aws_xml_int(it, "placement/partitionNumber", 0);
     in->launch_time = kp_aws_xml_text(a, it, "launchTime");
     if (!in->launch_time || kp_time_parse_rfc3339(in->launch_time, &in->launch_time_ns) < 0)

@@ -95,14 +95,21 @@ int kp_ec2_describe_placement_groups(kp_aws_client *c, kp_arena *a, const char *
 
 /* ------------------------------------------------------------- instance status */
 
-/* The earliest impairedSince among the details of a status block. */
-static int64_t impaired_since(const xmlNode *it, const char *path)
+/* The earliest impairedSince among the failed details of a status block;
+ * *failed when any detail failed. */
+static int64_t impaired_since(const xmlNode *it, const char *path, bool *failed)
 {
     int64_t best = 0;
+    kp_arena *a = kp_arena_new();
+    *failed = false;
     for (xmlNode *d = kp_aws_xml_items(it, path); d; d = kp_aws_xml_next(d)) {
+        const char *status = kp_aws_xml_text(a, d, "status");
+        if (!status || strcmp(status, "failed") != 0) continue;
+        *failed = true;
         int64_t t = time_ns(d, "impairedSince");
         if (t > 0 && (best == 0 || t < best)) best = t;
     }
+    kp_arena_free(a);
     return best;
 }
 
@@ -113,8 +120,10 @@ static void parse_status(kp_arena *a, const xmlNode *it, kp_ec2_instance_status 
     s->state = kp_aws_xml_text(a, it, "instanceState/name");
     s->system_status = kp_aws_xml_text(a, it, "systemStatus/status");
     s->instance_status = kp_aws_xml_text(a, it, "instanceStatus/status");
-    int64_t sys = impaired_since(it, "systemStatus/details");
-    int64_t ins = impaired_since(it, "instanceStatus/details");
+    int64_t sys = impaired_since(it, "systemStatus/details", &s->system_failed);
+    int64_t ins = impaired_since(it, "instanceStatus/details", &s->instance_failed);
+    s->system_failed_since_ns = sys;
+    s->instance_failed_since_ns = ins;
     s->impaired_since_ns = sys && (!ins || sys < ins) ? sys : ins;
     xmlNode *first = kp_aws_xml_items(it, "eventsSet");
     s->n_events = kp_aws_xml_count(first);

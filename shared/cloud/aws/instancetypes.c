@@ -14,6 +14,7 @@
 #include "base/xalloc.h"
 #include "cloud/aws/capacityreservation.h"
 #include "cloud/aws/instancetypes_internal.h"
+#include "cloud/aws/provider_internal.h"
 
 /* A replaced catalog stays alive this long: a solve or a launch started
  * before the replacement reads it without a lock, and none lasts a minute. */
@@ -33,6 +34,16 @@ typedef struct class_entry {
     retired_catalog *retired; /* replaced ones callers may still be reading, newest first */
 } class_entry;
 
+/* A node's real memory, per type and AMI set (Karpenter's discovered capacity). */
+typedef struct mem_entry {
+    char *type;
+    uint64_t amis;
+    int64_t bytes;
+    int64_t expires_ns;
+} mem_entry;
+
+#define DISCOVERED_TTL_NS (INT64_C(60) * 24 * 3600 * KP_NS_PER_SEC)
+
 struct kp_aws_instancetypes {
     kp_aws_client *ec2;
     kp_aws_prices *prices;
@@ -46,6 +57,8 @@ struct kp_aws_instancetypes {
     uint64_t snap_gen;
     class_entry *classes;
     size_t n_classes, cap_classes;
+    mem_entry *mem;
+    size_t n_mem, cap_mem;
 };
 
 static it_snapshot *snapshot_free(it_snapshot *s)
@@ -110,6 +123,9 @@ kp_aws_instancetypes *kp_aws_instancetypes_free(kp_aws_instancetypes *it)
     if (!it) return NULL;
     clear_classes(it);
     free(it->classes);
+    for (size_t i = 0; i < it->n_mem; i++)
+        free(it->mem[i].type);
+    free(it->mem);
     snapshot_free(it->snap);
     pthread_mutex_destroy(&it->lock);
     free(it->region);
@@ -348,6 +364,53 @@ static int rebuild(kp_aws_instancetypes *it, class_entry *e, const it_class_inpu
     return 0;
 }
 
+/* The class's AMI set, as the discovered memory is keyed (0: no AMIs). */
+static uint64_t amis_hash(const kp_ec2nodeclass *nc)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; nc && i < nc->n_status_amis; i++) {
+        const char *id = nc->status_amis[i].id ? nc->status_amis[i].id : "";
+        h = kp_aws_fnv1a(h ? h : KP_AWS_FNV_OFFSET, id, strlen(id) + 1);
+    }
+    return h;
+}
+
+/* Lock held: the live discovered memory for the class's AMIs. */
+static void discovered_inputs(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc, kp_arena *a,
+                              it_class_inputs *in)
+{
+    uint64_t h = amis_hash(nc);
+    int64_t now = it->clock->now(it->clock);
+    in->mem_types = KP_ARENA_NEW(a, const char *, it->n_mem + 1);
+    in->mem_bytes = KP_ARENA_NEW(a, int64_t, it->n_mem + 1);
+    in->n_mem = 0;
+    for (size_t i = 0; h && i < it->n_mem; i++)
+        if (it->mem[i].amis == h && it->mem[i].expires_ns > now) {
+            in->mem_types[in->n_mem] = it->mem[i].type;
+            in->mem_bytes[in->n_mem++] = it->mem[i].bytes;
+        }
+}
+
+void kp_aws_instancetypes_observe_memory(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
+                                         const char *type, int64_t bytes)
+{
+    uint64_t h = amis_hash(nc);
+    if (!h || !type || bytes <= 0) return;
+    pthread_mutex_lock(&it->lock);
+    int64_t now = it->clock->now(it->clock);
+    mem_entry *e = NULL;
+    for (size_t i = 0; i < it->n_mem && !e; i++)
+        if (it->mem[i].amis == h && strcmp(it->mem[i].type, type) == 0) e = &it->mem[i];
+    if (!e) {
+        it->mem = kp_xgrow(it->mem, &it->cap_mem, it->n_mem + 1, sizeof(*it->mem));
+        e = &it->mem[it->n_mem++];
+        *e = (mem_entry){kp_xstrdup(type), h, bytes, 0};
+    }
+    if (e->expires_ns <= now || bytes < e->bytes) e->bytes = bytes; /* only ever lowered */
+    e->expires_ns = now + DISCOVERED_TTL_NS;
+    pthread_mutex_unlock(&it->lock);
+}
+
 static int catalog_locked(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
                           const kp_aws_pg_info *pg, kp_arena *a, const kp_catalog **out)
 {
@@ -356,6 +419,7 @@ static int catalog_locked(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
     it_class_inputs in;
     int err = kp_aws_it_class_inputs(&it->opts, nc, pg, a, &in);
     if (err < 0) return err;
+    discovered_inputs(it, nc, a, &in);
     const char *key = kp_aws_it_class_key(&in, a);
     seqs q = {it->prices ? kp_aws_prices_seqnum(it->prices) : 0,
               it->ice ? kp_aws_ice_seqnum(it->ice) : 0, it->crs ? kp_aws_crs_seqnum(it->crs) : 0};

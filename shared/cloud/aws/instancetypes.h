@@ -114,6 +114,13 @@ typedef struct kp_aws_pg_info {
 int kp_aws_instancetypes_catalog_pg(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
                                     const kp_aws_pg_info *pg, const kp_catalog **out);
 
+/* Karpenter's discovered capacity: a registered node of `type` under the
+ * class's AMIs reported `memory_bytes` of memory; catalogs of classes with
+ * the same AMIs use it instead of the estimate when it is lower (the first
+ * report, then only lower ones; kept 60 days). */
+void kp_aws_instancetypes_observe_memory(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
+                                         const char *type, int64_t memory_bytes);
+
 struct kp_aws_reservations;
 /* Where reserved offerings read remaining counts (borrowed; NULL: none known,
  * so every reserved offering is unavailable). */

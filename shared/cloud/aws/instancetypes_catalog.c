@@ -208,6 +208,19 @@ static void add_offerings(kp_catalog *cat, kp_instance_type *it, const it_build_
     }
 }
 
+/* A registered node's real memory replaces the estimate (only ever lower). */
+static void discovered_memory(kp_aws_allocatable *a, const it_class_inputs *in, const char *type)
+{
+    for (size_t i = 0; i < in->n_mem; i++) {
+        if (strcmp(in->mem_types[i], type) != 0) continue;
+        int64_t less = a->capacity.memory_bytes - in->mem_bytes[i];
+        if (less <= 0) return;
+        a->capacity.memory_bytes -= less;
+        a->allocatable.memory_bytes -= less;
+        return;
+    }
+}
+
 static int add_type(kp_catalog *cat, const it_build_env *env, const kp_aws_type_row *row,
                     const it_class_inputs *in)
 {
@@ -217,6 +230,7 @@ static int add_type(kp_catalog *cat, const it_build_env *env, const kp_aws_type_
     kp_aws_allocatable a;
     int err = kp_aws_allocatable_compute(&a, &row->info, &in->opts);
     if (err < 0) return kp_error_wrap(err, "instance type %s", row->info.name);
+    discovered_memory(&a, in, row->info.name);
     /* Karpenter keeps types the class cannot launch, with nothing available. */
     bool compatible = kp_aws_it_compatible(row, in);
     kp_instance_type *it = kp_catalog_add_type(cat, row->info.name);

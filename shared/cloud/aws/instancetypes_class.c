@@ -277,6 +277,8 @@ const char *kp_aws_it_class_key(const it_class_inputs *in, kp_arena *a)
     kp_buf_printf(&b, "|nv%d|ct%d|pg=%s/%s/%d", in->nested_virtualization,
                   in->connection_tracking, in->pg.id ? in->pg.id : "",
                   in->pg.strategy ? in->pg.strategy : "", (int)in->pg.partition_count);
+    for (size_t i = 0; i < in->n_mem; i++)
+        kp_buf_printf(&b, "|mem=%s/%lld", in->mem_types[i], (long long)in->mem_bytes[i]);
     for (size_t i = 0; i < in->n_crs; i++) {
         const kp_nc_capacity_reservation *c = &in->crs[i];
         kp_buf_printf(&b, "|cr=%s/%s/%s/%s/%s/%d", c->id, c->availability_zone, c->instance_type,

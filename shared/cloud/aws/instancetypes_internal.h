@@ -34,6 +34,10 @@ typedef struct it_class_inputs {
     kp_aws_pg_info pg; /* id NULL: no placement group */
     const kp_nc_capacity_reservation *crs;
     size_t n_crs;
+    /* Memory registered nodes reported for types under the class's AMIs. */
+    const char **mem_types;
+    int64_t *mem_bytes;
+    size_t n_mem;
 } it_class_inputs;
 
 /* The inputs of `nc` (NULL: defaults, any zone) in placement group `pg`

@@ -129,6 +129,24 @@ int kp_aws_nc_resolve(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
  */
 int kp_aws_nc_delete_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const char *uid);
 
+/*
+ * Karpenter's instanceprofile.garbagecollection: delete the profiles made for
+ * classes that are gone (their uid in /karpenter/<region>/<cluster>/<uid>/ is
+ * not in `live_uids` — left behind when a finalizer was removed by force),
+ * unless an instance still wears one (`in_use`, by name). Returns how many
+ * went, or the first IAM error.
+ */
+int kp_aws_nc_gc_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const char *const *live_uids,
+                          size_t n_uids, const char *const *in_use, size_t n_in_use);
+
+/*
+ * Karpenter's providers.ssm.invalidation: cached answers of mutable SSM
+ * parameters (an alias's "latest"/"recommended" path, a class's own
+ * ssmParameter) whose AMI EC2 now reports deprecated are dropped, so the
+ * next resolution asks SSM again. Returns how many were dropped.
+ */
+int kp_aws_nc_invalidate_ssm(kp_aws_nc_resolver *r, kp_aws_client *ec2);
+
 /* ---- reading a decoded node class -------------------------------------- */
 
 /* Whether launches may use `nc`: Ready=True observed at its generation.

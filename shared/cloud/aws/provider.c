@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/xalloc.h"
 #include "cloud/aws/eks.h"
+#include "cloud/aws/instancestatus.h"
 #include "cloud/aws/interruption.h"
 
 /* ----------------------------------------------------------------- clients */
@@ -295,7 +296,22 @@ int kp_aws_provider_interruption_source(kp_cloud_provider *cp, kp_interruption_s
     o.sqs = p->sqs;
     o.queue_name = p->queue;
     o.ice = p->ice;
+    o.crs = p->crs;
     return kp_aws_interruption_source_new(&o, out);
+}
+
+int kp_aws_provider_health_source(kp_cloud_provider *cp, kp_interruption_source **out)
+{
+    kp_awsp *p = (kp_awsp *)cp;
+    kp_interruption_source *inner = NULL;
+    int err = p->queue ? kp_aws_provider_interruption_source(cp, &inner) : 0;
+    kp_aws_client *ec2 = NULL;
+    if (err == 0) err = client(p, &ec2);
+    if (err < 0) {
+        kp_interruption_source_free(inner);
+        return err;
+    }
+    return kp_aws_health_source_new(inner, ec2, p->clock, out);
 }
 
 int kp_aws_provider_discover(kp_cloud_provider *cp, kp_arena *a, kp_aws_cluster_info *out)
@@ -320,6 +336,11 @@ int kp_aws_provider_discover(kp_cloud_provider *cp, kp_arena *a, kp_aws_cluster_
 void kp_aws_provider_set_kubernetes_version(kp_cloud_provider *cp, const char *version)
 {
     kp_aws_nc_resolver_set_kubernetes_version(((kp_awsp *)cp)->resolver, version);
+}
+
+bool kp_aws_provider_eks_control_plane(kp_cloud_provider *cp)
+{
+    return ((kp_awsp *)cp)->eks_control_plane;
 }
 
 kp_aws_reservations *kp_aws_provider_reservations(kp_cloud_provider *cp)

@@ -153,6 +153,57 @@ struct kp_aws_reservations *kp_aws_provider_reservations(kp_cloud_provider *cp);
  * it, before the provider). KP_ENOTFOUND when no queue was configured. */
 int kp_aws_provider_interruption_source(kp_cloud_provider *cp, kp_interruption_source **out);
 
+/* The interruption source the controller runs with the AWS provider:
+ * EC2 instance-status health checks every minute (cloud/aws/instancestatus.h,
+ * Karpenter's interruption.instancestatus), merged with the SQS queue when
+ * opts.interruption_queue is set. The caller frees it, before the provider. */
+int kp_aws_provider_health_source(kp_cloud_provider *cp, kp_interruption_source **out);
+
+/* ---- Karpenter's AWS-side controllers: the provider's halves, the
+ * controller's upkeep loop (controller/cloud_aws.c) the other. ---------- */
+
+/* nodeclaim.tagging: give the instance behind `provider_id` the tags
+ * Karpenter adds once its node registered (Name = the node's name,
+ * karpenter.sh/nodeclaim, eks:eks-cluster-name), those it lacks only.
+ * 1 when tags were written, 0 when all were there, KP_ENOTFOUND when the
+ * instance is gone. */
+int kp_aws_provider_tag_instance(kp_cloud_provider *cp, const char *provider_id,
+                                 const char *node_name, const char *claim_name);
+
+/* capacityreservation.expiration: which of the reservations `ids` are
+ * capacity blocks within 40 minutes of their end (their nodes go before EC2
+ * reclaims them). expiring[i] for ids[i]; none when reserved capacity is off. */
+int kp_aws_provider_expiring_reservations(kp_cloud_provider *cp, const char *const *ids, size_t n,
+                                          bool *expiring);
+
+/* instanceprofile.garbagecollection: delete the profiles of node classes
+ * that are gone (`live_uids` are the uids of those that exist) that no
+ * instance of the cluster wears. Returns how many went. */
+int kp_aws_provider_gc_instance_profiles(kp_cloud_provider *cp, const char *const *live_uids,
+                                         size_t n);
+
+/* providers.ssm.invalidation: drop cached SSM answers whose AMI is now
+ * deprecated. Returns how many were dropped. */
+int kp_aws_provider_invalidate_ssm(kp_cloud_provider *cp);
+
+/* providers.instancetype.capacity: a registered node of `type` launched from
+ * class `nodeclass` reports `memory_bytes`; catalogs use it from now on. */
+int kp_aws_provider_observe_node(kp_cloud_provider *cp, const char *nodeclass, const char *type,
+                                 int64_t memory_bytes);
+
+/* The upkeep loop's schedule: true (and the next run set `period_ns` on)
+ * when `task` is due. */
+enum kp_aws_task {
+    KP_AWS_TASK_INSTANCE_PROFILE_GC = 0, /* 30 min */
+    KP_AWS_TASK_SSM_INVALIDATION,        /* 30 min */
+    KP_AWS_TASK_EKS_DISCOVERY,           /* 5 min, with EKS_CONTROL_PLANE */
+    KP_AWS_TASK_COUNT
+};
+bool kp_aws_provider_due(kp_cloud_provider *cp, enum kp_aws_task task, int64_t period_ns);
+
+/* Whether the provider runs with EKS_CONTROL_PLANE (kp_aws_provider_discover). */
+bool kp_aws_provider_eks_control_plane(kp_cloud_provider *cp);
+
 /* The provider's parts, for wiring and tests (owned by the provider). */
 kp_aws_ice_cache *kp_aws_provider_ice(kp_cloud_provider *cp);
 kp_aws_instancetypes *kp_aws_provider_instancetypes(kp_cloud_provider *cp);

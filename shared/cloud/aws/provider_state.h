@@ -44,6 +44,7 @@ typedef struct kp_awsp {
     bool disable_dry_run, eks_control_plane;
     /* EKS discovery (kp_aws_provider_discover): what the options left unset */
     bool want_endpoint, want_ca, want_cidr;
+    int64_t task_due_ns[KP_AWS_TASK_COUNT]; /* the upkeep schedule, under refresh_lock */
 } kp_awsp;
 
 /* ValidationSucceeded (provider_validate.c): a kp_aws_nc_validate_fn, ctx the provider. */
