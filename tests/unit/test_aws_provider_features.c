@@ -367,3 +367,23 @@ Test(aws_provider_features, dry_run_disabled)
     cJSON_Delete(st);
     cr_expect_eq(requests(), 3, "no launch template, no dry runs");
 }
+
+Test(aws_provider_features, dry_run_not_honored_by_an_emulator)
+{
+    answer_resolution();
+    answer(400, ec2_error("InvalidLaunchTemplateName.NotFoundException", "no"));
+    answer(200, "<CreateLaunchTemplateResponse><launchTemplate><launchTemplateId>lt-v"
+                "</launchTemplateId></launchTemplate></CreateLaunchTemplateResponse>");
+    answer(200, fleet(fleet_instance("i-oops", "m5.large", "us-west-2a", "subnet-a", "on-demand"),
+                      ""));
+    start();
+    provider();
+    cJSON *st = resolve_class(DRY_RUN_CLASS);
+    const cJSON *v = condition(st, "ValidationSucceeded");
+    cr_expect_str_eq(jstr_at(v, "reason"), "DryRunNotHonored");
+    cr_expect(strstr(jstr_at(v, "message"), "DISABLE_DRY_RUN") != NULL, "%s", jstr_at(v, "message"));
+    cJSON_Delete(st);
+    st = resolve_class(DRY_RUN_CLASS);
+    cJSON_Delete(st);
+    cr_expect_eq(requests(), 6, "said once, not retried every minute");
+}

@@ -107,10 +107,12 @@ typedef struct gc_args {
 static size_t profiles_in_use(kp_awsp *p, kp_awsp_clients *c, kp_arena *a, const char ***out,
                               int *err)
 {
+    static const char *const live[] = {"pending", "running", "stopping", "stopped",
+                                       "shutting-down"};
     const char *cluster[] = {p->cluster_name};
-    kp_ec2_filter f = {"tag:" KP_AWS_TAG_CLUSTER, cluster, 1};
+    kp_ec2_filter f[] = {{"tag:" KP_AWS_TAG_CLUSTER, cluster, 1}, {"instance-state-name", live, 5}};
     kp_ec2_instance_list l = {0};
-    *err = kp_ec2_describe_instances(c->c.ec2, a, NULL, 0, &f, 1, &l);
+    *err = kp_ec2_describe_instances(c->c.ec2, a, NULL, 0, f, 2, &l);
     if (*err == KP_ENOTFOUND) *err = 0;
     const char **names = KP_ARENA_NEW(a, const char *, l.n + 1);
     size_t n = 0;

@@ -5,7 +5,8 @@
  * CreateFleet and RunInstances would be allowed (DryRun). A refusal is the
  * condition's reason (CreateLaunchTemplateAuthCheckFailed,
  * CreateFleetAuthCheckFailed, RunInstancesAuthCheckFailed,
- * UserDataSizeLimitExceeded) with AWS's code and message; throttling,
+ * UserDataSizeLimitExceeded; DryRunNotHonored for an endpoint that ran the
+ * call anyway) with AWS's code and message; throttling,
  * server errors and anything unexpected are returned, so the resolution is
  * retried. Results are kept 30 minutes per class inputs. DISABLE_DRY_RUN
  * skips all of it.
@@ -93,9 +94,24 @@ static const char *aws_error_text(check *c)
                       : kp_arena_strdup(c->a, kp_error_last());
 }
 
+/* An endpoint that performed a dry run (an emulator): EC2 itself always
+ * answers DryRunOperation. Said once, on the condition, rather than
+ * retried every minute, since each try really launched something. */
+static bool not_honoured(check *c, int err, const char *what)
+{
+    if (err != KP_ERROR || kp_aws_client_error(c->ec2)->code[0]) return false;
+    c->reason = "DryRunNotHonored";
+    c->message = kp_arena_printf(c->a,
+                                 "the EC2 endpoint performed %s although DryRun was set; an "
+                                 "emulator without DryRun needs DISABLE_DRY_RUN=true",
+                                 what);
+    return true;
+}
+
 /* A failed call: a refusal becomes the condition; anything else is returned. */
 static int refused(check *c, int err, const char *reason, const char *what)
 {
+    if (not_honoured(c, err, what)) return 0;
     if (err != KP_EFORBIDDEN && err != KP_EUNAUTHORIZED) return err;
     c->reason = reason;
     c->message =
@@ -164,6 +180,7 @@ static int run_dry_run(check *c)
         in.subnet_id = c->nc->status_subnets[i].id;
         int err = kp_ec2_dry_run_run_instances(c->ec2, &in);
         if (err == 0) return 0;
+        if (not_honoured(c, err, "ec2:RunInstances")) return 0;
         if (i == 0) first = err, first_text = kp_arena_strdup(c->a, aws_error_text(c));
     }
     if (first != KP_EFORBIDDEN && first != KP_EUNAUTHORIZED) return first;
