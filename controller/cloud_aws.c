@@ -39,6 +39,23 @@ static int interruption(kp_ctrl *c, kp_interruption_source **src)
     return err < 0 && queue ? kp_error_wrap(err, "--interruption-queue %s", o->interruption_queue) : err;
 }
 
+/* EKS_CONTROL_PLANE: what nodes join comes from EKS before anything
+ * launches; failing that is fatal at start-up, as in Karpenter. */
+static int discover(kp_ctrl *c)
+{
+    if (!kp_aws_provider_eks_control_plane(c->cloud)) return 0;
+    kp_arena *a = kp_arena_new();
+    kp_aws_cluster_info info;
+    int err = kp_aws_provider_discover(c->cloud, a, &info);
+    if (err == 0)
+        KP_LOG(KP_LOG_INFO, LOGGER, "discovered the cluster from EKS", "endpoint", info.endpoint,
+               "service-cidr", info.service_cidr ? info.service_cidr : "", "version",
+               info.kubernetes_version ? info.kubernetes_version : "");
+    kp_arena_free(a);
+    (void)kp_aws_provider_due(c->cloud, KP_AWS_TASK_EKS_DISCOVERY, EKS_NS); /* just done */
+    return err < 0 ? kp_error_wrap(err, "EKS_CONTROL_PLANE") : 0;
+}
+
 int kp_cloud_aws_new(kp_ctrl *c, kp_interruption_source **src)
 {
     const kp_ctrl_opts *o = &c->opts;
@@ -54,6 +71,7 @@ int kp_cloud_aws_new(kp_ctrl *c, kp_interruption_source **src)
         return kp_error_set(KP_EINVALID, "--cluster-name is required with --cloud-provider aws");
     int err = kp_aws_provider_new(&ao, &c->cloud);
     if (err < 0) return kp_error_wrap(err, "the AWS provider");
+    if ((err = discover(c)) < 0) return err;
     if ((err = kp_aws_provider_refresh(c->cloud)) < 0)
         KP_LOG(KP_LOG_ERROR, LOGGER, "instance types or prices not fetched yet; retrying", "error", kp_error_last());
     return interruption(c, src);
