@@ -23,9 +23,9 @@ static const char *str_at(kp_arena *a, const cJSON *obj, const char *key)
     return s && *s ? kp_arena_strdup(a, s) : NULL;
 }
 
-static int parse(kp_arena *a, const kp_buf *answer, kp_eks_cluster *out)
+int kp_eks_cluster_parse(kp_arena *a, const char *body, size_t len, kp_eks_cluster *out)
 {
-    cJSON *doc = cJSON_ParseWithLength(answer->data ? answer->data : "", answer->len);
+    cJSON *doc = cJSON_ParseWithLength(body ? body : "", len);
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "cluster");
     if (!cJSON_IsObject(c)) {
         cJSON_Delete(doc);
@@ -58,7 +58,7 @@ int kp_eks_describe_cluster(kp_aws_client *client, kp_arena *arena, const char *
                           "GET", NULL};
     req.path = kp_arena_printf(arena, "/clusters/%s", name);
     int err = kp_aws_client_send(client, &req, &answer);
-    if (err == 0) err = parse(arena, &answer, out);
+    if (err == 0) err = kp_eks_cluster_parse(arena, answer.data, answer.len, out);
     kp_buf_free(&answer);
     return err;
 }

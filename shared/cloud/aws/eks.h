@@ -34,6 +34,9 @@ typedef struct kp_eks_cluster {
 int kp_eks_describe_cluster(kp_aws_client *client, kp_arena *arena, const char *name,
                             kp_eks_cluster *out);
 
+/* A DescribeCluster answer body, as kp_eks_describe_cluster reads it (no I/O). */
+int kp_eks_cluster_parse(kp_arena *arena, const char *body, size_t len, kp_eks_cluster *out);
+
 /* The service CIDR nodes use: IPv4 when EKS has one, else IPv6; NULL: neither. */
 const char *kp_eks_service_cidr(const kp_eks_cluster *c);
 
