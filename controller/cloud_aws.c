@@ -56,17 +56,28 @@ static int discover(kp_ctrl *c)
     return err < 0 ? kp_error_wrap(err, "EKS_CONTROL_PLANE") : 0;
 }
 
-int kp_cloud_aws_new(kp_ctrl *c, kp_interruption_source **src)
+void kp_cloud_aws_opts(const kp_ctrl_opts *o, kp_aws_provider_opts *out)
 {
-    const kp_ctrl_opts *o = &c->opts;
     kp_aws_provider_opts ao = KP_AWS_PROVIDER_OPTS_INIT;
     ao.region = o->aws_region, ao.cluster_name = o->cluster_name, ao.cluster_endpoint = o->cluster_endpoint;
     ao.cluster_ca_bundle = o->cluster_ca_bundle, ao.cluster_cidr = o->cluster_cidr;
     ao.kubernetes_version = o->kubernetes_version, ao.interruption_queue = o->interruption_queue;
-    ao.endpoint_url = o->aws_endpoint_url, ao.lookup = kp_nodeclass_lookup, ao.lookup_ctx = c;
-    ao.clock = c->clock, ao.vm_memory_overhead_percent = o->vm_memory_overhead_percent;
+    ao.endpoint_url = o->aws_endpoint_url, ao.vm_memory_overhead_percent = o->vm_memory_overhead_percent;
     ao.reserved_enis = o->reserved_enis, ao.isolated_vpc = o->isolated_vpc;
     ao.cluster_dns_ip = o->cluster_dns_ip;
+    ao.disable_dry_run = o->disable_dry_run, ao.eks_control_plane = o->eks_control_plane;
+    ao.ami_refresh_interval_ns = o->ami_refresh_ms * KP_NS_PER_MS;
+    ao.subnet_refresh_interval_ns = o->subnet_refresh_ms * KP_NS_PER_MS;
+    ao.reserved_capacity_disabled = !o->reserved_capacity;
+    *out = ao;
+}
+
+int kp_cloud_aws_new(kp_ctrl *c, kp_interruption_source **src)
+{
+    const kp_ctrl_opts *o = &c->opts;
+    kp_aws_provider_opts ao;
+    kp_cloud_aws_opts(o, &ao);
+    ao.lookup = kp_nodeclass_lookup, ao.lookup_ctx = c, ao.clock = c->clock;
     *src = NULL;
     if (!o->cluster_name || !*o->cluster_name)
         return kp_error_set(KP_EINVALID, "--cluster-name is required with --cloud-provider aws");

@@ -17,8 +17,14 @@
 #ifndef KP_CONTROLLER_CLOUD_AWS_H
 #define KP_CONTROLLER_CLOUD_AWS_H
 
+#include "cloud/aws/provider.h"
 #include "cloud/interruption.h"
 #include "controller/ctrl.h"
+
+/* The provider's options from the controller's flags and environment: every
+ * AWS setting Karpenter documents maps here (lookup and clock are the
+ * caller's). Strings point into `o`. */
+void kp_cloud_aws_opts(const kp_ctrl_opts *o, kp_aws_provider_opts *out);
 
 /* Sets c->cloud, and *src when --interruption-queue is set (else NULL).
  * Instance types and prices are fetched once before returning. */

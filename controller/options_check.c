@@ -119,9 +119,6 @@ static int check_supported(const kp_ctrl_opts *o)
         return refuse("FEATURE_GATES CapacityBuffer=true", "CapacityBuffer is not implemented in this release");
     if (!o->ignore_dra_requests)
         return refuse("IGNORE_DRA_REQUESTS=false", "scheduling with Dynamic Resource Allocation is not supported");
-    if (o->eks_control_plane)
-        return refuse("EKS_CONTROL_PLANE=true", "discovery through EKS DescribeCluster is not implemented in this "
-                      "release (set CLUSTER_ENDPOINT and CLUSTER_CA_BUNDLE)");
     return 0;
 }
 
@@ -177,6 +174,7 @@ static void provider_warnings(kp_ctrl_opts *o)
         {"RESERVED_ENIS", o->reserved_enis != 0, true},
         {"ISOLATED_VPC", o->isolated_vpc, true},
         {"DISABLE_DRY_RUN", o->disable_dry_run, true},
+        {"EKS_CONTROL_PLANE", o->eks_control_plane, true},
         {"AMI_REFRESH_INTERVAL", o->ami_refresh_ms != 60000, true},
         {"SUBNET_REFRESH_INTERVAL", o->subnet_refresh_ms != 60000, true},
         {"INSTANCE_TYPES", strcmp(o->instance_types, "builtin") != 0, false},

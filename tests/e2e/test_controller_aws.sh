@@ -108,7 +108,8 @@ spec:
 EOF2
   e2e_start_controller controller --disable-leader-election --cloud-provider aws --cluster-name e2e \
     --aws-endpoint-url "$MOTO_URL" --cluster-endpoint "$KP_E2E_API_URL" --cluster-cidr 10.96.0.0/16 \
-    --interruption-queue e2e-interruption --batch-idle-duration 500ms
+    --interruption-queue e2e-interruption --batch-idle-duration 500ms \
+    --disable-dry-run # moto launches a fleet asked for as a dry run
 }
 
 nodeclass_ready() {

@@ -216,7 +216,9 @@ install_ours() {
   # The Pod's downward-API values, and free ports instead of 8080/8081 (this machine
   # runs other tests); AWS credentials from the environment, as IRSA provides them.
   env+=(SYSTEM_NAMESPACE=kube-system POD_NAME=karpenter-c-5d8f7b9c4-abcde METRICS_PORT="$METRICS"
-    HEALTH_PROBE_PORT="$(e2e_free_port)" CPU_REQUESTS=200)
+    HEALTH_PROBE_PORT="$(e2e_free_port)" CPU_REQUESTS=200
+    # moto performs a CreateFleet dry run as a real launch: the checks are off.
+    DISABLE_DRY_RUN=true)
   CONTROLLER_LOG="$KP_E2E_DIR/controller.log"
   touch "$CONTROLLER_LOG"
   watch_state

@@ -258,7 +258,8 @@ start_aws() {
   k -n $NS delete pod web --grace-period=0 --force >/dev/null 2>&1 || true
   e2e_start_controller controller-aws --disable-leader-election --cloud-provider aws --cluster-name e2e \
     --aws-endpoint-url "$MOTO_URL" --cluster-endpoint "$KP_E2E_API_URL" --cluster-cidr 10.96.0.0/16 \
-    --garbage-collection-interval 2s --disruption-poll-interval 2s --consolidation-validation-period 2s
+    --garbage-collection-interval 2s --disruption-poll-interval 2s --consolidation-validation-period 2s \
+    --disable-dry-run # moto launches a fleet asked for as a dry run
   AWS_PID=$E2E_CONTROLLER_PID
   AWS_LOG="$KP_E2E_DIR/controller-aws.log"
 }
