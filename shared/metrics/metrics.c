@@ -3,54 +3,31 @@
  * registry's lock (registration is rare); each family finds its series
  * through a small open-addressing hash under its own lock, and each series
  * guards its values with a lock of its own so that a histogram's buckets,
- * sum and count are always read together.
+ * sum and count are always read together. The text output is exposition.c.
  */
-#include "metrics/metrics.h"
+#include "metrics/metrics_internal.h"
 
 #include "base/error.h"
 #include "base/xalloc.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const double kp_metrics_default_buckets[11] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                0.5,   1,    2.5,   5,    10};
 const double kp_metrics_latency_buckets[14] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                0.025,  0.05,    0.1,    0.25,  0.5,    1,     5};
+const double kp_metrics_quantiles[5] = {0, 0.5, 0.9, 0.99, 1};
 
-struct kp_metric_series {
-    pthread_mutex_t lock;
-    const struct kp_metric *family; /* its bounds, for histograms */
-    char **values;                  /* one per label */
-    uint64_t hash;
-    double value;      /* counter or gauge */
-    double sum;        /* histogram */
-    uint64_t count;    /* histogram */
-    uint64_t *buckets; /* histogram: per bucket (not cumulative), +Inf last */
-};
-
-struct kp_metric {
-    pthread_mutex_t lock;
-    enum kp_metric_type type;
-    char *name, *help;
-    char *labels[KP_METRICS_MAX_LABELS];
-    size_t n_labels;
-    double bounds[KP_METRICS_MAX_BUCKETS];
-    size_t n_bounds;
-    kp_metric_series **series;
-    size_t n_series, cap_series;
-    size_t *slots; /* hash slots: index + 1, 0 empty */
-    size_t n_slots;
-};
-
-struct kp_metrics {
-    pthread_mutex_t lock;
-    kp_metric **families;
-    size_t count, cap;
-};
+int64_t kp_metrics_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 kp_metrics *kp_metrics_new(void)
 {
@@ -65,6 +42,7 @@ static void series_free(kp_metric_series *s, size_t n_labels)
         free(s->values[i]);
     free(s->values);
     free(s->buckets);
+    free(s->window);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -119,7 +97,8 @@ static int check_family(const char *name, enum kp_metric_type type, const char *
                             KP_METRICS_MAX_LABELS);
     for (size_t i = 0; i < n_labels; i++) {
         if (!name_ok(labels[i], 0) || strncmp(labels[i], "__", 2) == 0 ||
-            (type == KP_METRIC_HISTOGRAM && strcmp(labels[i], "le") == 0))
+            (type == KP_METRIC_HISTOGRAM && strcmp(labels[i], "le") == 0) ||
+            (type == KP_METRIC_SUMMARY && strcmp(labels[i], "quantile") == 0))
             return kp_error_set(KP_EINVALID, "metric %s: label name %s is not valid", name,
                                 labels[i] ? labels[i] : "(null)");
     }
@@ -192,6 +171,12 @@ int kp_metrics_histogram(kp_metric **out, kp_metrics *metrics, const char *name,
                         n_buckets);
 }
 
+int kp_metrics_summary(kp_metric **out, kp_metrics *metrics, const char *name, const char *help,
+                       const char *const *labels, size_t n_labels)
+{
+    return registry_add(out, metrics, KP_METRIC_SUMMARY, name, help, labels, n_labels, NULL, 0);
+}
+
 /* FNV-1a over the values, each followed by a 0xff byte that no UTF-8 text
  * holds, so ("ab","c") and ("a","bc") differ. */
 static uint64_t values_hash(const char *const *values, size_t n)
@@ -244,6 +229,8 @@ static kp_metric_series *series_new(kp_metric *f, const char *const *values, uin
     for (size_t i = 0; i < f->n_labels; i++)
         s->values[i] = kp_xstrdup(values[i] ? values[i] : "");
     if (f->type == KP_METRIC_HISTOGRAM) s->buckets = kp_xcalloc(f->n_bounds + 1, sizeof(uint64_t));
+    if (f->type == KP_METRIC_SUMMARY)
+        s->window = kp_xcalloc(KP_METRICS_SUMMARY_WINDOW, sizeof(kp_summary_obs));
     return s;
 }
 
@@ -274,19 +261,94 @@ kp_metric_series *kp_metric_with(kp_metric *metric, const char *const *values)
         slots_insert(metric->slots, metric->n_slots, hash, metric->n_series);
         metric->series[metric->n_series++] = s;
     }
+    if (s) s->epoch = metric->epoch;
     pthread_mutex_unlock(&metric->lock);
     return s;
+}
+
+/* Keep the series for which `keep` says so, in their order; rebuild the
+ * hash slots. Caller holds the family's lock. */
+static void family_filter(kp_metric *f, int (*keep)(const kp_metric *, const kp_metric_series *, const void *),
+                          const void *arg)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < f->n_series; i++) {
+        if (keep(f, f->series[i], arg))
+            f->series[kept++] = f->series[i];
+        else
+            series_free(f->series[i], f->n_labels);
+    }
+    f->n_series = kept;
+    if (f->slots) memset(f->slots, 0, f->n_slots * sizeof(*f->slots));
+    for (size_t i = 0; i < f->n_series; i++)
+        slots_insert(f->slots, f->n_slots, f->series[i]->hash, i);
+}
+
+static int keep_none(const kp_metric *f, const kp_metric_series *s, const void *arg)
+{
+    (void)f, (void)s, (void)arg;
+    return 0;
+}
+
+static int keep_current(const kp_metric *f, const kp_metric_series *s, const void *arg)
+{
+    (void)arg;
+    return s->epoch == f->epoch;
+}
+
+typedef struct series_key {
+    uint64_t hash;
+    const char *const *values;
+} series_key;
+
+static int keep_other(const kp_metric *f, const kp_metric_series *s, const void *arg)
+{
+    const series_key *k = arg;
+    return !series_matches(s, k->values, f->n_labels, k->hash);
 }
 
 void kp_metric_reset(kp_metric *metric)
 {
     if (!metric) return;
     pthread_mutex_lock(&metric->lock);
-    for (size_t i = 0; i < metric->n_series; i++)
-        series_free(metric->series[i], metric->n_labels);
-    metric->n_series = 0;
-    if (metric->slots) memset(metric->slots, 0, metric->n_slots * sizeof(*metric->slots));
+    family_filter(metric, keep_none, NULL);
     pthread_mutex_unlock(&metric->lock);
+}
+
+void kp_metric_mark(kp_metric *metric)
+{
+    if (!metric) return;
+    pthread_mutex_lock(&metric->lock);
+    metric->epoch++;
+    pthread_mutex_unlock(&metric->lock);
+}
+
+void kp_metric_sweep(kp_metric *metric)
+{
+    if (!metric) return;
+    pthread_mutex_lock(&metric->lock);
+    family_filter(metric, keep_current, NULL);
+    pthread_mutex_unlock(&metric->lock);
+}
+
+void kp_metric_remove(kp_metric *metric, const char *const *values)
+{
+    static const char *const no_values[1] = {""};
+    if (!metric) return;
+    if (!values) values = no_values;
+    series_key k = {values_hash(values, metric->n_labels), values};
+    pthread_mutex_lock(&metric->lock);
+    family_filter(metric, keep_other, &k);
+    pthread_mutex_unlock(&metric->lock);
+}
+
+size_t kp_metric_series_count(kp_metric *metric)
+{
+    if (!metric) return 0;
+    pthread_mutex_lock(&metric->lock);
+    size_t n = metric->n_series;
+    pthread_mutex_unlock(&metric->lock);
+    return n;
 }
 
 void kp_counter_add(kp_metric_series *series, double value)
@@ -332,12 +394,26 @@ static size_t bucket_index(const double *bounds, size_t n, double value)
     return lo;
 }
 
+static void summary_observe(kp_metric_series *s, double value)
+{
+    s->window[s->window_next] = (kp_summary_obs){value, kp_metrics_now_ns()};
+    s->window_next = (s->window_next + 1) % KP_METRICS_SUMMARY_WINDOW;
+    if (s->window_len < KP_METRICS_SUMMARY_WINDOW) s->window_len++;
+}
+
 void kp_histogram_observe(kp_metric_series *series, double value)
 {
-    if (!series || series->family->type != KP_METRIC_HISTOGRAM || isnan(value)) return;
-    size_t i = bucket_index(series->family->bounds, series->family->n_bounds, value);
+    if (!series || isnan(value)) return;
+    enum kp_metric_type type = series->family->type;
+    if (type != KP_METRIC_HISTOGRAM && type != KP_METRIC_SUMMARY) return;
+    size_t i = type == KP_METRIC_HISTOGRAM
+                   ? bucket_index(series->family->bounds, series->family->n_bounds, value)
+                   : 0;
     pthread_mutex_lock(&series->lock);
-    series->buckets[i]++;
+    if (type == KP_METRIC_HISTOGRAM)
+        series->buckets[i]++;
+    else
+        summary_observe(series, value);
     series->count++;
     series->sum += value;
     pthread_mutex_unlock(&series->lock);
@@ -347,7 +423,9 @@ double kp_metric_series_value(kp_metric_series *series)
 {
     if (!series) return 0;
     pthread_mutex_lock(&series->lock);
-    double v = series->family->type == KP_METRIC_HISTOGRAM ? (double)series->count : series->value;
+    enum kp_metric_type type = series->family->type;
+    double v = type == KP_METRIC_HISTOGRAM || type == KP_METRIC_SUMMARY ? (double)series->count
+                                                                        : series->value;
     pthread_mutex_unlock(&series->lock);
     return v;
 }
@@ -361,83 +439,55 @@ double kp_metric_series_sum(kp_metric_series *series)
     return v;
 }
 
-/* ---- Prometheus text exposition ---- */
+/* ---- hooks and descriptions ---- */
 
-int kp_metrics_format_value(kp_buf *out, double value)
+int kp_metrics_on_collect(kp_metrics *metrics, void (*fn)(void *ctx), void *ctx)
 {
-    if (isnan(value)) return kp_buf_puts(out, "NaN");
-    if (isinf(value)) return kp_buf_puts(out, value > 0 ? "+Inf" : "-Inf");
-    char text[40];
-    for (int precision = 1; precision <= 17; precision++) {
-        snprintf(text, sizeof(text), "%.*g", precision, value);
-        if (strtod(text, NULL) == value) break;
-    }
-    return kp_buf_puts(out, text);
-}
-
-/* HELP text escapes backslash and newline; label values also the quote. */
-static int put_escaped(kp_buf *out, const char *s, int quote)
-{
+    pthread_mutex_lock(&metrics->lock);
     int err = 0;
-    for (; *s && err == 0; s++) {
-        if (*s == '\\')
-            err = kp_buf_puts(out, "\\\\");
-        else if (*s == '\n')
-            err = kp_buf_puts(out, "\\n");
-        else if (quote && *s == '"')
-            err = kp_buf_puts(out, "\\\"");
-        else
-            err = kp_buf_putc(out, *s);
-    }
+    if (metrics->n_hooks == KP_METRICS_MAX_HOOKS)
+        err = kp_error_set(KP_ETOOLARGE, "metrics: more than %d collect hooks", KP_METRICS_MAX_HOOKS);
+    else
+        metrics->hooks[metrics->n_hooks++] = (kp_metrics_hook){fn, ctx};
+    pthread_mutex_unlock(&metrics->lock);
     return err;
 }
 
-/* `name{a="x",b="y"` plus the optional `le` label, closed with "} ". */
-static int put_series_name(kp_buf *out, const kp_metric *f, const kp_metric_series *s,
-                           const char *suffix, const char *le)
+void kp_metrics_remove_collect(kp_metrics *metrics, void (*fn)(void *ctx), void *ctx)
 {
-    int err = kp_buf_printf(out, "%s%s", f->name, suffix);
-    if (err == 0 && (f->n_labels || le)) err = kp_buf_putc(out, '{');
-    for (size_t i = 0; i < f->n_labels && err == 0; i++) {
-        err = kp_buf_printf(out, "%s%s=\"", i ? "," : "", f->labels[i]);
-        if (err == 0) err = put_escaped(out, s->values[i], 1);
-        if (err == 0) err = kp_buf_putc(out, '"');
-    }
-    if (err == 0 && le) err = kp_buf_printf(out, "%sle=\"%s\"", f->n_labels ? "," : "", le);
-    if (err == 0 && (f->n_labels || le)) err = kp_buf_putc(out, '}');
-    if (err == 0) err = kp_buf_putc(out, ' ');
-    return err;
+    pthread_mutex_lock(&metrics->lock);
+    size_t kept = 0;
+    for (size_t i = 0; i < metrics->n_hooks; i++)
+        if (metrics->hooks[i].fn != fn || metrics->hooks[i].ctx != ctx)
+            metrics->hooks[kept++] = metrics->hooks[i];
+    metrics->n_hooks = kept;
+    pthread_mutex_unlock(&metrics->lock);
 }
 
-static int put_sample(kp_buf *out, const kp_metric *f, const kp_metric_series *s,
-                      const char *suffix, const char *le, double value)
+size_t kp_metrics_describe(kp_metrics *metrics, kp_metric_desc *out, size_t cap)
 {
-    int err = put_series_name(out, f, s, suffix, le);
-    if (err == 0) err = kp_metrics_format_value(out, value);
-    if (err == 0) err = kp_buf_putc(out, '\n');
-    return err;
-}
-
-static int put_histogram(kp_buf *out, const kp_metric *f, const kp_metric_series *s)
-{
-    uint64_t cumulative = 0;
-    int err = 0;
-    for (size_t i = 0; i <= f->n_bounds && err == 0; i++) {
-        cumulative += s->buckets[i];
-        kp_buf le = KP_BUF_INIT(64);
-        if (i < f->n_bounds)
-            err = kp_metrics_format_value(&le, f->bounds[i]);
-        else
-            err = kp_buf_puts(&le, "+Inf");
-        if (err == 0) err = put_sample(out, f, s, "_bucket", kp_buf_cstr(&le), (double)cumulative);
-        kp_buf_free(&le);
+    pthread_mutex_lock(&metrics->lock);
+    for (size_t i = 0; i < metrics->count && i < cap; i++) {
+        const kp_metric *f = metrics->families[i];
+        out[i] = (kp_metric_desc){f->name, f->help, f->type, (const char *const *)f->labels,
+                                  f->n_labels};
     }
-    if (err == 0) err = put_sample(out, f, s, "_sum", NULL, s->sum);
-    if (err == 0) err = put_sample(out, f, s, "_count", NULL, (double)s->count);
-    return err;
+    size_t n = metrics->count;
+    pthread_mutex_unlock(&metrics->lock);
+    return n;
 }
 
-static const char *type_name(enum kp_metric_type type)
+kp_metric *kp_metrics_find(kp_metrics *metrics, const char *name)
+{
+    kp_metric *found = NULL;
+    pthread_mutex_lock(&metrics->lock);
+    for (size_t i = 0; i < metrics->count && !found; i++)
+        if (strcmp(metrics->families[i]->name, name) == 0) found = metrics->families[i];
+    pthread_mutex_unlock(&metrics->lock);
+    return found;
+}
+
+const char *kp_metric_type_name(enum kp_metric_type type)
 {
     switch (type) {
     case KP_METRIC_COUNTER:
@@ -446,40 +496,8 @@ static const char *type_name(enum kp_metric_type type)
         return "gauge";
     case KP_METRIC_HISTOGRAM:
         return "histogram";
+    case KP_METRIC_SUMMARY:
+        return "summary";
     }
     return "untyped";
-}
-
-static int put_family(kp_buf *out, kp_metric *f)
-{
-    int err = kp_buf_printf(out, "# HELP %s ", f->name);
-    if (err == 0) err = put_escaped(out, f->help, 0);
-    if (err == 0) err = kp_buf_printf(out, "\n# TYPE %s %s\n", f->name, type_name(f->type));
-    pthread_mutex_lock(&f->lock);
-    for (size_t i = 0; i < f->n_series && err == 0; i++) {
-        kp_metric_series *s = f->series[i];
-        pthread_mutex_lock(&s->lock);
-        if (f->type == KP_METRIC_HISTOGRAM)
-            err = put_histogram(out, f, s);
-        else
-            err = put_sample(out, f, s, "", NULL, s->value);
-        pthread_mutex_unlock(&s->lock);
-    }
-    pthread_mutex_unlock(&f->lock);
-    return err;
-}
-
-int kp_metrics_write(kp_metrics *metrics, kp_buf *out)
-{
-    size_t start = out->len;
-    int err = 0;
-    pthread_mutex_lock(&metrics->lock);
-    for (size_t i = 0; i < metrics->count && err == 0; i++)
-        err = put_family(out, metrics->families[i]);
-    pthread_mutex_unlock(&metrics->lock);
-    if (err < 0 && out->data) {
-        out->len = start;
-        out->data[start] = '\0';
-    }
-    return err;
 }
