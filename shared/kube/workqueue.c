@@ -25,13 +25,14 @@ struct kp_workqueue {
     pthread_cond_t cond;
     char **fifo; /* ring buffer */
     size_t head, count, cap;
-    kp_strmap dirty;      /* key -> marker */
+    kp_strmap dirty;      /* key -> int64_t* when it was added (monotonic ns) */
     kp_strmap processing; /* key -> marker */
     kp_strmap failures;   /* key -> (intptr_t) count */
     kp_strmap waiting;    /* key -> int64_t* due time of its delayed add */
     delayed *heap;
     size_t nheap, heap_cap;
     bool shutting_down;
+    kp_workqueue_observer obs;
 };
 
 static void *const MARK = (void *)1;
@@ -66,7 +67,7 @@ kp_workqueue *kp_workqueue_free(kp_workqueue *q)
     for (size_t i = 0; i < q->nheap; i++)
         free(q->heap[i].key);
     free(q->heap);
-    kp_strmap_clear(&q->dirty, NULL);
+    kp_strmap_clear(&q->dirty, free);
     kp_strmap_clear(&q->processing, NULL);
     kp_strmap_clear(&q->failures, NULL);
     kp_strmap_clear(&q->waiting, free);
@@ -107,7 +108,10 @@ static char *fifo_pop(kp_workqueue *q)
 static void add_locked(kp_workqueue *q, const char *key)
 {
     if (q->shutting_down || kp_strmap_has(&q->dirty, key)) return;
-    kp_strmap_put(&q->dirty, key, MARK);
+    int64_t *added = kp_xmalloc(sizeof(*added));
+    *added = now_ns();
+    kp_strmap_put(&q->dirty, key, added);
+    if (q->obs.added) q->obs.added(q->obs.ctx);
     if (!kp_strmap_has(&q->processing, key)) fifo_push(q, key);
 }
 
@@ -252,7 +256,9 @@ int kp_workqueue_get(kp_workqueue *q, int64_t timeout_ms, char **key)
         move_due(q, now);
         if (q->count) {
             char *k = fifo_pop(q);
-            kp_strmap_remove(&q->dirty, k);
+            int64_t *added = kp_strmap_remove(&q->dirty, k);
+            if (q->obs.taken && added) q->obs.taken(q->obs.ctx, now - *added);
+            free(added);
             kp_strmap_put(&q->processing, k, MARK);
             *key = k;
             break;
@@ -277,6 +283,13 @@ void kp_workqueue_done(kp_workqueue *q, const char *key)
     pthread_mutex_lock(&q->lock);
     kp_strmap_remove(&q->processing, key);
     if (kp_strmap_has(&q->dirty, key)) fifo_push(q, key);
+    pthread_mutex_unlock(&q->lock);
+}
+
+void kp_workqueue_observe(kp_workqueue *q, const kp_workqueue_observer *obs)
+{
+    pthread_mutex_lock(&q->lock);
+    q->obs = obs ? *obs : (kp_workqueue_observer){NULL, NULL, NULL};
     pthread_mutex_unlock(&q->lock);
 }
 

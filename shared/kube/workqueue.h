@@ -57,6 +57,20 @@ int kp_workqueue_requeues(kp_workqueue *q, const char *key);
 int kp_workqueue_get(kp_workqueue *q, int64_t timeout_ms, char **key);
 void kp_workqueue_done(kp_workqueue *q, const char *key);
 
+/* What a queue tells whoever measures it (client-go's workqueue metrics):
+ * `added` when a key enters the queue (a duplicate of a waiting key does
+ * not), `taken` when a worker gets a key, with how long it waited since it
+ * was added. Called under the queue's lock: quick, and never back into the
+ * queue. */
+typedef struct kp_workqueue_observer {
+    void (*added)(void *ctx);
+    void (*taken)(void *ctx, int64_t waited_ns);
+    void *ctx;
+} kp_workqueue_observer;
+
+/* Set (or with NULL clear) the queue's observer; the struct is copied. */
+void kp_workqueue_observe(kp_workqueue *q, const kp_workqueue_observer *obs);
+
 /* Keys ready to be handed out (not the delayed or processing ones). */
 size_t kp_workqueue_len(kp_workqueue *q);
 void kp_workqueue_shutdown(kp_workqueue *q);
