@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
+#include "controller/reconcile_metrics.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -69,13 +70,18 @@ struct kp_reconciler {
     void *state;
     pthread_t *threads;
     int n_threads;
+    kp_reconcile_stats *stats; /* controller_runtime_* and workqueue_* */
 };
 
 static void reconcile_one(kp_reconciler *r, char *key)
 {
     int64_t requeue_ms = 0;
     kp_error_clear();
+    int slot = kp_reconcile_begin(r->stats);
     int err = r->fn(r->c, r->state, key, &requeue_ms);
+    kp_reconcile_end(r->stats, slot,
+                     err < 0 ? KP_RECONCILE_ERROR : requeue_ms > 0 ? KP_RECONCILE_REQUEUE_AFTER : KP_RECONCILE_SUCCESS,
+                     err < 0);
     if (err < 0) {
         kp_ctrl_log_error(r->name, "reconcile failed", key, err);
         kp_workqueue_add_rate_limited(r->queue, key);
@@ -106,7 +112,8 @@ kp_reconciler *kp_reconciler_start(kp_ctrl *c, const char *name, kp_workqueue *q
                                    kp_reconcile_fn fn, void *state)
 {
     kp_reconciler *r = kp_xcalloc(1, sizeof(*r));
-    *r = (kp_reconciler){c, name, queue, fn, state, NULL, 0};
+    *r = (kp_reconciler){c, name, queue, fn, state, NULL, 0, NULL};
+    r->stats = kp_reconcile_metrics_controller(c->m ? c->m->reconciles : NULL, name, queue, workers > 0 ? workers : 1);
     r->threads = kp_xcalloc((size_t)(workers > 0 ? workers : 1), sizeof(pthread_t));
     for (int i = 0; i < (workers > 0 ? workers : 1); i++) {
         if (pthread_create(&r->threads[i], NULL, reconcile_worker, r) != 0)
@@ -124,6 +131,7 @@ kp_reconciler *kp_reconciler_stop(kp_reconciler *r)
     kp_workqueue_shutdown(r->queue);
     for (int i = 0; i < r->n_threads; i++)
         pthread_join(r->threads[i], NULL);
+    kp_reconcile_stats_detach(r->stats);
     free(r->threads);
     free(r);
     return NULL;
@@ -141,6 +149,7 @@ struct kp_loop {
     pthread_mutex_t mu;
     bool stopping;
     pthread_t thread;
+    kp_reconcile_stats *stats; /* a pass counts as one reconcile */
 };
 
 static bool loop_stopping(kp_loop *l)
@@ -156,7 +165,9 @@ static void *loop_main(void *arg)
     kp_loop *l = arg;
     while (!loop_stopping(l)) {
         kp_error_clear();
+        int slot = kp_reconcile_begin(l->stats);
         int err = l->fn(l->c, l->state);
+        kp_reconcile_end(l->stats, slot, err < 0 ? KP_RECONCILE_ERROR : KP_RECONCILE_REQUEUE_AFTER, false);
         if (err < 0)
             kp_ctrl_log_error(l->name, "pass failed", NULL, err);
         if (loop_stopping(l))
@@ -172,6 +183,7 @@ kp_loop *kp_loop_start(kp_ctrl *c, const char *name, int64_t period_ms, kp_loop_
     kp_loop *l = kp_xcalloc(1, sizeof(*l));
     l->c = c, l->name = name, l->period_ms = period_ms, l->fn = fn, l->state = state;
     l->wake = kp_kube_cancel_new();
+    l->stats = kp_reconcile_metrics_controller(c->m ? c->m->reconciles : NULL, name, NULL, 1);
     pthread_mutex_init(&l->mu, NULL);
     if (pthread_create(&l->thread, NULL, loop_main, l) != 0) {
         kp_kube_cancel_free(l->wake);

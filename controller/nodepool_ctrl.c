@@ -191,17 +191,20 @@ static void export_metrics(kp_ctrl *c, const char *name, const cJSON *pool, cons
 {
     if (!c->m)
         return;
+    char label[256];
     for (size_t i = 0; i < u->n; i++) {
-        double v = (double)kp_quantity_milli_value(u->sums[i]) / 1000.0;
-        kp_ctrl_set(c->m->nodepool_usage, (const char *const[]){name, u->names[i]}, v);
+        kp_ctrl_resource_label(label, sizeof(label), u->names[i]);
+        kp_ctrl_set(c->m->nodepool_usage, (const char *const[]){label, name},
+                    kp_ctrl_resource_value(u->names[i], kp_quantity_milli_value(u->sums[i])));
     }
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "spec"), "limits"))
     {
         kp_quantity q;
+        kp_ctrl_resource_label(label, sizeof(label), e->string);
         if (cJSON_IsString(e) && kp_quantity_parse(e->valuestring, &q) == 0)
-            kp_ctrl_set(c->m->nodepool_limit, (const char *const[]){name, e->string},
-                        (double)kp_quantity_milli_value(q) / 1000.0);
+            kp_ctrl_set(c->m->nodepool_limit, (const char *const[]){label, name},
+                        kp_ctrl_resource_value(e->string, kp_quantity_milli_value(q)));
     }
 }
 
