@@ -82,13 +82,7 @@ void lc_event(claim_ctx *x, const char *type, const char *reason, const char *ms
 
 void lc_observe_cloud(kp_ctrl *c, const char *method, int64_t start, int err)
 {
-    if (!c->m)
-        return;
-    const char *provider = kp_cloud_name(c->cloud);
-    int64_t took = c->clock->monotonic(c->clock) - start;
-    kp_ctrl_observe(c->m->cloud_duration, (const char *const[]){LOGGER, method, provider}, (double)took / 1e9);
-    if (err < 0 && err != KP_ENOTFOUND)
-        kp_ctrl_count(c->m->cloud_errors, (const char *const[]){LOGGER, method, provider, kp_error_name(err)});
+    kp_ctrl_observe_cloud(c, LOGGER, method, start, err);
 }
 
 /* ----------------------------------------------------------------- launch */
@@ -134,8 +128,8 @@ static int launch_failed_delete(claim_ctx *x, int err, const char *reason)
     lc_event(x, "Warning", err == KP_EINSUFFICIENT_CAPACITY ? "InsufficientCapacityError" : "NodeClassNotReady", msg);
     int derr = kp_kube_delete(x->c->kube, KP_RES_NODECLAIM, NULL, x->nc.meta.name, NULL);
     if (x->c->m)
-        kp_ctrl_count(x->c->m->nodeclaims_disrupted, (const char *const[]){reason, x->pool,
-                                                                          kp_obj_label(x->orig, KP_LABEL_CAPACITY_TYPE)});
+        kp_ctrl_count(x->c->m->nodeclaims_disrupted,
+                      (const char *const[]){reason, x->pool, kp_ctrl_capacity_type(x->c, x->orig)});
     return derr == KP_ENOTFOUND ? 0 : derr;
 }
 
@@ -161,7 +155,6 @@ int lc_launch(claim_ctx *x)
     KP_LOG(KP_LOG_INFO, LOGGER, "launched nodeclaim", "NodeClaim", x->nc.meta.name, "provider-id", in.provider_id,
            "instance-type", in.instance_type ? in.instance_type : "", "zone", in.zone ? in.zone : "",
            "capacity-type", in.capacity_type ? in.capacity_type : "");
-    kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_launched : NULL, (const char *const[]){x->pool});
     return 1; /* launched now: its status must be written before anything else */
 }
 
@@ -286,9 +279,6 @@ int lc_registration(claim_ctx *x)
         cJSON *status = kp_obj_ensure(x->obj, "status");
         cJSON_DeleteItemFromObjectCaseSensitive(status, "nodeName");
         cJSON_AddStringToObject(status, "nodeName", name);
-        kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_registered : NULL, (const char *const[]){x->pool});
-        kp_ctrl_count(x->c->m ? x->c->m->nodes_created : NULL,
-                      (const char *const[]){x->pool, kp_obj_label(x->obj, KP_LABEL_ZONE)});
     }
     cJSON_Delete(want);
     cJSON_Delete(node);

@@ -96,7 +96,6 @@ int lc_initialization(claim_ctx *x)
             err = 0;
             KP_LOG(KP_LOG_INFO, LOGGER, "initialized nodeclaim", "NodeClaim", x->nc.meta.name);
             kp_obj_set_condition(x->obj, "Initialized", "True", "Initialized", "", x->now);
-            kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_initialized : NULL, (const char *const[]){x->pool});
         }
     }
     cJSON_Delete(node);
@@ -110,7 +109,7 @@ static int delete_for_timeout(claim_ctx *x, const char *reason)
     KP_LOG(KP_LOG_INFO, LOGGER, "deleting nodeclaim that did not come up in time", "NodeClaim", x->nc.meta.name,
            "reason", reason);
     kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_disrupted : NULL,
-                  (const char *const[]){reason, x->pool, kp_obj_label(x->orig, KP_LABEL_CAPACITY_TYPE)});
+                  (const char *const[]){reason, x->pool, kp_ctrl_capacity_type(x->c, x->orig)});
     int err = kp_kube_delete(x->c->kube, KP_RES_NODECLAIM, NULL, x->nc.meta.name, NULL);
     return err == KP_ENOTFOUND ? 0 : err;
 }

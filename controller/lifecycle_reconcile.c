@@ -66,6 +66,11 @@ static int terminate_instance(claim_ctx *x, bool *gone)
     if (err < 0 && err != KP_ENOTFOUND)
         return err;
     *gone = err == KP_ENOTFOUND;
+    int64_t asked = lc_cond_true(x->orig, "InstanceTerminating") ? kp_obj_condition_since(x->orig, "InstanceTerminating")
+                                                                  : 0;
+    if (*gone && asked && x->c->m)
+        kp_ctrl_observe(x->c->m->nodeclaims_instance_termination_duration, (const char *const[]){x->pool},
+                        (double)(x->now - asked) / 1e9);
     if (kp_obj_set_condition(x->obj, "InstanceTerminating", "True", "InstanceTerminating", "", x->now)) {
         int perr = kp_obj_patch(x->c->kube, KP_RES_NODECLAIM, x->orig, x->obj, KP_KUBE_STATUS | KP_OBJ_LOCK);
         if (perr == KP_ECONFLICT)
@@ -104,18 +109,43 @@ int lc_finalize(claim_ctx *x)
         return err == KP_ENOTFOUND ? 0 : err;
     KP_LOG(KP_LOG_INFO, LOGGER, "deleted nodeclaim", "NodeClaim", x->nc.meta.name);
     kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_terminated : NULL,
-                  (const char *const[]){x->pool, kp_obj_label(x->orig, KP_LABEL_CAPACITY_TYPE),
+                  (const char *const[]){x->pool, kp_ctrl_capacity_type(x->c, x->orig),
                                         kp_obj_label(x->orig, KP_LABEL_ZONE)});
+    if (x->c->m)
+        kp_ctrl_observe(x->c->m->nodeclaims_termination_duration, (const char *const[]){x->pool},
+                        (double)(x->now - x->nc.meta.deletion_timestamp.ns) / 1e9);
     return 0;
 }
 
 /* --------------------------------------------------------------- reconcile */
+
+/* The lifecycle counters, for each condition this reconcile turned True and
+ * stored: a stale cache can run a step twice, but only one status write
+ * under the resourceVersion lock flips the condition, so each transition
+ * counts once. */
+static void count_transitions(claim_ctx *x)
+{
+    kp_ctrl_metrics *m = x->c->m;
+    if (!m)
+        return;
+    const char *pool[] = {x->pool};
+    if (!lc_cond_true(x->orig, "Launched") && lc_cond_true(x->obj, "Launched"))
+        kp_ctrl_count(m->nodeclaims_launched, pool);
+    if (!lc_cond_true(x->orig, "Registered") && lc_cond_true(x->obj, "Registered")) {
+        kp_ctrl_count(m->nodeclaims_registered, pool);
+        kp_ctrl_count(m->nodes_created, (const char *const[]){x->pool, kp_obj_label(x->obj, KP_LABEL_ZONE)});
+    }
+    if (!lc_cond_true(x->orig, "Initialized") && lc_cond_true(x->obj, "Initialized"))
+        kp_ctrl_count(m->nodeclaims_initialized, pool);
+}
 
 /* Write what the steps changed: status (conditions replace each other, so
  * under the resourceVersion lock), then labels (merged key by key). */
 static int persist(claim_ctx *x)
 {
     int err = kp_obj_patch(x->c->kube, KP_RES_NODECLAIM, x->orig, x->obj, KP_KUBE_STATUS | KP_OBJ_LOCK);
+    if (err >= 0 && err != KP_KUBE_UNCHANGED)
+        count_transitions(x);
     if (err >= 0)
         err = kp_obj_patch(x->c->kube, KP_RES_NODECLAIM, x->orig, x->obj, 0);
     if (err == KP_ECONFLICT) {

@@ -378,7 +378,9 @@ static int terminate_instance(term_ctx *t, bool *gone)
         nc.provider_id = kp_obj_str(t->node, "spec.providerID");
     if (!nc.provider_id || !*nc.provider_id)
         return 0;
+    int64_t start = t->c->clock->monotonic(t->c->clock);
     int err = t->c->cloud->ops->delete_instance(t->c->cloud, &nc);
+    kp_ctrl_observe_cloud(t->c, LOGGER, "Delete", start, err);
     if (err < 0 && err != KP_ENOTFOUND)
         return err;
     set_condition(t, "InstanceTerminating", "True", "InstanceTerminating");
@@ -397,6 +399,7 @@ static int let_go(term_ctx *t)
     KP_LOG(KP_LOG_INFO, LOGGER, "deleted node", "Node", t->name);
     const char *pool = kp_obj_label(t->node, KP_LABEL_NODEPOOL), *zone = kp_obj_label(t->node, KP_LABEL_ZONE);
     kp_ctrl_count(t->c->m ? t->c->m->nodes_terminated : NULL, (const char *const[]){pool, zone});
+    kp_ctrl_node_terminated(t->c, t->node);
     return 0;
 }
 
