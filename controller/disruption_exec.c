@@ -335,11 +335,13 @@ static void count_disrupted(kp_ctrl *c, const kp_snapshot *snap, const kp_disrup
 int kp_disrupt_queue_start(kp_disrupt_queue *q, kp_ctrl *c, const kp_snapshot *snap, const kp_disrupt_command *k)
 {
     command *cmd = command_of(snap, k, c->clock->now(c->clock));
-    char savings[32];
+    char savings[32], replacements[16];
     snprintf(savings, sizeof(savings), "%.4f", k->savings_hourly);
+    snprintf(replacements, sizeof(replacements), "%u",
+             k->decision == KP_DISRUPT_REPLACE && k->simulation ? k->simulation->n_claims : 0);
     KP_LOG(KP_LOG_INFO, LOGGER, "disrupting node(s)", "method", kp_disrupt_method_name(k->method), "reason",
            cmd->reason, "decision", kp_disrupt_decision_name(k->decision), "nodes", cmd->nodes.n ? cmd->nodes.v[0] : "",
-           "savingsHourly", savings, "forceful", k->forceful ? "true" : "false");
+           "replacements", replacements, "savingsHourly", savings, "forceful", k->forceful ? "true" : "false");
     count_disrupted(c, snap, k, cmd->reason);
     int err = 0;
     if (k->forceful) { /* expiration: no budget, no replacement to wait for */
