@@ -42,10 +42,13 @@ static inline void kp_resvec_zero(kp_resvec *r)
 void kp_resvec_add(kp_resvec *a, const kp_resvec *b, uint32_t n);
 /* a -= b, saturating. */
 void kp_resvec_sub(kp_resvec *a, const kp_resvec *b, uint32_t n);
-/* a = max(a, b) element-wise (inline: the solver's filter calls it per instance type). */
+/* a = max(a, b) element-wise (inline: the solver's filter calls it per
+ * instance type; the fixed resources unroll, as in kp_resvec_fits). */
 static inline void kp_resvec_max(kp_resvec *a, const kp_resvec *b, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < KP_RES_FIXED; i++)
+        a->v[i] = b->v[i] > a->v[i] ? b->v[i] : a->v[i];
+    for (uint32_t i = KP_RES_FIXED; i < n; i++)
         if (b->v[i] > a->v[i])
             a->v[i] = b->v[i];
 }
@@ -53,7 +56,9 @@ static inline void kp_resvec_max(kp_resvec *a, const kp_resvec *b, uint32_t n)
 /* a = min(a, b) element-wise. */
 static inline void kp_resvec_min(kp_resvec *a, const kp_resvec *b, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < KP_RES_FIXED; i++)
+        a->v[i] = b->v[i] < a->v[i] ? b->v[i] : a->v[i];
+    for (uint32_t i = KP_RES_FIXED; i < n; i++)
         if (b->v[i] < a->v[i])
             a->v[i] = b->v[i];
 }
@@ -63,9 +68,8 @@ static inline void kp_resvec_min(kp_resvec *a, const kp_resvec *b, uint32_t n)
  * the compiler unrolls); entries past `n` are zero in every vector. */
 static inline bool kp_resvec_fits(const kp_resvec *req, const kp_resvec *avail, uint32_t n)
 {
-    bool ok = true;
-    for (uint32_t i = 0; i < KP_RES_FIXED; i++)
-        ok &= req->v[i] <= avail->v[i];
+    bool ok = (req->v[0] <= avail->v[0]) & (req->v[1] <= avail->v[1]) & (req->v[2] <= avail->v[2]) &
+              (req->v[3] <= avail->v[3]);
     for (uint32_t i = KP_RES_FIXED; i < n && ok; i++)
         ok = req->v[i] <= avail->v[i];
     return ok;
