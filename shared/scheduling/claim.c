@@ -459,7 +459,7 @@ static const char *limits_text(solver *s, uint32_t tmpl)
         char q[KP_QUANTITY_STRLEN];
         enum kp_quantity_format f = r == KP_RES_MEMORY || r == KP_RES_EPHEMERAL ? KP_QUANTITY_BINARY_SI
                                                                                 : KP_QUANTITY_DECIMAL_SI;
-        kp_quantity_format(kp_quantity_from_milli(t->limits.v[r], f), q, sizeof(q));
+        kp_quantity_format(kp_quantity_from_milli128(t->limits.v[r], f), q, sizeof(q));
         kp_buf_printf(&b, "%s%s %s", b.len ? ", " : "", s->snap->restab.names[r], q);
     }
     const char *out = kp_arena_printf(s->arena, "all compatible instance types exceed nodepool \"%s\" limits: %s",
@@ -474,7 +474,7 @@ static const char *limits_text(solver *s, uint32_t tmpl)
 static void charge_limits(solver *s, const claim *c)
 {
     tstate *ts = &s->ts[c->tmpl];
-    kp_resvec_sub(&ts->remaining, &c->charged, s->n_res);
+    kp_limvec_sub(&ts->remaining, &c->charged, s->n_res);
     ts->nodes_remaining--;
 }
 

@@ -27,6 +27,26 @@ typedef struct kp_restab {
 } kp_restab;
 
 void kp_restab_init(kp_restab *tab);
+/* NodePool limits and what is left of them: wider than a kp_resvec, because
+ * Kubernetes accepts limits such as 10000000Gi (1.07e19 milli-units), and
+ * they must hold exactly. */
+typedef struct kp_limvec {
+    kp_milli128 v[KP_RES_MAX];
+} kp_limvec;
+
+/* l -= r (r's entries are int64: they never take a limit out of range). */
+static inline void kp_limvec_sub(kp_limvec *l, const kp_resvec *r, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        l->v[i] -= r->v[i];
+}
+
+static inline void kp_limvec_add(kp_limvec *l, const kp_resvec *r, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        l->v[i] += r->v[i];
+}
+
 /* Index of `name`, adding it if new; -1 (with an error set) when the table is full. */
 int kp_restab_index(kp_restab *tab, const char *name);
 /* Index of `name` or -1 when the table does not know it. */

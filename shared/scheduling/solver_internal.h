@@ -113,7 +113,7 @@ typedef struct tstate { /* per template */
     uint32_t n_dgroups;
     int32_t *group_of; /* per snapshot instance type: its daemon group, or -1 */
     kp_resvec *room;   /* per snapshot instance type: allocatable minus its daemon overhead */
-    kp_resvec remaining; /* limits left, where limited */
+    kp_limvec remaining; /* limits left, where limited */
     int64_t nodes_remaining;
     const uint32_t *its; /* the template's instance types, cheapest first */
     uint32_t n_its;

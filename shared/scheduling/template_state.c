@@ -151,7 +151,7 @@ static void init_limits(solver *s, uint32_t t)
         /* Karpenter counts active nodes only: one being deleted frees its share. */
         if (n->template_index != (int32_t)t || n->deleting || (s->opts->exclude_nodes && s->opts->exclude_nodes[i]))
             continue;
-        kp_resvec_sub(&ts->remaining, &n->capacity, s->n_res);
+        kp_limvec_sub(&ts->remaining, &n->capacity, s->n_res);
         ts->nodes_remaining--;
     }
 }
