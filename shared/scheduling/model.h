@@ -140,7 +140,7 @@ typedef struct kp_template {
     const kp_taint *startup_taints;
     uint32_t n_startup_taints;
     bool has_limits;
-    kp_resvec limits;     /* valid where limited[i] */
+    kp_limvec limits;     /* valid where limited[i] */
     bool limited[KP_RES_MAX];
     bool limit_nodes;
     int64_t node_limit;
