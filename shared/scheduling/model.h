@@ -105,7 +105,6 @@ typedef struct kp_spod {
     bool terminal;    /* Succeeded / Failed */
     bool terminating; /* deletionTimestamp set */
     bool daemon;      /* owned by a DaemonSet */
-    bool do_not_disrupt;
     const kp_pod *src; /* the decoded object, when built from one */
 } kp_spod;
 

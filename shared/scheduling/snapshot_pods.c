@@ -513,8 +513,6 @@ static int compile_pod(build_ctx *b, const kp_pod *p, kp_spod *sp)
     sp->daemon = p->owned_by_daemonset;
     sp->terminal = p->phase == KP_POD_PHASE_SUCCEEDED || p->phase == KP_POD_PHASE_FAILED;
     sp->terminating = p->meta.deletion_timestamp.set;
-    const char *dnd = kp_labels_get(&p->meta.annotations, KP_ANNOTATION_DO_NOT_DISRUPT);
-    sp->do_not_disrupt = dnd && strcmp(dnd, "true") == 0;
     sp->scheduled = *p->node_name != '\0';
     if (sp->scheduled) {
         kp_sym s = kp_sym_lookup(snap->symtab, p->node_name);
