@@ -43,6 +43,7 @@ struct fake_api {
     unsigned bookmark_gen, close_gen;
     int watches;
     bool policy_v1;
+    bool patch_locks;
     char *token;
     fake_hook hook;
     void *hook_ctx;
@@ -403,6 +404,13 @@ static answer patch(fake_api *fa, const route *r, const fake_req *req, const cJS
 {
     entry *e = find(fa, r);
     if (!e) return failure(404, "NotFound", r, "%s \"%s\" not found");
+    /* A merge patch that names a resourceVersion is an optimistic lock, as
+     * on a real API server (client-go's MergeFromWithOptimisticLock). */
+    const char *rv = !fa->patch_locks || strstr(req->content_type, "json-patch") ? NULL : meta(body, "resourceVersion");
+    if (rv && strcmp(rv, meta(e->obj, "resourceVersion")) != 0)
+        return failure(409, "Conflict", r,
+                       "Operation cannot be fulfilled on %s \"%s\": the object has been "
+                       "modified; please apply your changes to the latest version and try again");
     cJSON *o = apply_patch(e->obj, req->content_type, body);
     if (!o)
         return (answer){422, status_body(422, "Invalid", "the JSON patch could not be applied")};
@@ -885,6 +893,11 @@ void fake_api_set_hook(fake_api *fa, fake_hook hook, void *ctx)
 void fake_api_set_policy_v1(fake_api *fa, bool served)
 {
     LOCKED(fa, fa->policy_v1 = served);
+}
+
+void fake_api_set_patch_locks(fake_api *fa, bool enforced)
+{
+    LOCKED(fa, fa->patch_locks = enforced);
 }
 
 void fake_api_require_token(fake_api *fa, const char *token)

@@ -57,6 +57,10 @@ const char *fake_api_url(fake_api *fa);
 void fake_api_set_hook(fake_api *fa, fake_hook hook, void *ctx);
 /* Whether /apis/policy/v1 exists (default true). */
 void fake_api_set_policy_v1(fake_api *fa, bool served);
+/* Whether a merge patch naming metadata.resourceVersion is refused with 409
+ * when the object has moved on, as a real API server does (default false:
+ * the store applies every patch). */
+void fake_api_set_patch_locks(fake_api *fa, bool enforced);
 /* Answer 401 unless "Authorization: Bearer <token>"; NULL: no check. */
 void fake_api_require_token(fake_api *fa, const char *token);
 
