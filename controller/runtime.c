@@ -17,6 +17,8 @@
 #include "controller/metrics_ctrl.h"
 #include "controller/nodepool_ctrl.h"
 #include "controller/ownership.h"
+#include "controller/reconcile_metrics.h"
+#include "controller/state_metrics.h"
 #include "kube/config.h"
 #include "kube/leader.h"
 
@@ -217,6 +219,11 @@ int kp_runtime_new(const kp_ctrl_opts *opts, kp_runtime **out)
     if (!err)
         err = node_class_informer(rt);
     if (!err)
+        err = kp_ctrl_metrics_init_status(&rt->metrics, rt->c.metrics, rt->c.cloud->ops->node_class_group,
+                                          rt->c.cloud->ops->node_class_kind);
+    if (!err)
+        err = kp_state_metrics_watch(&rt->c); /* before the informers start */
+    if (!err)
         err = interruption(rt);
     if (err < 0) {
         kp_runtime_free(rt);
@@ -237,6 +244,7 @@ static void lead(kp_runtime *rt)
     if (!atomic_load(&rt->leading) && kp_controllers_start(rt->controllers) == 0 &&
         (!rt->kubelet || kp_kwok_kubelet_start(rt->kubelet) == 0)) {
         atomic_store(&rt->leading, true);
+        kp_ctrl_metrics_lead(&rt->metrics, rt->c.opts.lease_name, true);
         KP_LOG(KP_LOG_INFO, LOGGER, "leading: controllers started", "identity", rt->identity);
     }
     pthread_mutex_unlock(&rt->mu);
@@ -251,6 +259,7 @@ static void on_stopped(void *ctx)
 {
     kp_runtime *rt = ctx;
     if (atomic_load(&rt->leading)) {
+        kp_ctrl_metrics_lead(&rt->metrics, rt->c.opts.lease_name, false);
         KP_LOG(KP_LOG_ERROR, LOGGER, "lost the leader lease", "identity", rt->identity);
         atomic_store(&rt->failed, true);
     }
@@ -273,6 +282,7 @@ static int elect(kp_runtime *rt)
         gethostname(host, sizeof(host) - 1);
         snprintf(rt->identity, sizeof(rt->identity), "%s_%ld", host, (long)getpid());
     }
+    kp_ctrl_metrics_lead(&rt->metrics, o->lease_name, false); /* 0 until the lease is ours */
     if (!o->leader_elect) {
         lead(rt);
         return 0;
@@ -321,7 +331,7 @@ static int sync_caches(kp_runtime *rt, bool (*interrupted)(void))
     }
     kp_ctrl_report_foreign(c);
     atomic_store(&rt->synced, true);
-    kp_ctrl_set(rt->metrics.cluster_synced, NULL, 1);
+    kp_reconcile_metrics_synced(rt->metrics.reconciles, true);
     return 0;
 }
 
@@ -390,6 +400,7 @@ kp_runtime *kp_runtime_free(kp_runtime *rt)
     rt->c.kube = kp_kube_client_free(rt->c.kube);
     rt->config = kp_kube_config_free(rt->config);
     kp_cluster_facts_clear(&rt->facts);
+    kp_ctrl_metrics_fini(&rt->metrics);
     rt->c.metrics = kp_metrics_free(rt->c.metrics);
     rt->c.stop = kp_kube_cancel_free(rt->c.stop);
     kp_strmap_clear(&rt->c.foreign_seen, NULL);

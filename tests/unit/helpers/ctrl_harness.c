@@ -174,6 +174,7 @@ void harness_start(harness *h, int64_t now_ns)
     h->c.stop = kp_kube_cancel_new();
     h->c.metrics = kp_metrics_new();
     cr_assert_eq(kp_ctrl_metrics_init(&h->m, h->c.metrics), 0);
+    cr_assert_eq(kp_ctrl_metrics_init_status(&h->m, h->c.metrics, "karpenter.test", "FakeNodeClass"), 0);
     h->c.m = &h->m;
     h->cloud.base.ops = &fake_ops;
     h->c.cloud = &h->cloud.base;
@@ -194,6 +195,7 @@ void harness_stop(harness *h)
         h->c.informers[k] = kp_informer_free(h->c.informers[k]);
     h->c.events = kp_eventq_stop(h->c.events);
     h->c.kube = kp_kube_client_free(h->c.kube);
+    kp_ctrl_metrics_fini(&h->m);
     h->c.metrics = kp_metrics_free(h->c.metrics);
     h->c.stop = kp_kube_cancel_free(h->c.stop);
     kp_strmap_clear(&h->c.foreign_seen, NULL);
