@@ -8,6 +8,7 @@
 #include "base/xalloc.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
+#include "controller/scheduler_metrics.h"
 #include "controller/view.h"
 #include "kube/ops.h"
 #include "provisioning/nodeclaim_object.h"
@@ -280,18 +281,16 @@ static int solve(batch *b, const uint32_t *pending, uint32_t n)
     opts.skip_lower_bound = true;
     opts.ignore_preferences = b->p->c->opts.ignore_preferences;
     opts.min_values_best_effort = b->p->c->opts.min_values_best_effort;
+    kp_sched_run run;
+    kp_sched_metrics_begin(&run, b->p->c, "provisioner", b->view->snap, pending, n);
     int err = kp_solve(b->view->snap, &opts, pending, n, &b->plan);
+    kp_sched_metrics_end(&run, b->p->c, b->view->snap, err < 0 ? NULL : b->plan);
     if (err < 0)
         return err;
     b->result->solve_ns = b->plan->solve_ns;
     b->result->unschedulable = b->plan->n_errors;
     for (uint32_t i = 0; i < b->plan->n_nodes; i++)
         b->result->on_existing += b->plan->nodes[i].n_pods;
-    kp_ctrl_metrics *m = b->p->c->m;
-    if (m) {
-        kp_ctrl_observe(m->scheduling_duration, (const char *const[]){"provisioner"}, (double)b->plan->solve_ns / 1e9);
-        kp_ctrl_set(m->unschedulable_pods, (const char *const[]){"provisioner"}, b->plan->n_errors);
-    }
     return 0;
 }
 

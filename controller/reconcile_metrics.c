@@ -20,11 +20,18 @@ struct kp_reconcile_stats {
     kp_reconcile_stats *next;
 };
 
+/* A scheduling simulation under way. */
+typedef struct solving {
+    char controller[64], id[40];
+    int64_t since; /* monotonic ns; 0: the slot is free */
+} solving;
+
 struct kp_reconcile_metrics {
     kp_ctrl_metrics *m;
     kp_metrics *registry;
     pthread_mutex_t mu;
     kp_reconcile_stats *stats;
+    solving solvers[KP_RECONCILE_SOLVERS];
     bool synced;
     int64_t unsynced_since; /* monotonic ns */
 };
@@ -193,11 +200,52 @@ static void collect(void *ctx)
     pthread_mutex_lock(&rm->mu);
     for (kp_reconcile_stats *s = rm->stats; s; s = s->next)
         in_progress(s, now);
+    for (int i = 0; i < KP_RECONCILE_SOLVERS; i++)
+        if (rm->solvers[i].since)
+            kp_ctrl_set(rm->m->unfinished_work, (const char *const[]){rm->solvers[i].controller, rm->solvers[i].id},
+                        (double)(now - rm->solvers[i].since) / 1e9);
     double unsynced = rm->synced ? 0 : (double)(now - rm->unsynced_since) / 1e9;
     bool synced = rm->synced;
     pthread_mutex_unlock(&rm->mu);
     kp_ctrl_set(rm->m->cluster_synced, NULL, synced ? 1 : 0);
     kp_ctrl_set(rm->m->cluster_unsynced, NULL, unsynced);
+}
+
+void kp_reconcile_metrics_solving(kp_reconcile_metrics *rm, const char *controller, const char *id)
+{
+    if (!rm)
+        return;
+    pthread_mutex_lock(&rm->mu);
+    solving *free_slot = NULL;
+    for (int i = 0; i < KP_RECONCILE_SOLVERS; i++) {
+        solving *s = &rm->solvers[i];
+        if (!s->since && !free_slot)
+            free_slot = s;
+        if (s->since && !strcmp(s->controller, controller))
+            free_slot = s; /* a run that never ended is replaced */
+    }
+    if (free_slot) {
+        snprintf(free_slot->controller, sizeof(free_slot->controller), "%s", controller);
+        snprintf(free_slot->id, sizeof(free_slot->id), "%s", id);
+        free_slot->since = mono_ns();
+    }
+    pthread_mutex_unlock(&rm->mu);
+    kp_ctrl_set(rm->m->unfinished_work, (const char *const[]){controller, id}, 0);
+}
+
+void kp_reconcile_metrics_solved(kp_reconcile_metrics *rm, const char *controller)
+{
+    if (!rm)
+        return;
+    pthread_mutex_lock(&rm->mu);
+    for (int i = 0; i < KP_RECONCILE_SOLVERS; i++) {
+        solving *s = &rm->solvers[i];
+        if (s->since && !strcmp(s->controller, controller)) {
+            kp_metric_remove(rm->m->unfinished_work, (const char *const[]){s->controller, s->id});
+            s->since = 0;
+        }
+    }
+    pthread_mutex_unlock(&rm->mu);
 }
 
 void kp_reconcile_metrics_synced(kp_reconcile_metrics *rm, bool synced)

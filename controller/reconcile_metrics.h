@@ -47,6 +47,13 @@ int kp_reconcile_begin(kp_reconcile_stats *s);
  * back-off). NULL-safe on `s`. */
 void kp_reconcile_end(kp_reconcile_stats *s, int slot, enum kp_reconcile_result result, bool retried);
 
+/* A scheduling simulation `id` of `controller` is under way / done:
+ * karpenter_scheduler_unfinished_work_seconds while it runs (one at a time
+ * per controller; at most KP_RECONCILE_SOLVERS controllers). */
+#define KP_RECONCILE_SOLVERS 4
+void kp_reconcile_metrics_solving(kp_reconcile_metrics *rm, const char *controller, const char *id);
+void kp_reconcile_metrics_solved(kp_reconcile_metrics *rm, const char *controller);
+
 /* Whether the caches are in step with the API server, for
  * karpenter_cluster_state_synced and ..._unsynced_time_seconds. */
 void kp_reconcile_metrics_synced(kp_reconcile_metrics *rm, bool synced);
