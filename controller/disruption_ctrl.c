@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "base/xalloc.h"
 #include "controller/disruption_exec.h"
+#include "controller/disruption_metrics.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
@@ -163,6 +164,20 @@ static void mark_in_flight(kp_disruption_ctrl *d, kp_snapshot *snap)
     }
 }
 
+/* A consolidation found before and not found again failed its validation:
+ * its key is "<method>,<candidate>,...[+<type>...]" (command_key). */
+static void failed_validation(void *ctx, const char *key, void *since)
+{
+    (void)since;
+    char *end = NULL;
+    long method = strtol(key, &end, 10);
+    uint32_t candidates = 0;
+    for (const char *p = end; p && *p && *p != '+'; p++)
+        candidates += *p == ',';
+    if (end != key && method >= 0 && method < KP_DISRUPT_METHODS)
+        kp_disruption_metrics_failed_validation(ctx, (enum kp_disrupt_method)method, candidates);
+}
+
 static int start_commands(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *snap, const kp_disruption_plan *plan)
 {
     kp_strmap seen = KP_STRMAP_INIT;
@@ -175,6 +190,7 @@ static int start_commands(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *
         if (err < 0 && !first_err)
             first_err = err;
     }
+    kp_strmap_foreach(&d->pending, failed_validation, c);
     kp_strmap_clear(&d->pending, free); /* commands not found again are dropped */
     d->pending = seen;
     return first_err;

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
+#include "controller/disruption_metrics.h"
 #include "controller/eventq.h"
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
@@ -362,28 +363,6 @@ static command *command_of(const kp_snapshot *snap, const kp_disrupt_command *k,
     return cmd;
 }
 
-/* Karpenter's reason label values: "underutilized", "drifted", ... */
-static void count_disrupted(kp_ctrl *c, const kp_snapshot *snap, const kp_disrupt_command *k, const char *reason)
-{
-    char lower[32];
-    snprintf(lower, sizeof(lower), "%s", reason);
-    for (char *p = lower; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-    for (uint32_t i = 0; i < k->n_candidates; i++) {
-        const kp_snode *n = &snap->nodes[k->candidates[i]];
-        const kp_nodepool *np = n->template_index >= 0 ? snap->templates[n->template_index].src : NULL;
-        const char *ct = NULL;
-        if (n->src_claim)
-            ct = kp_labels_get(&n->src_claim->meta.labels, KP_LABEL_CAPACITY_TYPE);
-        else if (n->src_node)
-            ct = kp_labels_get(&n->src_node->meta.labels, KP_LABEL_CAPACITY_TYPE);
-        kp_ctrl_count(c->m ? c->m->nodeclaims_disrupted : NULL,
-                      (const char *const[]){lower, np ? np->meta.name : "", ct ? ct : ""});
-    }
-    kp_ctrl_count(c->m ? c->m->disruption_decisions : NULL,
-                  (const char *const[]){kp_disrupt_decision_name(k->decision), lower, k->consolidation_type ? k->consolidation_type : ""});
-}
-
 int kp_disrupt_queue_start(kp_disrupt_queue *q, kp_ctrl *c, const kp_snapshot *snap, const kp_disrupt_command *k)
 {
     command *cmd = command_of(snap, k, c->clock->now(c->clock));
@@ -394,7 +373,7 @@ int kp_disrupt_queue_start(kp_disrupt_queue *q, kp_ctrl *c, const kp_snapshot *s
     KP_LOG(KP_LOG_INFO, LOGGER, "disrupting node(s)", "method", kp_disrupt_method_name(k->method), "reason",
            cmd->reason, "decision", kp_disrupt_decision_name(k->decision), "nodes", cmd->nodes.n ? cmd->nodes.v[0] : "",
            "replacements", replacements, "savingsHourly", savings, "forceful", k->forceful ? "true" : "false");
-    count_disrupted(c, snap, k, cmd->reason);
+    kp_disruption_metrics_decision(c, snap, k);
     int err = 0;
     if (k->forceful) { /* expiration: no budget, no replacement to wait for */
         err = delete_candidates(c, cmd);

@@ -1,5 +1,6 @@
 /* What one disruption plan says, on the cluster (see disruption_exec.h). */
 #include "controller/disruption_exec.h"
+#include "controller/disruption_metrics.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
@@ -123,4 +124,5 @@ void kp_disruption_explain(kp_ctrl *c, const kp_snapshot *snap, const kp_disrupt
     explain_kept(c, snap, plan);
     explain_scores(c, snap, plan);
     explain_metrics(c, snap, plan);
+    kp_disruption_metrics_plan(c, plan);
 }

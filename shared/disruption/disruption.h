@@ -81,6 +81,7 @@ enum kp_disrupt_method {
     KP_DISRUPT_MULTI_NODE,
     KP_DISRUPT_SINGLE_NODE,
 };
+#define KP_DISRUPT_METHODS 5
 
 /* Karpenter's Command.Decision(). */
 enum kp_disrupt_decision {
@@ -279,6 +280,11 @@ typedef struct kp_disruption_plan {
     double cost_after;
     uint32_t simulations; /* scheduling simulations run (for the benchmark) */
     int64_t compute_ns;
+    /* Per method (enum kp_disrupt_method): how long it took over the loops
+     * that ran it, and in how many loops it ran (Karpenter's
+     * decision_evaluation_duration_seconds). */
+    int64_t method_ns[KP_DISRUPT_METHODS];
+    uint32_t method_runs[KP_DISRUPT_METHODS];
 } kp_disruption_plan;
 
 /* Plan. `snap` is changed as the commands are applied: replacements are
@@ -293,6 +299,8 @@ kp_disruption_plan *kp_disruption_plan_free(kp_disruption_plan *plan);
 const char *kp_disrupt_reason(enum kp_disrupt_method method);
 /* "expiration", "emptiness", "drift", "multi-node consolidation", ... */
 const char *kp_disrupt_method_name(enum kp_disrupt_method method);
+/* Karpenter's consolidation_type label: "empty", "multi", "single" or "". */
+const char *kp_disrupt_consolidation_type(enum kp_disrupt_method method);
 /* "delete" or "replace" (Karpenter's decision label). */
 const char *kp_disrupt_decision_name(enum kp_disrupt_decision decision);
 /* The kind as a stable name for JSON and logs: "PodDoNotDisrupt", "Budget", ... */

@@ -32,7 +32,7 @@ const char *kp_disrupt_decision_name(enum kp_disrupt_decision d)
     return d == KP_DISRUPT_REPLACE ? "replace" : "delete";
 }
 
-static const char *consolidation_type(enum kp_disrupt_method m)
+const char *kp_disrupt_consolidation_type(enum kp_disrupt_method m)
 {
     static const char *const r[] = {"", "empty", "", "multi", "single"};
     return r[m];
@@ -240,7 +240,7 @@ bool plan_add(planner *p, enum kp_disrupt_method m, const uint32_t *nodes, uint3
     cmd->method = m;
     cmd->reason = kp_disrupt_reason(m);
     cmd->drift_reason = m == KP_DISRUPT_DRIFT ? p->facts[nodes[0]].drift_reason : NULL;
-    cmd->consolidation_type = consolidation_type(m);
+    cmd->consolidation_type = kp_disrupt_consolidation_type(m);
     cmd->decision = sim && sim->n_claims ? KP_DISRUPT_REPLACE : KP_DISRUPT_DELETE;
     cmd->forceful = m == KP_DISRUPT_EXPIRATION;
     cmd->loop = p->loop;
@@ -344,7 +344,10 @@ static int one_loop(planner *p)
     start_loop(p);
     for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]) && !loop_full(p); m++) {
         kp_arena_mark mark = kp_arena_mark_get(p->scratch);
+        int64_t start = monotonic_ns();
         int err = methods[m](p);
+        p->plan->method_ns[m] += monotonic_ns() - start;
+        p->plan->method_runs[m]++;
         kp_arena_rewind(p->scratch, mark);
         if (err < 0)
             return err;
