@@ -4,6 +4,7 @@
 #include "base/log.h"
 #include "base/xalloc.h"
 #include "controller/lifecycle.h"
+#include "controller/metrics_ctrl.h"
 #include "cloud/ownership.h"
 #include "controller/objutil.h"
 #include "controller/ownership.h"
@@ -43,7 +44,9 @@ static void check_claim(void *ctx, const char *key, const cJSON *obj)
     if (launched_ms_ago(g, obj) < KP_GC_CLAIM_GRACE_MS) return;
     kp_arena *a = kp_arena_new();
     kp_cloud_instance in;
+    int64_t start = g->c->clock->monotonic(g->c->clock);
     int err = g->c->cloud->ops->get(g->c->cloud, pid, a, &in);
+    kp_ctrl_observe_cloud(g->c, LOGGER, "Get", start, err);
     kp_arena_free(a);
     if (err != KP_ENOTFOUND) return; /* there after all, or unknown: next pass */
     err = kp_kube_delete(g->c->kube, KP_RES_NODECLAIM, NULL, key, NULL);
@@ -69,7 +72,9 @@ static int collect_instance(gc_pass *g, const kp_cloud_instance *in)
     memset(&stand_in, 0, sizeof(stand_in));
     stand_in.meta.name = in->nodeclaim ? in->nodeclaim : "";
     stand_in.provider_id = in->provider_id;
+    int64_t start = g->c->clock->monotonic(g->c->clock);
     int err = g->c->cloud->ops->delete_instance(g->c->cloud, &stand_in);
+    kp_ctrl_observe_cloud(g->c, LOGGER, "Delete", start, err);
     if (err < 0 && err != KP_ENOTFOUND) return err;
     KP_LOG(KP_LOG_INFO, LOGGER, "terminated an instance no nodeclaim owns", "provider-id", in->provider_id);
     return 0;
@@ -81,7 +86,9 @@ int kp_gc_pass(kp_ctrl *c, void *state)
     kp_arena *a = kp_arena_new();
     kp_cloud_instance *list = NULL;
     uint32_t n = 0;
+    int64_t start = c->clock->monotonic(c->clock);
     int err = c->cloud->ops->list(c->cloud, a, &list, &n);
+    kp_ctrl_observe_cloud(c, LOGGER, "List", start, err);
     if (err < 0) {
         kp_arena_free(a);
         return err;

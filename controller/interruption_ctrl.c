@@ -90,6 +90,19 @@ static void post(kp_ctrl *c, const cJSON *claim, const char *type, const char *r
 }
 
 /* Events, then the delete (termination does the rest). */
+/* Karpenter's category label when `m` comes from the EC2 instance-status
+ * checks (cloud/aws/instancestatus.h names the notice by its message kind),
+ * else NULL. */
+static const char *health_category(const kp_interruption *m)
+{
+    static const char *const kinds[][2] = {
+        {"instance_status", "InstanceStatus"}, {"system_status", "SystemStatus"}, {"event_status", "EventStatus"}};
+    for (size_t i = 0; m->kind_name && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (!strcmp(m->kind_name, kinds[i][0]))
+            return kinds[i][1];
+    return NULL;
+}
+
 static int act_on_claim(kp_ctrl *c, const kp_interruption *m, const char *key)
 {
     cJSON *claim = kp_ctrl_get(c, KP_CK_NODECLAIM, key);
@@ -104,8 +117,10 @@ static int act_on_claim(kp_ctrl *c, const kp_interruption *m, const char *key)
         if (err == KP_ENOTFOUND) err = 0;
         if (err == 0) {
             const char *labels[] = {m->kind_name, kp_obj_label(claim, "karpenter.sh/nodepool"),
-                                    kp_obj_label(claim, "karpenter.sh/capacity-type"), NULL};
+                                    kp_ctrl_capacity_type(c, claim), NULL};
             kp_ctrl_count(c->m->nodeclaims_disrupted, labels);
+            if (health_category(m)) /* once per instance: later polls find the claim deleting */
+                kp_ctrl_count(c->m->instance_status_unhealthy, (const char *const[]){health_category(m)});
             KP_LOG(KP_LOG_INFO, LOGGER, "deleting nodeclaim on interruption", "NodeClaim", key, "messageKind",
                    m->kind_name, "messageID", m->id ? m->id : "");
         }
@@ -122,7 +137,9 @@ static int act_on_claim(kp_ctrl *c, const kp_interruption *m, const char *key)
 static int handle(kp_ctrl *c, const kp_interruption *m)
 {
     const char *labels[] = {m->kind_name, NULL};
-    kp_ctrl_count(c->m->interruption_messages, labels);
+    bool queued = !health_category(m); /* health checks are polled, not queue messages */
+    if (queued)
+        kp_ctrl_count(c->m->interruption_messages, labels);
     if (m->parse_error)
         KP_LOG(KP_LOG_ERROR, LOGGER, "interruption message did not parse; dropped", "error", m->parse_error);
     int err = 0;
@@ -135,11 +152,11 @@ static int handle(kp_ctrl *c, const kp_interruption *m)
         free(keys);
     }
     if (err < 0) return err;
-    if (m->start_ns > 0)
+    if (m->start_ns > 0 && queued)
         kp_ctrl_observe(c->m->interruption_queue_duration, NULL,
                         (double)(c->clock->now(c->clock) - m->start_ns) / 1e9);
     err = c->interruption->ops->ack(c->interruption, m);
-    if (err == 0) kp_ctrl_count(c->m->interruption_deleted, NULL);
+    if (err == 0 && queued) kp_ctrl_count(c->m->interruption_deleted, NULL);
     return err;
 }
 

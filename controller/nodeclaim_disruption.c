@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
+#include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
 #include "controller/ownership.h"
 #include "kube/ops.h"
@@ -126,7 +127,9 @@ static int cloud_drift(claim_pass *x, const char **reason)
     pthread_mutex_unlock(&x->d->mu);
     if (fresh)
         return 0;
+    int64_t start = x->c->clock->monotonic(x->c->clock);
     int err = x->c->cloud->ops->is_drifted(x->c->cloud, &x->nc, x->arena, reason);
+    kp_ctrl_observe_cloud(x->c, LOGGER, "IsDrifted", start, err);
     if (err == KP_ENOTFOUND)
         err = 0, *reason = NULL; /* the instance is gone: garbage collection's business */
     if (err < 0)

@@ -459,7 +459,9 @@ static int finish(term_ctx *t, int64_t *requeue_ms)
         return err;
     if (!node_ready(t->node)) {
         kp_cloud_instance in;
+        int64_t start = t->c->clock->monotonic(t->c->clock);
         int gerr = t->c->cloud->ops->get(t->c->cloud, kp_obj_str(t->node, "spec.providerID"), t->arena, &in);
+        kp_ctrl_observe_cloud(t->c, LOGGER, "Get", start, gerr);
         if (gerr == KP_ENOTFOUND)
             return let_go(t);
     }
