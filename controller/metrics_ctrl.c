@@ -37,6 +37,13 @@ static const double reconcile_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 
                                            0.4,   0.45, 0.5,   0.6,  0.7, 0.8,  0.9, 1.0,  1.25, 1.5,
                                            1.75,  2.0,  2.5,   3.0,  3.5, 4.0,  4.5, 5,    6,    7,
                                            8,     9,    10,    15,   20,  25,   30,  40,   50,   60};
+/* operatorpkg's client-go request buckets: 1 ms times 1.5 per bucket, 20 of
+ * them, as Go's repeated multiplication makes them. */
+static const double client_buckets[] = {
+    0.001,          0.0015,          0.0022500000000000003, 0.0033750000000000004, 0.005062500000000001,
+    0.0075937500000000015, 0.011390625000000001, 0.017085937500000002, 0.025628906250000003, 0.03844335937500001,
+    0.057665039062500006, 0.08649755859375001, 0.129746337890625, 0.1946195068359375, 0.29192926025390625,
+    0.43789389038085935, 0.656840835571289, 0.9852612533569336, 1.4778918800354004, 2.2168378200531005};
 /* client-go's work-queue buckets: 10 ns to 1000 s, by tens. */
 static const double queue_buckets[] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000};
 
@@ -387,12 +394,30 @@ static int runtime_families(kp_ctrl_metrics *m, kp_metrics *r)
          L("controller", "result"), NONE},
         {&m->reconcile_errors, C, "controller_runtime_reconcile_errors_total", "Reconciles that failed, by controller.",
          L("controller"), NONE},
+        {&m->terminal_errors, C, "controller_runtime_terminal_reconcile_errors_total",
+         "Reconciles that failed for good, by controller. Always 0: every failed reconcile is retried with "
+         "back-off.",
+         L("controller"), NONE},
+        {&m->reconcile_panics, C, "controller_runtime_reconcile_panics_total",
+         "Reconciles that panicked, by controller. Always 0: C has no recoverable panic; a crash restarts the "
+         "container.",
+         L("controller"), NONE},
+        {&m->reconcile_timeouts, C, "controller_runtime_reconcile_timeouts_total",
+         "Reconciles cut short by a reconcile timeout, by controller. Always 0: no reconcile has an overall "
+         "timeout; each API-server and cloud call has its own deadline.",
+         L("controller"), NONE},
         {&m->reconcile_time, H, "controller_runtime_reconcile_time_seconds", "Seconds one reconcile took, by controller.",
          L("controller"), B(reconcile_buckets)},
         {&m->max_concurrent, G, "controller_runtime_max_concurrent_reconciles", "Workers each controller runs.",
          L("controller"), NONE},
         {&m->active_workers, G, "controller_runtime_active_workers", "Workers reconciling now, by controller.",
          L("controller"), NONE},
+        {&m->client_requests, C, "client_go_request_total",
+         "API-server requests, by HTTP status (\"<error>\" when none came back) and method (watches excepted).",
+         L("code", "method"), NONE},
+        {&m->client_request_duration, H, "client_go_request_duration_seconds",
+         "Seconds API-server requests took, by verb, API group, version, resource and subresource.",
+         L("verb", "group", "version", "kind", "subresource"), B(client_buckets)},
         {&m->wq_depth, G, "workqueue_depth", "Keys waiting in a work queue, by queue and priority.",
          L("name", "controller", "priority"), NONE},
         {&m->wq_adds, C, "workqueue_adds_total", "Keys added to a work queue (not counting duplicates).",

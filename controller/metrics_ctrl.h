@@ -119,6 +119,8 @@ typedef struct kp_ctrl_metrics {
     kp_metric *process[9];    /* process_*: process_metrics.c */
     /* controller-runtime's reconcile and work-queue families (reconcile_metrics.c) */
     kp_metric *reconcile_total, *reconcile_errors, *reconcile_time, *max_concurrent, *active_workers;
+    kp_metric *terminal_errors, *reconcile_panics, *reconcile_timeouts; /* stay 0: see their help */
+    kp_metric *client_requests, *client_request_duration; /* client_go_*: client_metrics.c */
     kp_metric *wq_depth, *wq_adds, *wq_queue_duration, *wq_work_duration, *wq_unfinished, *wq_longest, *wq_retries;
     /* operator_*: per kind, and the deprecated group/kind ones (registered by
      * kp_ctrl_metrics_init_status once the provider's node class is known). */

@@ -95,6 +95,10 @@ static kp_reconcile_stats *stats_new(kp_reconcile_metrics *rm, const char *name,
     s->active = kp_metric_with(m->active_workers, c);
     s->max = kp_metric_with(m->max_concurrent, c);
     kp_counter_add(s->errors, 0);
+    /* controller-runtime starts these at 0 for every controller; they stay there (see their help). */
+    kp_counter_add(kp_metric_with(m->terminal_errors, c), 0);
+    kp_counter_add(kp_metric_with(m->reconcile_panics, c), 0);
+    kp_counter_add(kp_metric_with(m->reconcile_timeouts, c), 0);
     kp_gauge_set(s->active, 0);
     kp_gauge_set(s->max, s->workers);
     return s;

@@ -8,6 +8,7 @@
 #include "cloud/kwok/kwok_kubelet.h"
 #include "cloud/aws/interruption.h"
 #include "cloud/interruption_dir.h"
+#include "controller/client_metrics.h"
 #include "controller/cloud_aws.h"
 #include "controller/controllers.h"
 #include "controller/discovery.h"
@@ -73,6 +74,7 @@ static int clients(kp_runtime *rt)
         return kp_error_wrap(err, "loading the Kubernetes configuration");
     kp_kube_client_opts co = KP_KUBE_CLIENT_OPTS_INIT;
     co.qps = o->kube_qps, co.burst = o->kube_burst, co.clock = rt->c.clock;
+    co.observe = kp_client_metrics_observe, co.observe_ctx = &rt->metrics; /* client_go_request_* */
     if ((err = kp_kube_client_new(&rt->c.kube, rt->config, &co)) < 0)
         return err;
     /* Events have their own client and budget, as client-go's broadcaster. */

@@ -179,6 +179,9 @@ int kp_kube_do_raw(kp_kube_client *c, const kp_kube_request *req, long *status, 
     long code = 0;
     int err = perform(h, req, &code, body);
     kp_kube_handle_release(h);
+    if (c->opts.observe)
+        c->opts.observe(c->opts.observe_ctx, req->method, req->path, err ? 0 : code,
+                        c->clock->monotonic(c->clock) - start);
     if (kp_log_enabled(KP_LOG_DEBUG)) {
         char st[16], ms[24];
         snprintf(st, sizeof(st), "%ld", code);

@@ -48,12 +48,18 @@ typedef struct kp_kube_client_opts {
     long token_reread_ms; /* re-read a token file at least this often */
     const char *user_agent;
     const kp_clock *clock; /* NULL: the system clock */
+    /* Told of every request sent with kp_kube_do* (watches excepted), on the
+     * requesting thread: its method, path (with the query), the HTTP status
+     * (0 when no answer came) and how long it took. Must be quick. NULL: none. */
+    void (*observe)(void *ctx, const char *method, const char *path, long status, int64_t took_ns);
+    void *observe_ctx;
 } kp_kube_client_opts;
 
 /* Karpenter's defaults for QPS and burst (KUBE_CLIENT_QPS/BURST). */
 #define KP_KUBE_CLIENT_OPTS_INIT                                                                   \
     {                                                                                              \
-        200.0, 300, 30000, 10000, (size_t)256 << 20, (size_t)16 << 20, 60000, "karpenter-c", NULL  \
+        200.0, 300, 30000, 10000, (size_t)256 << 20, (size_t)16 << 20, 60000, "karpenter-c", NULL, \
+            NULL, NULL                                                                             \
     }
 
 /* A client for `config`. `opts` NULL means the defaults. Fails (KP_EINVALID)
