@@ -78,6 +78,7 @@ int kp_cloud_aws_new(kp_ctrl *c, kp_interruption_source **src)
     kp_aws_provider_opts ao;
     kp_cloud_aws_opts(o, &ao);
     ao.lookup = kp_nodeclass_lookup, ao.lookup_ctx = c, ao.clock = c->clock;
+    ao.metrics = c->metrics; /* the instance launch and termination failure counters */
     *src = NULL;
     if (!o->cluster_name || !*o->cluster_name)
         return kp_error_set(KP_EINVALID, "--cluster-name is required with --cloud-provider aws");

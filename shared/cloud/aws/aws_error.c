@@ -59,6 +59,40 @@ bool kp_aws_code_is_insufficient_capacity(const char *code)
     return code && IN_SET(code, codes);
 }
 
+/* Karpenter's ToReasonMessage, in its order: the first entry whose text
+ * appears in "code: message" names the reason. */
+const char *kp_aws_launch_failure_reason(const char *code, const char *message)
+{
+    static const struct {
+        const char *needle, *also, *reason;
+    } reasons[] = {
+        {"AuthFailure.ServiceLinkedRoleCreationNotPermitted", NULL, "SpotSLRCreationFailed"},
+        {"Not authorized for images", NULL, "AMIAuthorizationFailure"}, /* an auth error's message */
+        {"UnauthorizedOperation", NULL, "Unauthorized"},
+        {"AccessDenied", NULL, "Unauthorized"},
+        {"AuthFailure", NULL, "Unauthorized"},
+        {"InvalidParameter", "belong to different networks", "SecurityGroupSubnetVPCMismatch"},
+        {"iamInstanceProfile.name is invalid", NULL, "InstanceProfileNameInvalid"},
+        {"InvalidLaunchTemplateId.NotFound", NULL, "LaunchTemplateNotFound"},
+        {"InvalidAMIID.Malformed", NULL, "InvalidAMIID"},
+        {"InvalidAMIID.NotFound", NULL, "AMINotFound"},
+        {"RequestLimitExceeded", NULL, "RequestLimitExceeded"},
+        {"InternalError", NULL, "InternalError"},
+        {"not eligible for Free Tier", NULL, "FreeTierIneligible"},
+        {"MaxFleetCountExceeded", NULL, "FleetQuotaExceeded"},
+        {"PendingVerification", NULL, "AccountPendingVerification"},
+        {"MaxSpotInstanceCountExceeded", NULL, "SpotQuotaExceeded"},
+        {"VcpuLimitExceeded", NULL, "VCPULimitExceeded"},
+        {"InsufficientFreeAddressesInSubnet", NULL, "InsufficientFreeAddressesInSubnet"},
+    };
+    char text[1024];
+    snprintf(text, sizeof(text), "%s: %s", code ? code : "", message ? message : "");
+    for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+        if (strstr(text, reasons[i].needle) && (!reasons[i].also || strstr(text, reasons[i].also)))
+            return reasons[i].reason;
+    return "LaunchFailed";
+}
+
 static bool code_is_auth(const char *code)
 {
     static const char *const codes[] = {

@@ -112,6 +112,11 @@ bool kp_aws_code_is_throttle(const char *code);
 bool kp_aws_code_is_not_found(const char *code);
 /* The capacity codes CreateFleet reports per override (InsufficientInstanceCapacity ...). */
 bool kp_aws_code_is_insufficient_capacity(const char *code);
+/* Karpenter's reason for a failed launch from the error's code and message
+ * ("Unauthorized", "AMINotFound", "SpotQuotaExceeded", ... and "LaunchFailed"
+ * for the rest, capacity errors included): the reason label of
+ * karpenter_cloudprovider_instance_launch_failures_total. */
+const char *kp_aws_launch_failure_reason(const char *code, const char *message);
 
 /* Fill `error` from an error body: EC2 <Response><Errors>, AWS Query
  * <ErrorResponse>, or JSON {"__type", "message"}. */

@@ -24,6 +24,7 @@ struct kp_aws_launcher {
     kp_aws_nc_resolver *resolver;
     kp_aws_ice_cache *ice;
     kp_aws_reservations *crs;
+    kp_metric *launch_failures; /* NULL: not counted */
     kp_aws_cache *full_subnets; /* subnets EC2 found without free addresses */
 };
 
@@ -41,6 +42,11 @@ int kp_aws_launcher_new(kp_aws_launcher **out, const kp_aws_launcher_opts *o)
     l->full_subnets = kp_aws_cache_new(o->clock);
     *out = l;
     return 0;
+}
+
+void kp_aws_launcher_count_failures(kp_aws_launcher *l, kp_metric *launch_failures)
+{
+    l->launch_failures = launch_failures;
 }
 
 kp_aws_launcher *kp_aws_launcher_free(kp_aws_launcher *l)
@@ -380,6 +386,24 @@ static const char *reservation_of(const attempt *t, const char *type, const char
     return NULL;
 }
 
+/* The zone ID of `zone` among the attempt's subnets ("" when unknown). */
+static const char *zone_id_of(const attempt *t, const char *zone)
+{
+    for (size_t i = 0; zone && i < t->n_zones; i++)
+        if (t->zones[i].zone && !strcmp(t->zones[i].zone, zone) && t->zones[i].zone_id)
+            return t->zones[i].zone_id;
+    return "";
+}
+
+/* Karpenter's per-offering launch failure count. */
+static void count_failure(attempt *t, const kp_ec2_fleet_error *e)
+{
+    const char *labels[] = {e->availability_zone ? e->availability_zone : "", zone_id_of(t, e->availability_zone),
+                            t->choice.capacity_type ? t->choice.capacity_type : "",
+                            kp_aws_launch_failure_reason(e->code, e->message)};
+    kp_counter_inc(t->l->launch_failures ? kp_metric_with(t->l->launch_failures, labels) : NULL);
+}
+
 /* Remember what each fleet error says about capacity: an exhausted
  * reservation has no room left (until EC2 next says otherwise); other
  * offerings go to the ICE cache. */
@@ -388,6 +412,7 @@ static void mark(attempt *t, const kp_ec2_fleet_result *res)
     const char *ct = t->choice.capacity_type;
     for (size_t i = 0; i < res->n_errors; i++) {
         const kp_ec2_fleet_error *e = &res->errors[i];
+        count_failure(t, e);
         if (strcmp(e->code, "InsufficientFreeAddressesInSubnet") == 0 && e->subnet_id) {
             cJSON *mark_value = cJSON_CreateTrue();
             kp_aws_cache_put(t->l->full_subnets, e->subnet_id, mark_value, FULL_SUBNET_TTL_NS);

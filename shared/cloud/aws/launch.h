@@ -58,6 +58,7 @@
 #include "cloud/aws/launchtemplate.h"
 #include "cloud/aws/nodeclass.h"
 #include "cloud/instance_types.h"
+#include "metrics/metrics.h"
 
 #define KP_AWS_MAX_INSTANCE_TYPES 60
 
@@ -145,6 +146,10 @@ typedef struct kp_aws_launched {
 
 int kp_aws_launcher_new(kp_aws_launcher **out, const kp_aws_launcher_opts *o);
 kp_aws_launcher *kp_aws_launcher_free(kp_aws_launcher *l);
+/* Count every fleet error into `launch_failures` (Karpenter's
+ * karpenter_cloudprovider_instance_launch_failures_total: zone, zone_id,
+ * capacity_type, reason); NULL stops counting. Set before launching. */
+void kp_aws_launcher_count_failures(kp_aws_launcher *l, kp_metric *launch_failures);
 
 /*
  * Launch one instance for `claim` of class `nc` (Ready, its status resolved)

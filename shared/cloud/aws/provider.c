@@ -141,6 +141,12 @@ static int make_parts(kp_awsp *p, const kp_aws_provider_opts *o)
     if (err == 0) err = kp_aws_lts_new(&p->lts, &lo);
     kp_aws_launcher_opts la = {p->cluster_name, p->lts, p->resolver, p->ice, p->clock, p->crs};
     if (err == 0) err = kp_aws_launcher_new(&p->launcher, &la);
+    if (err == 0 && o->metrics) {
+        kp_aws_launcher_count_failures(
+            p->launcher, kp_metrics_find(o->metrics, "karpenter_cloudprovider_instance_launch_failures_total"));
+        p->termination_failures =
+            kp_metrics_find(o->metrics, "karpenter_cloudprovider_instance_termination_failures_total");
+    }
     return err;
 }
 

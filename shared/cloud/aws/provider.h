@@ -51,6 +51,7 @@
 #include "cloud/aws/pricing_provider.h"
 #include "cloud/interruption.h"
 #include "cloud/provider.h"
+#include "metrics/metrics.h"
 
 #define KP_AWS_PROVIDER_ID_PREFIX "aws:///"
 
@@ -94,6 +95,11 @@ typedef struct kp_aws_provider_opts {
      * CapacityReservationSpecification in templates, capacity reservation
      * selector terms are not resolved (CapacityReservationsReady reports so). */
     bool reserved_capacity_disabled;
+    /* The registry where the controller registered Karpenter's
+     * karpenter_cloudprovider_instance_launch_failures_total and
+     * _termination_failures_total: the provider counts into them (found by
+     * name; absent families are not counted). NULL: nothing counted. */
+    kp_metrics *metrics;
 } kp_aws_provider_opts;
 
 #define KP_AWS_PROVIDER_OPTS_INIT                                                                  \

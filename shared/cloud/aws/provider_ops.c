@@ -254,6 +254,11 @@ static int aws_delete(kp_cloud_provider *cp, const kp_nodeclaim *claim)
         /* its reservation has room again */
         if (err == 0 && p->crs && in->capacity_reservation_id && *in->capacity_reservation_id)
             kp_aws_crs_mark_terminated(p->crs, in->capacity_reservation_id);
+        if (err < 0 && err != KP_ENOTFOUND && p->termination_failures) {
+            const char *zone_id = kp_labels_get(&claim->meta.labels, KP_LABEL_ZONE_ID);
+            const char *labels[] = {in->availability_zone ? in->availability_zone : "", zone_id ? zone_id : ""};
+            kp_counter_inc(kp_metric_with(p->termination_failures, labels));
+        }
         if (err < 0 && err != KP_ENOTFOUND) err = kp_error_wrap(err, "aws: terminating %s", in->id);
     }
     kp_arena_free(a);
