@@ -269,7 +269,7 @@ int kp_controllers_start(kp_controllers *cs)
         cs->aws_upkeep = kp_loop_start(c, "aws.upkeep", 60000, kp_cloud_aws_upkeep, &cs->aws_refresh_due_ns);
     }
     if (!c->opts.disable_cluster_state_observability) /* DISABLE_CLUSTER_STATE_OBSERVABILITY */
-        cs->state_metrics = kp_loop_start(c, "metrics.state", 10000, kp_state_metrics_pass, NULL);
+        cs->state_metrics = kp_loop_start(c, "metrics.state", 5000, kp_state_metrics_pass, NULL); /* Karpenter: 5 s */
     cs->gc = kp_loop_start(c, "nodeclaim.garbagecollection", c->opts.gc_interval_ms, kp_gc_pass, NULL);
     if (c->interruption) /* receive() waits for notices itself: no pause between passes */
         cs->interruption = kp_loop_start(c, "interruption", 0, kp_interruption_pass, NULL);

@@ -275,7 +275,8 @@ static int scheduler_families(kp_ctrl_metrics *m, kp_metrics *r)
          "none).",
          L("controller", "zone"), NONE},
         {&m->ignored_pods, G, "karpenter_scheduler_ignored_pods_count",
-         "Pending pods the provisioner leaves alone (not provisionable by it).", NONE, NONE},
+         "Pending pods the provisioner leaves alone: a PVC or Dynamic Resource Allocation problem known before the "
+         "simulation.", NONE, NONE},
     };
     return add_all(r, f, sizeof(f) / sizeof(f[0]));
 }

@@ -5,7 +5,7 @@
  * at start-up, before anything is counted.
  *
  * docs/reference/karpenter-v1.14-metrics.tsv lists Karpenter's families and
- * what happens to each here; tests/unit/test_ctrl_metrics_reference.c holds
+ * what happens to each here; tests/unit/test_metrics_reference.c holds
  * the registry to it and renders docs/reference/metrics.md.
  *
  * Besides the families, the struct owns the state some of them need between
