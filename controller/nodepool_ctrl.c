@@ -1,6 +1,7 @@
 /* NodePool hash, counters and readiness (see nodepool_ctrl.h). */
 #include "controller/nodepool_ctrl.h"
 #include "api/admission.h"
+#include "api/decode.h"
 #include "api/nodepool_hash.h"
 #include "api/quantity.h"
 #include "api/wellknown.h"
@@ -191,7 +192,9 @@ static void ready(cJSON *want, int64_t now)
     kp_obj_set_condition(want, "Ready", "True", "Ready", "", now);
 }
 
-static void export_metrics(kp_ctrl *c, const char *name, const cJSON *pool, const usage *u)
+/* karpenter_nodepools_usage and _limit. Limits are read decoded: the API
+ * server keeps a bare number (cpu: 1000) as a JSON number. */
+static void export_metrics(kp_ctrl *c, const char *name, const cJSON *pool, const usage *u, kp_arena *arena)
 {
     if (!c->m)
         return;
@@ -201,14 +204,14 @@ static void export_metrics(kp_ctrl *c, const char *name, const cJSON *pool, cons
         kp_ctrl_set(c->m->nodepool_usage, (const char *const[]){label, name},
                     kp_ctrl_resource_value(u->names[i], kp_quantity_milli_value(u->sums[i])));
     }
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "spec"), "limits"))
-    {
-        kp_quantity q;
-        kp_ctrl_resource_label(label, sizeof(label), e->string);
-        if (cJSON_IsString(e) && kp_quantity_parse(e->valuestring, &q) == 0)
-            kp_ctrl_set(c->m->nodepool_limit, (const char *const[]){label, name},
-                        kp_ctrl_resource_value(e->string, kp_quantity_milli_value(q)));
+    kp_nodepool np;
+    if (kp_decode_nodepool(arena, pool, &np) < 0)
+        return;
+    for (size_t i = 0; i < np.limits.count; i++) {
+        const kp_resource *l = &np.limits.items[i];
+        kp_ctrl_resource_label(label, sizeof(label), l->name);
+        kp_ctrl_set(c->m->nodepool_limit, (const char *const[]){label, name},
+                    kp_ctrl_resource_value(l->name, kp_quantity_milli_value(l->quantity)));
     }
 }
 
@@ -238,7 +241,7 @@ int kp_nodepool_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *req
         *requeue_ms = 100;
     else if (perr < 0 && perr != KP_ENOTFOUND && !err)
         err = perr;
-    export_metrics(c, key, pool, &u);
+    export_metrics(c, key, pool, &u, arena);
     cJSON_Delete(want);
     cJSON_Delete(pool);
     kp_arena_free(arena);
