@@ -15,7 +15,8 @@ declare -A GROUP_PACKAGES=(
           python3-flask-cors python3-jinja2 python3-requests python3-responses python3-werkzeug
           python3-xmltodict python3-antlr4 curl"
   [bench]="wrk valgrind"
-  [e2e]="golang-go golang-github-modern-go-reflect2-dev rsync jq etcd-server openssl curl procps"
+  [e2e]="golang-go golang-github-modern-go-reflect2-dev rsync jq etcd-server openssl curl procps
+         prometheus"
   [fuzz]="clang libclang-rt-14-dev"
   [cel]="nodejs npm"
 )
@@ -67,6 +68,12 @@ fi
 # The packaged etcd service would hold the ports the e2e tier wants; tests run their own.
 if printf '%s\n' "${missing[@]}" | grep -qx etcd-server; then
   systemctl disable --now etcd 2>/dev/null || service etcd stop 2>/dev/null || true
+fi
+# Likewise the packaged Prometheus and its node exporter: tests start their own.
+if printf '%s\n' "${missing[@]}" | grep -qx prometheus; then
+  for svc in prometheus prometheus-node-exporter; do
+    systemctl disable --now "$svc" 2>/dev/null || service "$svc" stop 2>/dev/null || true
+  done
 fi
 install_moto
 echo "install-deps: done"
