@@ -7,7 +7,7 @@
 #include "controller/ctrl.h"
 #include "controller/objutil.h"
 #include "controller/pod_metrics.h"
-#include "controller/process_metrics.h"
+#include "metrics/process.h"
 #include "controller/reconcile_metrics.h"
 #include "controller/status_metrics.h"
 #include "kube/strmap.h"
@@ -451,7 +451,7 @@ int kp_ctrl_metrics_init(kp_ctrl_metrics *m, kp_metrics *r)
         if (err < 0)
             return err;
     }
-    int err = kp_process_metrics_init(m->process, r);
+    int err = kp_metrics_process_init(m->process, r);
     if (err < 0)
         return err;
     m->pods = kp_pod_metrics_new(m);

@@ -116,7 +116,7 @@ typedef struct kp_ctrl_metrics {
     /* The process */
     kp_metric *build_info;    /* version, goversion, goarch, commit: always 1 */
     kp_metric *leader_status; /* name: 1 while this replica leads */
-    kp_metric *process[9];    /* process_*: process_metrics.c */
+    kp_metric *process[9];    /* process_*: metrics/process.c */
     /* controller-runtime's reconcile and work-queue families (reconcile_metrics.c) */
     kp_metric *reconcile_total, *reconcile_errors, *reconcile_time, *max_concurrent, *active_workers;
     kp_metric *terminal_errors, *reconcile_panics, *reconcile_timeouts; /* stay 0: see their help */

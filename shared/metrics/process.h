@@ -5,8 +5,8 @@
  * from /proc when /metrics is read (a collect hook). Linux only; elsewhere
  * the families stay empty.
  */
-#ifndef KP_CONTROLLER_PROCESS_METRICS_H
-#define KP_CONTROLLER_PROCESS_METRICS_H
+#ifndef KP_METRICS_PROCESS_H
+#define KP_METRICS_PROCESS_H
 
 #include "metrics/metrics.h"
 
@@ -14,7 +14,7 @@
 
 /* Register the nine process_* families into slots[0..8] and the hook that
  * fills them. `slots` must outlive the registry. */
-int kp_process_metrics_init(kp_metric *slots[9], kp_metrics *registry);
+int kp_metrics_process_init(kp_metric *slots[9], kp_metrics *registry);
 
 /* One reading of /proc/self (exposed for tests). */
 typedef struct kp_process_stats {
@@ -26,12 +26,12 @@ typedef struct kp_process_stats {
 } kp_process_stats;
 
 /* 0, or a negative KP_E* when /proc/self/stat cannot be read or parsed. */
-int kp_process_stats_read(kp_process_stats *out);
+int kp_metrics_process_read(kp_process_stats *out);
 
 /* Parse the text of /proc/<pid>/stat (after "pid (comm) ") and /proc/stat's
  * btime and /proc/<pid>/net/dev into `out` (tests feed odd text). */
-int kp_process_parse_stat(const char *stat, double boot_time, double ticks_per_sec, double page_size,
+int kp_metrics_process_parse_stat(const char *stat, double boot_time, double ticks_per_sec, double page_size,
                           kp_process_stats *out);
-int kp_process_parse_netdev(const char *netdev, kp_process_stats *out);
+int kp_metrics_process_parse_netdev(const char *netdev, kp_process_stats *out);
 
 #endif

@@ -1,5 +1,5 @@
-/* The process collector (see process_metrics.h). */
-#include "controller/process_metrics.h"
+/* The process collector (see process.h). */
+#include "metrics/process.h"
 #include "base/error.h"
 
 #include <dirent.h>
@@ -45,7 +45,7 @@ static int stat_field(const char *after_comm, int n, double *out)
     return 0;
 }
 
-int kp_process_parse_stat(const char *stat, double boot_time, double ticks_per_sec, double page_size,
+int kp_metrics_process_parse_stat(const char *stat, double boot_time, double ticks_per_sec, double page_size,
                           kp_process_stats *out)
 {
     const char *close = stat ? strrchr(stat, ')') : NULL;
@@ -72,7 +72,7 @@ int kp_process_parse_stat(const char *stat, double boot_time, double ticks_per_s
 }
 
 /* Sum of every interface's received and sent bytes (columns 1 and 9). */
-int kp_process_parse_netdev(const char *netdev, kp_process_stats *out)
+int kp_metrics_process_parse_netdev(const char *netdev, kp_process_stats *out)
 {
     out->rx_bytes = out->tx_bytes = 0;
     for (const char *line = netdev; line && *line;) {
@@ -95,13 +95,20 @@ int kp_process_parse_netdev(const char *netdev, kp_process_stats *out)
     return 0;
 }
 
+/* /proc/stat's btime, read line by line: the file grows with the CPUs. */
 static double boot_time(void)
 {
-    char buf[16384];
-    if (read_small("/proc/stat", buf, sizeof(buf)) < 0)
-        return 0;
-    const char *b = strstr(buf, "\nbtime ");
-    return b ? strtod(b + 7, NULL) : 0;
+    FILE *f = fopen("/proc/stat", "r");
+    char line[512];
+    double t = 0;
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, "btime ", 6)) {
+            t = strtod(line + 6, NULL);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return t;
 }
 
 static double open_fds(void)
@@ -124,13 +131,13 @@ static double limit(int resource)
     return rl.rlim_cur == RLIM_INFINITY ? 18446744073709551615.0 : (double)rl.rlim_cur;
 }
 
-int kp_process_stats_read(kp_process_stats *out)
+int kp_metrics_process_read(kp_process_stats *out)
 {
     char stat[4096];
     memset(out, 0, sizeof(*out));
     int err = read_small("/proc/self/stat", stat, sizeof(stat));
     if (!err)
-        err = kp_process_parse_stat(stat, boot_time(), (double)sysconf(_SC_CLK_TCK), (double)sysconf(_SC_PAGESIZE),
+        err = kp_metrics_process_parse_stat(stat, boot_time(), (double)sysconf(_SC_CLK_TCK), (double)sysconf(_SC_PAGESIZE),
                                     out);
     if (err < 0)
         return err;
@@ -140,7 +147,7 @@ int kp_process_stats_read(kp_process_stats *out)
     enum { NETDEV_CAP = 65536 }; /* a few hundred interfaces; not on a worker's stack */
     char *nd = malloc(NETDEV_CAP);
     if (nd && read_small("/proc/self/net/dev", nd, NETDEV_CAP) == 0)
-        kp_process_parse_netdev(nd, out);
+        kp_metrics_process_parse_netdev(nd, out);
     free(nd);
     return 0;
 }
@@ -149,7 +156,7 @@ static void collect(void *ctx)
 {
     kp_metric **m = ctx;
     kp_process_stats st;
-    if (kp_process_stats_read(&st) < 0)
+    if (kp_metrics_process_read(&st) < 0)
         return;
     const double v[9] = {st.cpu_seconds,       st.open_fds,      st.max_fds,
                          st.virtual_bytes,     st.virtual_max_bytes, st.resident_bytes,
@@ -166,7 +173,7 @@ static void collect(void *ctx)
     }
 }
 
-int kp_process_metrics_init(kp_metric *slots[9], kp_metrics *r)
+int kp_metrics_process_init(kp_metric *slots[9], kp_metrics *r)
 {
     static const struct {
         enum kp_metric_type type;
