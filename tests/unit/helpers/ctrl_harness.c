@@ -9,6 +9,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,11 +50,13 @@ static int fc_delete(kp_cloud_provider *cp, const kp_nodeclaim *claim)
 {
     fake_cloud *f = (fake_cloud *)cp;
     f->deletes++;
+    snprintf(f->last_deleted, sizeof(f->last_deleted), "%s", claim->provider_id ? claim->provider_id : "");
     if (f->delete_err)
         return kp_error_set(f->delete_err, "fake: delete forced to fail");
     for (int i = 0; i < f->n_instances; i++)
         if (claim->provider_id && !strcmp(f->instances[i], claim->provider_id)) {
             memmove(f->instances[i], f->instances[i + 1], sizeof(f->instances[0]) * (size_t)(f->n_instances - i - 1));
+            memmove(&f->created_ns[i], &f->created_ns[i + 1], sizeof(f->created_ns[0]) * (size_t)(f->n_instances - i - 1));
             f->n_instances--;
             return 0;
         }
@@ -82,7 +85,7 @@ static int fc_list(kp_cloud_provider *cp, kp_arena *a, kp_cloud_instance **out, 
         return kp_error_set(f->list_err, "fake: list forced to fail");
     kp_cloud_instance *v = KP_ARENA_NEW(a, kp_cloud_instance, 16);
     for (int i = 0; i < f->n_instances; i++)
-        v[i] = (kp_cloud_instance){.provider_id = kp_arena_strdup(a, f->instances[i])};
+        v[i] = (kp_cloud_instance){.provider_id = kp_arena_strdup(a, f->instances[i]), .created_ns = f->created_ns[i]};
     *out = v, *n = (uint32_t)f->n_instances;
     return 0;
 }
@@ -238,6 +241,16 @@ void harness_put(harness *h, enum kp_ctrl_kind kind, const char *collection, con
     long rv = fake_api_put(h->fa, collection, json);
     cr_assert_gt(rv, 0, "put %s", json);
     cr_assert(wait_rv(h, kind, key, rv), "the cache never saw %s at %ld", key, rv);
+}
+
+void harness_sync(harness *h, enum kp_ctrl_kind kind, const char *path, const char *key)
+{
+    cJSON *o = fake_api_get(h->fa, path);
+    cr_assert_not_null(o, "%s is on the server", path);
+    const char *rv = kp_kube_meta(o, "resourceVersion");
+    long want = rv ? strtol(rv, NULL, 10) : 0;
+    cJSON_Delete(o);
+    cr_assert(wait_rv(h, kind, key, want), "the cache never saw %s at %ld", key, want);
 }
 
 cJSON *harness_get(harness *h, enum kp_ctrl_kind kind, const char *key)

@@ -23,6 +23,8 @@ typedef struct fake_cloud {
     int creates, deletes, gets, lists;
     int create_err, delete_err, get_err, list_err; /* forced answers; 0: normal */
     char instances[16][128];                       /* provider IDs that exist */
+    int64_t created_ns[16];                        /* when each was made, as list() says (0: unknown) */
+    char last_deleted[128];                        /* the provider ID delete() was last asked for */
     const char *drift_reason;                      /* what is_drifted answers (NULL: not drifted) */
     int drift_checks;
     kp_catalog *catalog;                           /* instance_types(): the built-in AWS catalog */
@@ -44,6 +46,9 @@ void harness_stop(harness *h);
 /* Put a JSON object into the fake server at `collection` ("/api/v1/nodes")
  * and wait until the informer of `kind` has it (key "ns/name" or "name"). */
 void harness_put(harness *h, enum kp_ctrl_kind kind, const char *collection, const char *key, const char *json);
+/* Wait until the informer of `kind` holds the version of the object at
+ * `path` ("/api/v1/nodes/n1") that the fake server has now, under `key`. */
+void harness_sync(harness *h, enum kp_ctrl_kind kind, const char *path, const char *key);
 /* Wait until the informer of `kind` has (present) or lacks `key`. */
 bool harness_wait(harness *h, enum kp_ctrl_kind kind, const char *key, bool present);
 

@@ -1,0 +1,236 @@
+/* NodePool upkeep (controller/nodepool_ctrl.c) against the fake API server and
+ * the fake cloud provider: the template hash annotation and the NodeClaims
+ * restamped with it, status.resources and status.nodes from our nodes and
+ * in-flight claims, the ValidationSucceeded, NodeClassReady and Ready
+ * conditions, and another provider's NodePool and NodeClaims left alone. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/nodepool_hash.h"
+#include "api/wellknown.h"
+#include "base/error.h"
+#include "controller/nodepool_ctrl.h"
+#include "controller/objutil.h"
+#include "helpers/ctrl_harness.h"
+#include "kube/resources.h"
+
+#define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
+#define POOLS "/apis/karpenter.sh/v1/nodepools"
+#define CLAIMS "/apis/karpenter.sh/v1/nodeclaims"
+#define NODES "/api/v1/nodes"
+#define CLASSES "/apis/karpenter.k8s.aws/v1/ec2nodeclasses"
+
+#define FAKE_CLASS "{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}"
+#define AWS_CLASS "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}"
+
+static harness h;
+
+static void setup(void)
+{
+    harness_start(&h, T0);
+}
+
+static void teardown(void)
+{
+    harness_stop(&h);
+}
+
+TestSuite(nodepool_ctrl, .init = setup, .fini = teardown, .timeout = 60);
+
+/* NodePool `name` of class `class_ref` with requirement `req` (a JSON object). */
+static void put_pool_req(const char *name, const char *class_ref, const char *req)
+{
+    char json[1536];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"%s\",\"uid\":"
+             "\"np-%s\"},\"spec\":{\"limits\":{\"cpu\":\"100\"},\"template\":{\"spec\":{\"requirements\":[%s],"
+             "\"nodeClassRef\":%s}}}}",
+             name, name, req, class_ref);
+    harness_put(&h, KP_CK_NODEPOOL, POOLS, name, json);
+}
+
+static void put_pool(const char *name, const char *class_ref)
+{
+    put_pool_req(name, class_ref,
+                 "{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":[\"on-demand\"]}");
+}
+
+static void put_node(const char *name, const char *pid, const char *cpu, const char *memory)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\",\"labels\":"
+             "{\"karpenter.sh/nodepool\":\"default\"}},\"spec\":{\"providerID\":\"%s\"},\"status\":{\"capacity\":"
+             "{\"cpu\":\"%s\",\"memory\":\"%s\"}}}",
+             name, name, pid, cpu, memory);
+    harness_put(&h, KP_CK_NODE, NODES, name, json);
+}
+
+/* A claim of pool default: class `class_ref`, provider ID `pid`, capacity
+ * `cpu`, annotations as JSON members. */
+static void put_claim(const char *name, const char *class_ref, const char *pid, const char *cpu,
+                      const char *annotations)
+{
+    char json[1536];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"%s\",\"uid\":"
+             "\"c-%s\",\"labels\":{\"karpenter.sh/nodepool\":\"default\"},\"annotations\":{%s}},\"spec\":"
+             "{\"nodeClassRef\":%s},\"status\":{\"providerID\":\"%s\",\"capacity\":{\"cpu\":\"%s\"}}}",
+             name, name, annotations, class_ref, pid, cpu);
+    harness_put(&h, KP_CK_NODECLAIM, CLAIMS, name, json);
+}
+
+static int64_t reconcile(const char *pool)
+{
+    int64_t requeue = 0;
+    cr_assert_eq(kp_nodepool_reconcile(&h.c, NULL, pool, &requeue), 0, "%s", kp_error_last());
+    return requeue;
+}
+
+/* The object as the server has it now (cJSON_Delete it). */
+static cJSON *stored(const char *collection, const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", collection, name);
+    cJSON *o = fake_api_get(h.fa, path);
+    cr_assert_not_null(o, "%s is on the server", path);
+    return o;
+}
+
+static void expect_condition(const cJSON *obj, const char *type, const char *status, const char *reason)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
+                                                          "conditions"))
+    {
+        if (strcmp(kp_obj_str(c, "type"), type) != 0)
+            continue;
+        cr_expect_str_eq(kp_obj_str(c, "status"), status, "%s", type);
+        cr_expect_str_eq(kp_obj_str(c, "reason"), reason, "%s", type);
+        return;
+    }
+    cr_expect_fail("no condition %s", type);
+}
+
+Test(nodepool_ctrl, hash_status_and_conditions_of_a_valid_pool)
+{
+    put_pool("default", FAKE_CLASS);
+    put_node("n1", "fake://n1", "2", "8Gi");
+    put_node("theirs", "aws:///us-east-1a/i-0123456789abcdef0", "64", "256Gi"); /* not our node */
+    put_claim("c-n1", FAKE_CLASS, "fake://n1", "2", "");                         /* its node counts instead */
+    put_claim("c-flight", FAKE_CLASS, "fake://c-flight", "4", "");                /* no node yet: counts itself */
+    cr_expect_eq(reconcile("default"), 0);
+    cJSON *pool = stored(POOLS, "default");
+    char want[KP_NODEPOOL_HASH_LEN];
+    kp_nodepool_hash(pool, want, sizeof(want));
+    cr_expect_str_eq(kp_obj_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH), want);
+    cr_expect_str_eq(kp_obj_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH_VERSION), KP_NODEPOOL_HASH_VERSION);
+    cr_expect_str_eq(kp_obj_str(pool, "status.resources.cpu"), "6");
+    cr_expect_str_eq(kp_obj_str(pool, "status.resources.memory"), "8Gi");
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "status"), "nodes");
+    cr_expect_eq(cJSON_GetNumberValue(nodes), 2, "n1 and the claim in flight");
+    expect_condition(pool, "ValidationSucceeded", "True", "ValidationSucceeded");
+    expect_condition(pool, "NodeClassReady", "True", "NodeClassReady");
+    expect_condition(pool, "Ready", "True", "Ready");
+    cJSON_Delete(pool);
+}
+
+Test(nodepool_ctrl, an_invalid_pool_is_not_ready)
+{
+    put_pool_req("default", FAKE_CLASS,
+                 "{\"key\":\"karpenter.sh/nodepool\",\"operator\":\"In\",\"values\":[\"other\"]}");
+    reconcile("default");
+    cJSON *pool = stored(POOLS, "default");
+    expect_condition(pool, "ValidationSucceeded", "False", "NodePoolValidationFailed");
+    expect_condition(pool, "Ready", "False", "UnhealthyDependents");
+    cJSON_Delete(pool);
+}
+
+Test(nodepool_ctrl, the_node_class_must_exist_and_be_ready)
+{
+    kp_ctrl *c = &h.c;
+    c->informers[KP_CK_NODECLASS] = kp_informer_new(c->kube, KP_RES_EC2NODECLASS, NULL);
+    cr_assert_eq(kp_informer_start(c->informers[KP_CK_NODECLASS]), 0, "%s", kp_error_last());
+    cr_assert_eq(kp_informer_wait_synced(c->informers[KP_CK_NODECLASS], 10000), 0, "%s", kp_error_last());
+    put_pool("default", FAKE_CLASS);
+    reconcile("default");
+    cJSON *pool = stored(POOLS, "default");
+    expect_condition(pool, "NodeClassReady", "False", "NodeClassNotFound");
+    expect_condition(pool, "Ready", "False", "UnhealthyDependents");
+    cJSON_Delete(pool);
+    harness_put(&h, KP_CK_NODECLASS, CLASSES, "d",
+                "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":\"d\"},"
+                "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+    harness_sync(&h, KP_CK_NODEPOOL, POOLS "/default", "default");
+    reconcile("default");
+    pool = stored(POOLS, "default");
+    expect_condition(pool, "NodeClassReady", "False", "NodeClassNotReady");
+    cJSON_Delete(pool);
+    harness_put(&h, KP_CK_NODECLASS, CLASSES, "d",
+                "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":\"d\"},"
+                "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    harness_sync(&h, KP_CK_NODEPOOL, POOLS "/default", "default");
+    reconcile("default");
+    pool = stored(POOLS, "default");
+    expect_condition(pool, "NodeClassReady", "True", "NodeClassReady");
+    expect_condition(pool, "Ready", "True", "Ready");
+    cJSON_Delete(pool);
+}
+
+Test(nodepool_ctrl, claims_of_another_hash_version_are_restamped_ours_only)
+{
+    put_pool("default", FAKE_CLASS);
+    const char *old = "\"karpenter.sh/nodepool-hash\":\"1\",\"karpenter.sh/nodepool-hash-version\":\"v1\"";
+    put_claim("adopted", FAKE_CLASS, "fake://adopted", "2", old);
+    put_claim("foreign", AWS_CLASS, "aws:///us-east-1a/i-0123456789abcdef0", "2", old);
+    reconcile("default");
+    cJSON *pool = stored(POOLS, "default");
+    const char *hash = kp_obj_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH);
+    cr_assert_not_null(hash);
+    cJSON *adopted = stored(CLAIMS, "adopted"), *foreign = stored(CLAIMS, "foreign");
+    cr_expect_str_eq(kp_obj_annotation(adopted, KP_ANNOTATION_NODEPOOL_HASH), hash);
+    cr_expect_str_eq(kp_obj_annotation(adopted, KP_ANNOTATION_NODEPOOL_HASH_VERSION), KP_NODEPOOL_HASH_VERSION);
+    cr_expect_str_eq(kp_obj_annotation(foreign, KP_ANNOTATION_NODEPOOL_HASH), "1", "another provider's claim");
+    cr_expect_str_eq(kp_obj_annotation(foreign, KP_ANNOTATION_NODEPOOL_HASH_VERSION), "v1");
+    cr_expect_eq(fake_api_count(h.fa, "PATCH", CLAIMS "/foreign"), 0);
+    cJSON_Delete(adopted);
+    cJSON_Delete(foreign);
+    cJSON_Delete(pool);
+}
+
+Test(nodepool_ctrl, another_providers_pool_is_not_written)
+{
+    put_pool("theirs", AWS_CLASS);
+    size_t before = fake_api_count(h.fa, NULL, NULL);
+    reconcile("theirs");
+    cr_expect_eq(fake_api_count(h.fa, NULL, NULL), before, "no request about it");
+    cJSON *pool = stored(POOLS, "theirs");
+    cr_expect_null(kp_obj_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH));
+    cr_expect_null(cJSON_GetObjectItemCaseSensitive(pool, "status"));
+    cJSON_Delete(pool);
+}
+
+static void conflict_on_status(void *ctx, const fake_req *req, fake_resp *resp)
+{
+    (void)ctx;
+    if (strcmp(req->method, "PATCH") != 0 || !strstr(req->path, "/status"))
+        return;
+    resp->status = 409;
+    resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Conflict\","
+                        "\"message\":\"the object has been modified\",\"code\":409}");
+}
+
+Test(nodepool_ctrl, a_status_conflict_is_tried_again_soon)
+{
+    put_pool("default", FAKE_CLASS);
+    reconcile("default"); /* the hash annotation first */
+    harness_sync(&h, KP_CK_NODEPOOL, POOLS "/default", "default");
+    fake_api_set_hook(h.fa, conflict_on_status, NULL);
+    int64_t requeue = 0;
+    put_node("n1", "fake://n1", "2", "8Gi"); /* the status has something new to say */
+    cr_expect_eq(kp_nodepool_reconcile(&h.c, NULL, "default", &requeue), 0, "a conflict is not a failure");
+    fake_api_set_hook(h.fa, NULL, NULL);
+    cr_expect_eq(requeue, 100, "read again and retried in 100 ms");
+}
