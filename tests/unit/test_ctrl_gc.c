@@ -13,6 +13,7 @@
 
 #define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
 #define CLAIMS "/apis/karpenter.sh/v1/nodeclaims"
+#define NODES "/api/v1/nodes"
 
 #define FAKE_CLASS "{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}"
 #define AWS_CLASS "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}"
@@ -44,6 +45,16 @@ static void put_claim(const char *name, const char *class_ref, const char *pid, 
              "\"status\":\"True\",\"reason\":\"Launched\",\"message\":\"\",\"lastTransitionTime\":\"%s\"}]}}",
              name, name, launched, meta_extra, class_ref, pid, launched);
     harness_put(&h, KP_CK_NODECLAIM, CLAIMS, name, json);
+}
+
+static void put_node(const char *name, const char *pid)
+{
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\"},"
+             "\"spec\":{\"providerID\":\"%s\"}}",
+             name, name, pid);
+    harness_put(&h, KP_CK_NODE, NODES, name, json);
 }
 
 /* An instance the fake cloud lists, made `age_s` seconds before now. */
@@ -117,6 +128,19 @@ Test(gc, an_instance_no_claim_owns_is_terminated_after_its_grace)
     cr_expect_str_eq(h.cloud.last_deleted, "fake://orphan");
     cr_expect_eq(h.cloud.n_instances, 2);
     cr_expect(on_server(CLAIMS, "owned"));
+}
+
+/* Karpenter's instance GC deletes the Node of a terminated orphan at once,
+ * so pods are not scheduled to a node that is going away. */
+Test(gc, an_orphans_node_goes_with_it)
+{
+    add_instance("fake://orphan", 60);
+    put_node("orphan", "fake://orphan");
+    put_node("theirs", "aws:///us-east-1a/i-0123456789abcdef0");
+    gc_pass();
+    cr_expect_eq(h.cloud.deletes, 1);
+    cr_expect_not(on_server(NODES, "orphan"), "the orphan's Node is deleted");
+    cr_expect(on_server(NODES, "theirs"));
 }
 
 Test(gc, a_failed_list_collects_nothing)
