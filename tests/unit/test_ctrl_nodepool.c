@@ -14,7 +14,6 @@
 #include "controller/nodepool_ctrl.h"
 #include "controller/objutil.h"
 #include "helpers/ctrl_harness.h"
-#include "kube/resources.h"
 
 #define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
 #define POOLS "/apis/karpenter.sh/v1/nodepools"
@@ -150,10 +149,7 @@ Test(nodepool_ctrl, an_invalid_pool_is_not_ready)
 
 Test(nodepool_ctrl, the_node_class_must_exist_and_be_ready)
 {
-    kp_ctrl *c = &h.c;
-    c->informers[KP_CK_NODECLASS] = kp_informer_new(c->kube, KP_RES_EC2NODECLASS, NULL);
-    cr_assert_eq(kp_informer_start(c->informers[KP_CK_NODECLASS]), 0, "%s", kp_error_last());
-    cr_assert_eq(kp_informer_wait_synced(c->informers[KP_CK_NODECLASS], 10000), 0, "%s", kp_error_last());
+    harness_add_informer(&h, KP_CK_NODECLASS, KP_RES_EC2NODECLASS);
     put_pool("default", FAKE_CLASS);
     reconcile("default");
     cJSON *pool = stored(POOLS, "default");

@@ -160,6 +160,15 @@ static void informers(harness *h)
         }
 }
 
+void harness_add_informer(harness *h, enum kp_ctrl_kind kind, enum kp_kube_res res)
+{
+    kp_ctrl *c = &h->c;
+    cr_assert_null(c->informers[kind], "already watched");
+    c->informers[kind] = kp_informer_new(c->kube, res, NULL);
+    cr_assert_eq(kp_informer_start(c->informers[kind]), 0, "%s", kp_error_last());
+    cr_assert_eq(kp_informer_wait_synced(c->informers[kind], 10000), 0, "%s", kp_error_last());
+}
+
 void harness_start(harness *h, int64_t now_ns)
 {
     memset(h, 0, sizeof(*h));

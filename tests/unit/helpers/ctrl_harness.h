@@ -15,6 +15,7 @@
 #include "controller/ctrl.h"
 #include "controller/metrics_ctrl.h"
 #include "helpers/fake_apiserver.h"
+#include "kube/resources.h"
 
 #include <stdbool.h>
 
@@ -42,6 +43,10 @@ typedef struct harness {
 /* Start everything (the clock at `now_ns`); free with harness_stop. */
 void harness_start(harness *h, int64_t now_ns);
 void harness_stop(harness *h);
+
+/* Watch `res` as `kind` too (the node class informer the harness does not
+ * start: KP_CK_NODECLASS with KP_RES_EC2NODECLASS); synced on return. */
+void harness_add_informer(harness *h, enum kp_ctrl_kind kind, enum kp_kube_res res);
 
 /* Put a JSON object into the fake server at `collection` ("/api/v1/nodes")
  * and wait until the informer of `kind` has it (key "ns/name" or "name"). */
