@@ -2,9 +2,9 @@
  * What the disruption scenario suites share: a five-size catalog (doubling in
  * CPU, memory and price; on-demand, and spot at 40%, in three zones), builders
  * for NodePools, Nodes with their NodeClaims and Pods as YAML, and the
- * planning and assertion helpers. Included by tests/unit/test_disruption_
- * consolidation_*.c and test_disruption_plan_*.c; everything is static inline
- * so each suite uses what it needs.
+ * planning and assertion helpers. Included by the consolidation, planner,
+ * blocked-reason and other disruption suites; everything is static inline so
+ * each suite uses what it needs.
  */
 #ifndef KP_TESTS_DISRUPTION_SCENARIOS_H
 #define KP_TESTS_DISRUPTION_SCENARIOS_H

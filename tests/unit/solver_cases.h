@@ -1,6 +1,6 @@
 /*
- * Shared by the test_solver_affinity_*.c and test_solver_volume_*.c
- * programs: a YAML buffer the helpers append documents to, builders for
+ * Shared by the affinity, preference, host-port and volume solver suites
+ * (test_solver_*affinity*.c, _preferences, _host_ports, _volume_*): a YAML buffer the helpers append documents to, builders for
  * NodePools, pods, Deployments and spreads, where-did-it-go lookups, and
  * Karpenter's fake catalog (5 pods per type; spot in zones 1-2, on-demand in
  * 1-3). Static, so each program has its own copy and tests/unit/helpers/

@@ -1,5 +1,7 @@
 /*
- * Shared by the test_solver_basic_*.c programs: a YAML builder for manifests
+ * Shared by the solver suites on resources, DaemonSet overhead, NodePool
+ * requirements and bounds, instance selection, existing capacity and
+ * regressions: a YAML builder for manifests
  * (NodePools, Pods, Deployments, DaemonSets, Nodes, NodeClaims) in flow style,
  * and Karpenter's fake instance-type catalog as inline JSON. Static inline, so
  * each test program compiles its own copy and tests/unit/helpers/ stays generic.

@@ -1,5 +1,5 @@
 /*
- * Shared by the test_solver_spread_*.c programs: YAML builders for pools,
+ * Shared by the test_solver_spread_*.c suites: YAML builders for pools,
  * pods and nodes in flow style, spread-constraint macros, and Karpenter's
  * ExpectSkew over a plan (skew(): pods per domain, largest first). Static
  * inline, so each program has its own copy and tests/unit/helpers/ stays

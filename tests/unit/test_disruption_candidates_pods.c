@@ -1,5 +1,5 @@
 /*
- * Disruption candidates, part two: the pods on a node (Karpenter's
+ * Disruption candidates: the pods on a node (Karpenter's
  * ValidatePodsDisruptable: do-not-disrupt pods, PodDisruptionBudgets, which
  * pods count), the NodePool's consolidationPolicy and consolidateAfter
  * (the Consolidatable condition of pkg/controllers/nodeclaim/disruption).

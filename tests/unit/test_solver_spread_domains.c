@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, topology spread part 4: what limits the domains a pod
+ * Solver scenarios: what limits the domains a pod
  * spreads over — its nodeSelector and required node affinity (preferences do
  * not), its namespace (only pods of the constraint's namespace count), the
  * zones the instance types are offered in, and NodeClaims in flight. Cases

@@ -11,7 +11,7 @@
  * plan's cost before and after; and the reason given for each kind of node
  * left in place, one case per reason the planner can give.
  *
- * The catalog is test_disruption_consolidation_1.c's: five sizes doubling in
+ * The catalog is disruption_scenarios.h's: five sizes doubling in
  * CPU, memory and price, on-demand and spot (40%) in three zones.
  */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, basics part 4: NodePools against each other and their
+ * Solver scenarios: NodePools against each other and their
  * bounds. Taints pods must tolerate (startup taints they need not), weights
  * (heaviest first, lighter ones as fallback), limits on cpu, memory, nodes and
  * custom resources (counting what the NodePool already has), and minValues.

@@ -1,11 +1,11 @@
 /*
- * Consolidation, part four: the replacement's options and requirements
+ * Consolidation: the replacement's options and requirements
  * (spot-to-spot with minValues, requirements narrowed to the options the
  * price filter kept, reserved capacity), what the planner leaves in the
  * snapshot, and a Node without a NodeClaim (where we deliberately differ).
  * Each case names the Karpenter reference it follows.
  *
- * The catalog is test_disruption_consolidation_1.c's: five sizes doubling in
+ * The catalog is disruption_scenarios.h's: five sizes doubling in
  * CPU, memory and price, on-demand and spot (40%) in three zones.
  */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, basics part 5: instance selection. The launch uses the
+ * Solver scenarios: instance selection. The launch uses the
  * cheapest offering the constraints allow (spot before on-demand when both
  * are allowed), every option a NodeClaim carries satisfies the pod and the
  * NodePool, unavailable offerings do not count, at most max_instance_types

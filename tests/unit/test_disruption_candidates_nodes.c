@@ -1,5 +1,5 @@
 /*
- * Disruption candidates, part one: which nodes the planner may take at all
+ * Disruption candidates: which nodes the planner may take at all
  * (Karpenter's NewCandidate and ValidateNodeDisruptable, suite_test.go
  * "Candidate Filtering"). Node-level rules: managed or not, initialised,
  * deleting, the node's do-not-disrupt annotation, a NodePool that exists,

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, topology spread part 1: zonal spread. Pods spread over
+ * Solver scenarios: zonal spread. Pods spread over
  * the zones the NodePools can launch in and the zones existing nodes sit in;
  * DoNotSchedule keeps maxSkew, minDomains counts the domains that exist.
  * Cases follow the Zonal context of Karpenter's topology suite.

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, topology spread part 3: several constraints at once
+ * Solver scenarios: several constraints at once
  * (zone, hostname, capacity type, a NodePool's own label), matchLabelKeys,
  * and the node inclusion policies (nodeTaintsPolicy, nodeAffinityPolicy)
  * that decide which nodes and NodePools count as domains. Cases follow

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, topology spread part 2: hostname and capacity-type
+ * Solver scenarios: hostname and capacity-type
  * spread. A hostname domain is a node, and a new NodeClaim is always an empty
  * one; capacity types are domains like zones (the synthetic catalog offers
  * spot in zones 1 and 2 only). Cases follow the Hostname and CapacityType

@@ -1,5 +1,5 @@
 /*
- * Drift, part two: what the drift method does with drifted nodes (Karpenter's
+ * Drift: what the drift method does with drifted nodes (Karpenter's
  * Drift method, pkg/controllers/disruption/drift_test.go): one node per
  * command, replaced when its pods need new capacity, empty nodes first then
  * the longest drifted, skipping a node whose pods cannot move; protected by
@@ -7,7 +7,7 @@
  * held by the Drifted budgets, not by consolidateAfter or the policy.
  *
  * Drift is the claim's Drifted condition here (the cloud provider's verdict);
- * test_disruption_drift_1.c covers how drift is detected.
+ * test_disruption_drift_detection.c covers how drift is detected.
  *
  * Where a scenario's last node would be empty while every pod is bound, a
  * node with a pod is declared after it or the nodes are ordered so: the

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, basics part 1: resource fit. Requests of every kind
+ * Solver scenarios: resource fit. Requests of every kind
  * (containers, init containers, restartable sidecars, pod overhead, pod-level
  * resources, extended resources) decide which instance types stay options,
  * the cheapest launches, and pods that fit nowhere say why. Cases follow

@@ -1,5 +1,5 @@
 /*
- * Consolidation, part three: multi-node and single-node consolidation
+ * Consolidation: multi-node and single-node consolidation
  * (Karpenter's multinodeconsolidation.go, singlenodeconsolidation.go, and
  * consolidation_test.go "Multi-NodeClaim", "Node Lifetime Consideration" and
  * "Budgets", singlenodeconsolidation_test.go "Candidate Shuffling", the
@@ -11,7 +11,7 @@
  * node age does not), and single-node taking the first node in that order,
  * NodePools interleaved, that can be consolidated.
  *
- * The catalog is test_disruption_consolidation_1.c's: five sizes doubling in
+ * The catalog is disruption_scenarios.h's: five sizes doubling in
  * CPU, memory and price, on-demand and spot (40%) in three zones.
  */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, basics part 6: existing capacity. Pods go to existing
+ * Solver scenarios: existing capacity. Pods go to existing
  * nodes with room before new NodeClaims: node taints and labels, pods already
  * bound and DaemonSet pods still to come use up room, deleting nodes are not
  * used, NodeClaims in flight take pods, and nodes that have not initialized

@@ -1,5 +1,5 @@
 /*
- * Drift, part one: when is a NodeClaim drifted (Karpenter's Drifted
+ * Drift: when is a NodeClaim drifted (Karpenter's Drifted
  * condition, pkg/controllers/nodeclaim/disruption/drift_test.go): the
  * NodePool hash against the NodeClaim's when their hash versions agree, the
  * NodePool's requirements against the NodeClaim's labels, then a Drifted

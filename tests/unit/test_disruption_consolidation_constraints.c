@@ -1,5 +1,5 @@
 /*
- * Consolidation, part two: what keeps a node's pods from moving, and what
+ * Consolidation: what keeps a node's pods from moving, and what
  * lets them (Karpenter's consolidation_test.go "TTL", "Topology
  * Consideration", "Preferences", the PDB and do-not-disrupt tables of
  * "Replace", and suite_test.go "Simulate Scheduling"): consolidateAfter on
@@ -8,7 +8,7 @@
  * replacement, PodDisruptionBudgets and do-not-disrupt, local volumes, and
  * preferences with and without PreferencePolicy=Ignore.
  *
- * The catalog is test_disruption_consolidation_1.c's: five sizes doubling in
+ * The catalog is disruption_scenarios.h's: five sizes doubling in
  * CPU, memory and price, on-demand and spot (40%) in three zones.
  */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * The disruption planner, part two: the reason given for every managed node
+ * The disruption planner: the reason given for every managed node
  * left in place, one case per reason the planner can give (facts.c for what
  * makes a node no candidate at all, methods.c and simulate.c for what a
  * method found when it looked at it), exactly as `simulate --disrupt` prints
@@ -8,7 +8,7 @@
  * message (consolidation.go, statenode.go, consolidation_test.go "Events",
  * suite_test.go "Candidate Filtering") — which the controller writes.
  *
- * The catalog is test_disruption_consolidation_1.c's: five sizes doubling in
+ * The catalog is disruption_scenarios.h's: five sizes doubling in
  * CPU, memory and price, on-demand and spot (40%) in three zones.
  */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, basics part 3: NodePool requirements and labels. Every
+ * Solver scenarios: NodePool requirements and labels. Every
  * operator (In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte) on custom and
  * well-known keys, template labels pods select, labels no NodePool defines,
  * and NodePools whose requirements leave no instance type. Cases follow

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, topology spread part 5: finer points — which existing
+ * Solver scenarios: finer points — which existing
  * pods count under the node inclusion policies, selectors that do not pick
  * the pods they constrain, the order in which soft constraints give way, the
  * lowest-count choice under a large maxSkew, and minDomains against the zones

@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, basics part 7: behaviours the solver once got wrong
+ * Solver scenarios: behaviours the solver once got wrong
  * against Karpenter, kept as regression tests (each names the place in
  * Karpenter's sources that decides the behaviour).
  */

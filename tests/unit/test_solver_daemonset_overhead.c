@@ -1,5 +1,5 @@
 /*
- * Solver scenarios, basics part 2: DaemonSet overhead. Only DaemonSets whose
+ * Solver scenarios: DaemonSet overhead. Only DaemonSets whose
  * pod template tolerates a NodePool's taints and matches its requirements and
  * an instance type count on that type; the overhead changes which types can
  * hold the pods and is added once to a NodeClaim's requests. Cases follow

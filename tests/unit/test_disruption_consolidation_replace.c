@@ -1,5 +1,5 @@
 /*
- * Consolidation, part one: delete or replace, and what a replacement may be
+ * Consolidation: delete or replace, and what a replacement may be
  * (Karpenter's consolidation_test.go "Replace" and "Delete", and
  * computeConsolidation / computeSpotToSpotConsolidation in consolidation.go):
  * a node whose pods fit elsewhere is deleted; otherwise it is replaced only by
