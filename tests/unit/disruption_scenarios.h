@@ -63,7 +63,7 @@ static inline void catalog_type(kp_buf *b, const char *name, int cpu, int mem_gi
 }
 
 typedef struct sc {
-    kp_buf yaml;
+    kp_yaml yaml;
     kp_buf catalog;
     kp_scenario s;
     bool ran;
@@ -72,7 +72,6 @@ typedef struct sc {
 static inline void sc_init(sc *c, bool default_types)
 {
     memset(c, 0, sizeof(*c));
-    kp_buf_init(&c->yaml, 1u << 22);
     kp_buf_init(&c->catalog, 1u << 22);
     kp_buf_puts(&c->catalog, "json:[");
     for (size_t i = 0; default_types && i < sizeof(TYPES) / sizeof(TYPES[0]); i++)
@@ -82,7 +81,7 @@ static inline void sc_init(sc *c, bool default_types)
 
 static inline void sc_free(sc *c)
 {
-    kp_buf_free(&c->yaml);
+    kp_yaml_free(&c->yaml);
     kp_buf_free(&c->catalog);
     if (c->ran) kp_scenario_free(&c->s);
 }
@@ -91,7 +90,7 @@ __attribute__((format(printf, 2, 3))) static inline void add(sc *c, const char *
 {
     va_list ap;
     va_start(ap, fmt);
-    cr_assert_eq(kp_buf_vprintf(&c->yaml, fmt, ap), 0, "scenario too large");
+    kp_yaml_vadd(&c->yaml, fmt, ap);
     va_end(ap);
 }
 
@@ -110,12 +109,10 @@ __attribute__((format(printf, 2, 3))) static inline void add(sc *c, const char *
 
 static inline void pool(sc *c, const char *name, const char *requirements, const char *disruption)
 {
-    add(c,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
-        "name: default}, "
-        "requirements: [%s]}}, disruption: {%s}}\n",
-        name, requirements ? requirements : OD_ONLY, disruption ? disruption : UNDERUTILIZED);
+    char spec[512];
+    snprintf(spec, sizeof(spec), "disruption: {%s}", disruption ? disruption : UNDERUTILIZED);
+    kp_yaml_nodepool(&c->yaml,
+                     &(kp_yaml_pool){.name = name, .requirements = requirements ? requirements : OD_ONLY, .spec = spec});
 }
 
 typedef struct nopt {
@@ -200,7 +197,7 @@ static inline kp_scenario *plan_opts(sc *c, const kp_disrupt_opts *opts)
 {
     kp_buf_puts(&c->catalog, "]");
     c->ran = true;
-    cr_assert_eq(kp_scenario_run(&c->s, kp_buf_cstr(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0,
+    cr_assert_eq(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0,
                  "%s", kp_error_last());
     cr_assert_eq(kp_scenario_disrupt(&c->s, NOW, opts), 0, "%s", kp_error_last());
     return &c->s;

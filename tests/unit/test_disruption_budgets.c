@@ -21,31 +21,13 @@
 
 /* ---------- building manifests ---------- */
 
-typedef struct yaml_buf {
-    char text[1 << 18];
-    size_t len;
-} yaml_buf;
-
-__attribute__((format(printf, 2, 3))) static void add(yaml_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->text + b->len, sizeof(b->text) - b->len, fmt, ap);
-    va_end(ap);
-    cr_assert(n >= 0 && (size_t)n < sizeof(b->text) - b->len, "scenario too large");
-    b->len += (size_t)n;
-}
-
 /* `budgets` is the YAML flow list, or NULL for none (the NodePool's default). */
-static void add_pool(yaml_buf *b, const char *name, const char *budgets)
+static void add_pool(kp_yaml *b, const char *name, const char *budgets)
 {
-    add(b,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
-        "name: default}, "
-        "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]}}, "
-        "disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s%s%s}}\n",
-        name, budgets ? ", budgets: " : "", budgets ? budgets : "");
+    char spec[256];
+    snprintf(spec, sizeof(spec), "disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s%s%s}",
+             budgets ? ", budgets: " : "", budgets ? budgets : "");
+    kp_yaml_nodepool(b, &(kp_yaml_pool){.name = name, .requirements = "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}", .spec = spec});
 }
 
 typedef struct node_opts {
@@ -56,10 +38,10 @@ typedef struct node_opts {
     bool unmanaged;
 } node_opts;
 
-static void add_node(yaml_buf *b, const char *name, node_opts o)
+static void add_node(kp_yaml *b, const char *name, node_opts o)
 {
     const char *pool = o.pool ? o.pool : "default";
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '" OLD
         "'%s, labels: {",
         name,
@@ -67,9 +49,9 @@ static void add_node(yaml_buf *b, const char *name, node_opts o)
             ? ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]"
             : "");
     if (!o.unmanaged)
-        add(b, "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true', %s", pool,
+        kp_yaml_add(b, "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true', %s", pool,
             o.uninitialized ? "" : "karpenter.sh/initialized: 'true', ");
-    add(b,
+    kp_yaml_add(b,
         "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, "
         "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: %s, kubernetes.io/arch: "
         "amd64, "
@@ -80,7 +62,7 @@ static void add_node(yaml_buf *b, const char *name, node_opts o)
         name, name, o.not_ready ? "False" : "True");
 }
 
-static void add_nodes(yaml_buf *b, const char *prefix, int n, node_opts o)
+static void add_nodes(kp_yaml *b, const char *prefix, int n, node_opts o)
 {
     for (int i = 0; i < n; i++) {
         char name[64];
@@ -89,9 +71,9 @@ static void add_nodes(yaml_buf *b, const char *prefix, int n, node_opts o)
     }
 }
 
-static void add_pod(yaml_buf *b, const char *name, const char *node)
+static void add_pod(kp_yaml *b, const char *name, const char *node)
 {
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default, ownerReferences: "
         "[{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}]}\n"
         "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '1', memory: "
@@ -100,11 +82,11 @@ static void add_pod(yaml_buf *b, const char *name, const char *node)
         name, node);
 }
 
-static void plan(kp_scenario *s, const yaml_buf *b, uint32_t max_loops)
+static void plan(kp_scenario *s, const kp_yaml *b, uint32_t max_loops)
 {
     kp_disrupt_opts opts = KP_DISRUPT_OPTS_INIT;
     opts.max_loops = max_loops;
-    cr_assert_eq(kp_scenario_run(s, b->text, "builtin", NULL), 0, "%s", kp_error_last());
+    cr_assert_eq(kp_scenario_run(s, kp_yaml_text(b), "builtin", NULL), 0, "%s", kp_error_last());
     cr_assert_eq(kp_scenario_disrupt(s, NOW, &opts), 0, "%s", kp_error_last());
 }
 
@@ -189,8 +171,8 @@ ParameterizedTestParameters(disruption_budgets, allowance)
 ParameterizedTest(size_t *i, disruption_budgets, allowance)
 {
     const allowance_case *c = &allowance_cases[*i];
-    static yaml_buf b;
-    b.len = 0;
+    static kp_yaml b;
+    kp_yaml_reset(&b);
     add_pool(&b, "default", c->budgets);
     add_nodes(&b, "n", c->nodes, (node_opts){0});
     kp_scenario s;
@@ -213,7 +195,7 @@ ParameterizedTest(size_t *i, disruption_budgets, allowance)
 
 Test(disruption_budgets, unmanaged_nodes_do_not_count)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "[{nodes: '50%'}]");
     add_nodes(&b, "u", 2, (node_opts){.unmanaged = true});
     add_nodes(&b, "n", 2, (node_opts){0});
@@ -226,7 +208,7 @@ Test(disruption_budgets, unmanaged_nodes_do_not_count)
 
 Test(disruption_budgets, uninitialized_nodes_do_not_count)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "[{nodes: '50%'}]");
     add_nodes(&b, "x", 2, (node_opts){.uninitialized = true});
     add_nodes(&b, "n", 2, (node_opts){0});
@@ -239,11 +221,11 @@ Test(disruption_budgets, uninitialized_nodes_do_not_count)
 
 Test(disruption_budgets, nodeclaims_without_nodes_do_not_count)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "[{nodes: '50%'}]");
     add_nodes(&b, "n", 2, (node_opts){0});
     for (int i = 0; i < 2; i++)
-        add(&b,
+        kp_yaml_add(&b,
             "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: launching-%d, "
             "creationTimestamp: '" OLD "', labels: {karpenter.sh/nodepool: default}}\n"
             "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
@@ -258,7 +240,7 @@ Test(disruption_budgets, nodeclaims_without_nodes_do_not_count)
 
 Test(disruption_budgets, deleting_nodes_count_and_consume)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "[{nodes: '50%'}]");
     add_node(&b, "gone", (node_opts){.deleting = true});
     add_nodes(&b, "n", 3, (node_opts){0});
@@ -272,7 +254,7 @@ Test(disruption_budgets, deleting_nodes_count_and_consume)
 
 Test(disruption_budgets, not_ready_nodes_consume)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "[{nodes: '50%'}]");
     add_node(&b, "sick", (node_opts){.not_ready = true});
     add_nodes(&b, "n", 3, (node_opts){0});
@@ -284,7 +266,7 @@ Test(disruption_budgets, not_ready_nodes_consume)
 
 Test(disruption_budgets, never_negative)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "[{nodes: '10%'}]");
     add_nodes(&b, "gone", 3, (node_opts){.deleting = true});
     add_nodes(&b, "n", 2, (node_opts){0});
@@ -300,7 +282,7 @@ Test(disruption_budgets, never_negative)
 
 Test(disruption_budgets, deleting_nodes_of_another_pool_do_not_consume)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "[{nodes: '50%'}]");
     add_pool(&b, "other", "[{nodes: '50%'}]");
     add_nodes(&b, "o", 2, (node_opts){.pool = "other", .deleting = true});
@@ -313,7 +295,7 @@ Test(disruption_budgets, deleting_nodes_of_another_pool_do_not_consume)
 
 Test(disruption_budgets, each_nodepool_has_its_own)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     static const char *const pools[] = {"alpha", "beta", "gamma"};
     for (int p = 0; p < 3; p++) {
         char prefix[16];
@@ -337,7 +319,7 @@ Test(disruption_budgets, each_nodepool_has_its_own)
 
 Test(disruption_budgets, zero_blocks_every_node_with_its_reason)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "[{nodes: '0'}]");
     add_nodes(&b, "n", 3, (node_opts){0});
     kp_scenario s;
@@ -355,7 +337,7 @@ Test(disruption_budgets, zero_blocks_every_node_with_its_reason)
 
 Test(disruption_budgets, underutilized_budget_holds_consolidation_not_emptiness)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "[{nodes: '0', reasons: [Underutilized]}]");
     add_node(&b, "idle", (node_opts){0});
     add_node(&b, "a", (node_opts){0});
@@ -378,7 +360,7 @@ Test(disruption_budgets, underutilized_budget_holds_consolidation_not_emptiness)
 
 Test(disruption_budgets, each_loop_recounts_after_the_last_command)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL);
     add_nodes(&b, "n", 10, (node_opts){0});
     kp_scenario s;

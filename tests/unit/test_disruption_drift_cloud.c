@@ -20,7 +20,7 @@ static kp_scenario *plan_cloud(sc *c, const char *const *nodes, const char *cons
 {
     kp_buf_puts(&c->catalog, "]");
     c->ran = true;
-    cr_assert_eq(kp_scenario_run(&c->s, kp_buf_cstr(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0, "%s",
+    cr_assert_eq(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0, "%s",
                  kp_error_last());
     static const char *answer[64];
     memset(answer, 0, sizeof(answer));

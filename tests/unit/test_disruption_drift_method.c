@@ -24,37 +24,16 @@
 #define NOW "2026-11-21T12:00:00Z"
 #define OLD "2026-11-20T08:00:00Z"
 
-typedef struct yaml_buf {
-    char text[1 << 17];
-    size_t len;
-} yaml_buf;
-
-__attribute__((format(printf, 2, 3))) static void add(yaml_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->text + b->len, sizeof(b->text) - b->len, fmt, ap);
-    va_end(ap);
-    cr_assert(n >= 0 && (size_t)n < sizeof(b->text) - b->len, "scenario too large");
-    b->len += (size_t)n;
-}
-
 #define NEVER                                                                                      \
     "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never, budgets: [{nodes: "   \
     "'100%'}]"
 
-static void add_pool(yaml_buf *b, const char *name, const char *requirements,
-                     const char *disruption)
+static void add_pool(kp_yaml *b, const char *name, const char *requirements, const char *disruption)
 {
-    add(b,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
-        "name: default}, "
-        "requirements: [%s]}}, disruption: {%s}}\n",
-        name,
-        requirements ? requirements
-                     : "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}",
-        disruption);
+    char spec[256];
+    snprintf(spec, sizeof(spec), "disruption: {%s}", disruption);
+    kp_yaml_nodepool(b, &(kp_yaml_pool){.name = name, .requirements = requirements ? requirements : "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}",
+                                        .spec = spec});
 }
 
 typedef struct node_opts {
@@ -67,10 +46,10 @@ typedef struct node_opts {
 } node_opts;
 
 /* A Node and its NodeClaim. */
-static void add_node(yaml_buf *b, const char *name, node_opts o)
+static void add_node(kp_yaml *b, const char *name, node_opts o)
 {
     const char *pool = o.pool ? o.pool : "default";
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '" OLD
         "'%s%s, labels: {"
         "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true', karpenter.sh/initialized: "
@@ -86,7 +65,7 @@ static void add_node(yaml_buf *b, const char *name, node_opts o)
             ? ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]"
             : "",
         pool, name, name);
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, "
         "creationTimestamp: '" OLD "', "
         "labels: {karpenter.sh/nodepool: %s, node.kubernetes.io/instance-type: m5.xlarge, "
@@ -100,18 +79,18 @@ static void add_node(yaml_buf *b, const char *name, node_opts o)
         name, pool, o.claim_spec ? o.claim_spec : "", name, name,
         o.initialized ? o.initialized : OLD);
     if (o.drifted_at)
-        add(b, ", {type: Drifted, status: 'True', reason: AMIDrifted, lastTransitionTime: '%s'}",
+        kp_yaml_add(b, ", {type: Drifted, status: 'True', reason: AMIDrifted, lastTransitionTime: '%s'}",
             o.drifted_at);
-    add(b, "]}\n");
+    kp_yaml_add(b, "]}\n");
 }
 
 #define RS "{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}"
 
 /* A running pod on `node` asking for `cpu`; `meta` adds metadata, `spec` adds spec fields. */
-static void add_pod(yaml_buf *b, const char *name, const char *node, const char *cpu,
+static void add_pod(kp_yaml *b, const char *name, const char *node, const char *cpu,
                     const char *meta, const char *spec, const char *status)
 {
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default%s, "
         "ownerReferences: [" RS "]}\n"
         "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '%s', memory: "
@@ -120,16 +99,16 @@ static void add_pod(yaml_buf *b, const char *name, const char *node, const char 
         name, meta, node, cpu, spec, status);
 }
 
-static void simple_pod(yaml_buf *b, const char *name, const char *node)
+static void simple_pod(kp_yaml *b, const char *name, const char *node)
 {
     add_pod(b, name, node, "1", "", "", "");
 }
 
-static void plan(kp_scenario *s, const yaml_buf *b, uint32_t max_loops)
+static void plan(kp_scenario *s, const kp_yaml *b, uint32_t max_loops)
 {
     kp_disrupt_opts opts = KP_DISRUPT_OPTS_INIT;
     opts.max_loops = max_loops;
-    cr_assert_eq(kp_scenario_run(s, b->text, "builtin", NULL), 0, "%s", kp_error_last());
+    cr_assert_eq(kp_scenario_run(s, kp_yaml_text(b), "builtin", NULL), 0, "%s", kp_error_last());
     cr_assert_eq(kp_scenario_disrupt(s, NOW, &opts), 0, "%s", kp_error_last());
 }
 
@@ -158,7 +137,7 @@ static void expect_kept(const kp_scenario *s, const char *node, const char *need
 
 Test(disruption_drift_method, replaces_a_drifted_node_whose_pods_need_room)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", DRIFTED(T1));
     simple_pod(&b, "p", "a");
@@ -174,7 +153,7 @@ Test(disruption_drift_method, replaces_a_drifted_node_whose_pods_need_room)
 
 Test(disruption_drift_method, deletes_a_drifted_node_whose_pods_fit_elsewhere)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "b", (node_opts){0});
     add_node(&b, "a", DRIFTED(T1));
@@ -189,7 +168,7 @@ Test(disruption_drift_method, deletes_a_drifted_node_whose_pods_fit_elsewhere)
 
 Test(disruption_drift_method, replacement_meets_the_new_requirements)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     /* The NodePool now allows only m5.large: the m5.xlarge node has drifted. */
     add_pool(&b, "default",
              "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}, "
@@ -207,7 +186,7 @@ Test(disruption_drift_method, replacement_meets_the_new_requirements)
 
 Test(disruption_drift_method, deletes_an_empty_drifted_node_when_consolidation_is_off)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", DRIFTED(T1));
     kp_scenario s;
@@ -220,7 +199,7 @@ Test(disruption_drift_method, deletes_an_empty_drifted_node_when_consolidation_i
 
 Test(disruption_drift_method, one_node_per_command)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", DRIFTED(T1));
     add_node(&b, "b", DRIFTED(T1));
@@ -243,7 +222,7 @@ Test(disruption_drift_method, one_node_per_command)
 
 Test(disruption_drift_method, empty_drifted_nodes_first)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     /* a drifted earlier, but e is empty. */
     add_node(&b, "a", DRIFTED(T1));
@@ -262,7 +241,7 @@ Test(disruption_drift_method, empty_drifted_nodes_first)
 
 Test(disruption_drift_method, earliest_drift_first)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "late", DRIFTED(T2));
     add_node(&b, "early", DRIFTED(T1));
@@ -277,7 +256,7 @@ Test(disruption_drift_method, earliest_drift_first)
 
 Test(disruption_drift_method, skips_a_node_whose_pods_cannot_move)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     /* stuck drifted first, but its pod is pinned to it by hostname. */
     add_node(&b, "stuck", DRIFTED(T1));
@@ -295,7 +274,7 @@ Test(disruption_drift_method, skips_a_node_whose_pods_cannot_move)
 
 Test(disruption_drift_method, node_do_not_disrupt_holds_it)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a",
              (node_opts){.drifted_at = T1,
@@ -310,7 +289,7 @@ Test(disruption_drift_method, node_do_not_disrupt_holds_it)
 
 Test(disruption_drift_method, node_do_not_disrupt_false_does_not)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a",
              (node_opts){.drifted_at = T1,
@@ -325,7 +304,7 @@ Test(disruption_drift_method, node_do_not_disrupt_false_does_not)
 
 Test(disruption_drift_method, do_not_disrupt_pod_holds_it_without_a_grace_period)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", DRIFTED(T1));
     add_pod(&b, "p", "a", "1", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}", "", "");
@@ -338,11 +317,11 @@ Test(disruption_drift_method, do_not_disrupt_pod_holds_it_without_a_grace_period
 
 Test(disruption_drift_method, blocking_pdb_holds_it_without_a_grace_period)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", DRIFTED(T1));
     add_pod(&b, "p", "a", "1", ", labels: {app: web}", "", "");
-    add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
+    kp_yaml_add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
             "namespace: default}\n"
             "spec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\nstatus: "
             "{disruptionsAllowed: 0}\n");
@@ -355,7 +334,7 @@ Test(disruption_drift_method, blocking_pdb_holds_it_without_a_grace_period)
 
 Test(disruption_drift_method, grace_period_lets_drift_past_a_do_not_disrupt_pod)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", (node_opts){.drifted_at = T1, .claim_spec = ", terminationGracePeriod: 5m"});
     add_pod(&b, "p", "a", "1", ", annotations: {karpenter.sh/do-not-disrupt: 'true'}", "", "");
@@ -370,11 +349,11 @@ Test(disruption_drift_method, grace_period_lets_drift_past_a_do_not_disrupt_pod)
 
 Test(disruption_drift_method, grace_period_lets_drift_past_a_blocking_pdb)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", (node_opts){.drifted_at = T1, .claim_spec = ", terminationGracePeriod: 5m"});
     add_pod(&b, "p", "a", "1", ", labels: {app: web}", "", "");
-    add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
+    kp_yaml_add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
             "namespace: default}\n"
             "spec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\nstatus: "
             "{disruptionsAllowed: 0}\n");
@@ -387,7 +366,7 @@ Test(disruption_drift_method, grace_period_lets_drift_past_a_blocking_pdb)
 
 Test(disruption_drift_method, grace_period_does_not_open_consolidation)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL,
              "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s");
     /* Not drifted, a grace period, a do-not-disrupt pod: consolidation is
@@ -405,8 +384,8 @@ Test(disruption_drift_method, grace_period_does_not_open_consolidation)
 Test(disruption_drift_method, do_not_disrupt_duration_active_then_elapsed)
 {
     for (int elapsed = 0; elapsed < 2; elapsed++) {
-        static yaml_buf b;
-        b.len = 0;
+        static kp_yaml b;
+        kp_yaml_reset(&b);
         add_pool(&b, "default", NULL, NEVER);
         add_node(&b, "a", DRIFTED(T1));
         add_pod(&b, "p", "a", "1", ", annotations: {karpenter.sh/do-not-disrupt: 2m}", "",
@@ -427,7 +406,7 @@ Test(disruption_drift_method, do_not_disrupt_duration_active_then_elapsed)
 
 Test(disruption_drift_method, invalid_do_not_disrupt_does_not_hold_it)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
     add_node(&b, "a", DRIFTED(T1));
     add_pod(&b, "p", "a", "1", ", annotations: {karpenter.sh/do-not-disrupt: invalid-format}", "",
@@ -443,7 +422,7 @@ Test(disruption_drift_method, invalid_do_not_disrupt_does_not_hold_it)
 
 Test(disruption_drift_method, not_held_by_consolidate_after)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL,
              "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1h");
     add_node(
@@ -459,7 +438,7 @@ Test(disruption_drift_method, not_held_by_consolidate_after)
 
 Test(disruption_drift_method, not_held_by_when_empty)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, "consolidationPolicy: WhenEmpty, consolidateAfter: 0s");
     add_node(&b, "a", DRIFTED(T1));
     simple_pod(&b, "p", "a");
@@ -472,9 +451,9 @@ Test(disruption_drift_method, not_held_by_when_empty)
 
 Test(disruption_drift_method, uninitialized_drifted_node_waits)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL, NEVER);
-    add(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD
+    kp_yaml_add(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD
             "', labels: {"
             "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', "
             "node.kubernetes.io/instance-type: m5.xlarge, "
@@ -501,7 +480,7 @@ Test(disruption_drift_method, uninitialized_drifted_node_waits)
 
 Test(disruption_drift_method, drifted_budget_zero_holds_drift)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL,
              "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never, "
              "budgets: [{nodes: '0', reasons: [Drifted]}]");
@@ -516,7 +495,7 @@ Test(disruption_drift_method, drifted_budget_zero_holds_drift)
 
 Test(disruption_drift_method, drifted_budget_zero_does_not_hold_emptiness)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", NULL,
              "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '0', "
              "reasons: [Drifted]}]");
@@ -535,8 +514,8 @@ Test(disruption_drift_method, drifted_budget_zero_does_not_hold_emptiness)
 Test(disruption_drift_method, nodes_already_deleting_use_the_drift_budget)
 {
     for (int deleting = 1; deleting <= 2; deleting++) {
-        static yaml_buf b;
-        b.len = 0;
+        static kp_yaml b;
+        kp_yaml_reset(&b);
         /* 50% of 4 nodes is 2. */
         add_pool(
             &b, "default", NULL,
@@ -563,7 +542,7 @@ Test(disruption_drift_method, nodes_already_deleting_use_the_drift_budget)
 
 Test(disruption_drift_method, budgets_per_nodepool)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "held", NULL,
              "consolidationPolicy: WhenEmpty, consolidateAfter: Never, budgets: [{nodes: '0'}]");
     add_pool(&b, "open", NULL,

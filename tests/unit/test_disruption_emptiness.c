@@ -20,38 +20,19 @@
 /* us-east-1 on-demand price of m5.xlarge in the built-in catalog */
 #define M5_XLARGE_PRICE 0.192
 
-typedef struct yaml_buf {
-    char text[1 << 17];
-    size_t len;
-} yaml_buf;
-
-__attribute__((format(printf, 2, 3))) static void add(yaml_buf *b, const char *fmt, ...)
+static void add_pool(kp_yaml *b, const char *name, const char *disruption)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->text + b->len, sizeof(b->text) - b->len, fmt, ap);
-    va_end(ap);
-    cr_assert(n >= 0 && (size_t)n < sizeof(b->text) - b->len, "scenario too large");
-    b->len += (size_t)n;
-}
-
-static void add_pool(yaml_buf *b, const char *name, const char *disruption)
-{
-    add(b,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
-        "name: default}, "
-        "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]}}, "
-        "disruption: {%s}}\n",
-        name, disruption);
+    char spec[256];
+    snprintf(spec, sizeof(spec), "disruption: {%s}", disruption);
+    kp_yaml_nodepool(b, &(kp_yaml_pool){.name = name, .requirements = "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}", .spec = spec});
 }
 
 #define WHEN_EMPTY                                                                                 \
     "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '100%'}]"
 
-static void add_node_typed(yaml_buf *b, const char *name, const char *pool, const char *type)
+static void add_node_typed(kp_yaml *b, const char *name, const char *pool, const char *type)
 {
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '" OLD
         "', labels: {"
         "karpenter.sh/nodepool: %s, karpenter.sh/registered: 'true', karpenter.sh/initialized: "
@@ -66,15 +47,15 @@ static void add_node_typed(yaml_buf *b, const char *name, const char *pool, cons
         name, pool, type, name, name);
 }
 
-static void add_node(yaml_buf *b, const char *name)
+static void add_node(kp_yaml *b, const char *name)
 {
     add_node_typed(b, name, "default", "m5.xlarge");
 }
 
 /* The NodeClaim of `node`, initialised at `init`. */
-static void add_claim(yaml_buf *b, const char *node, const char *init)
+static void add_claim(kp_yaml *b, const char *node, const char *init)
 {
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, "
         "creationTimestamp: '" OLD "', "
         "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: m5.xlarge, "
@@ -92,10 +73,10 @@ static void add_claim(yaml_buf *b, const char *node, const char *init)
 
 /* A pod on `node`: `meta` adds metadata, `owner` is its controller, `spec`
  * adds spec fields, `phase` its phase. */
-static void add_pod(yaml_buf *b, const char *name, const char *node, const char *meta,
+static void add_pod(kp_yaml *b, const char *name, const char *node, const char *meta,
                     const char *owner, const char *spec, const char *phase)
 {
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default%s, "
         "ownerReferences: [%s]}\n"
         "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '1', memory: "
@@ -104,11 +85,11 @@ static void add_pod(yaml_buf *b, const char *name, const char *node, const char 
         name, meta, owner, node, spec, phase);
 }
 
-static void plan(kp_scenario *s, const yaml_buf *b, uint32_t max_loops)
+static void plan(kp_scenario *s, const kp_yaml *b, uint32_t max_loops)
 {
     kp_disrupt_opts opts = KP_DISRUPT_OPTS_INIT;
     opts.max_loops = max_loops;
-    cr_assert_eq(kp_scenario_run(s, b->text, "builtin", NULL), 0, "%s", kp_error_last());
+    cr_assert_eq(kp_scenario_run(s, kp_yaml_text(b), "builtin", NULL), 0, "%s", kp_error_last());
     cr_assert_eq(kp_scenario_disrupt(s, NOW, &opts), 0, "%s", kp_error_last());
 }
 
@@ -124,7 +105,7 @@ static double command_savings(const kp_scenario *s, int i)
 
 Test(disruption_emptiness, empty_nodes_go_in_one_command)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", WHEN_EMPTY);
     add_node(&b, "a");
     add_node(&b, "b");
@@ -143,7 +124,7 @@ Test(disruption_emptiness, empty_nodes_go_in_one_command)
 
 Test(disruption_emptiness, empty_nodes_of_several_nodepools_go_together)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     static const char *const pools[] = {"alpha", "beta", "gamma"};
     for (int p = 0; p < 3; p++) {
         add_pool(&b, pools[p], WHEN_EMPTY);
@@ -163,7 +144,7 @@ Test(disruption_emptiness, empty_nodes_of_several_nodepools_go_together)
 
 Test(disruption_emptiness, only_the_empty_nodes)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", WHEN_EMPTY);
     add_node(&b, "empty");
     add_node(&b, "busy");
@@ -180,7 +161,7 @@ Test(disruption_emptiness, only_the_empty_nodes)
 
 Test(disruption_emptiness, the_dearest_empty_nodes_go_first_under_a_budget)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default",
              "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '1'}]");
     add_node_typed(&b, "small", "default", "m5.large");
@@ -201,7 +182,7 @@ Test(disruption_emptiness, the_dearest_empty_nodes_go_first_under_a_budget)
 
 Test(disruption_emptiness, budget_holds_the_rest_with_its_reason)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default",
              "consolidationPolicy: WhenEmpty, consolidateAfter: 0s, budgets: [{nodes: '2'}]");
     for (int i = 0; i < 5; i++) {
@@ -274,8 +255,8 @@ ParameterizedTestParameters(disruption_emptiness, what_is_empty)
 ParameterizedTest(size_t *i, disruption_emptiness, what_is_empty)
 {
     const empty_case *c = &empty_cases[*i];
-    static yaml_buf b;
-    b.len = 0;
+    static kp_yaml b;
+    kp_yaml_reset(&b);
     /* WhenEmpty: a node that is not empty stays, whatever its pods' fit. */
     add_pool(&b, "default", WHEN_EMPTY);
     add_node(&b, "a");
@@ -297,9 +278,9 @@ ParameterizedTest(size_t *i, disruption_emptiness, what_is_empty)
 
 Test(disruption_emptiness, daemonset_pods_with_their_daemonset_still_empty)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", WHEN_EMPTY);
-    add(&b,
+    kp_yaml_add(&b,
         "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: default}\n"
         "spec: {selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: "
         "agent}}, "
@@ -319,7 +300,7 @@ Test(disruption_emptiness, daemonset_pods_with_their_daemonset_still_empty)
 
 Test(disruption_emptiness, waits_for_consolidate_after_per_node)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default",
              "consolidationPolicy: WhenEmpty, consolidateAfter: 30m, budgets: [{nodes: '100%'}]");
     add_node(&b, "settled");
@@ -338,12 +319,12 @@ Test(disruption_emptiness, waits_for_consolidate_after_per_node)
 
 Test(disruption_emptiness, a_recent_pod_event_restarts_the_wait)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default",
              "consolidationPolicy: WhenEmpty, consolidateAfter: 30m, budgets: [{nodes: '100%'}]");
     add_node(&b, "a");
     /* Initialised long ago, but its last pod left five minutes ago. */
-    add(&b, "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, "
+    kp_yaml_add(&b, "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, "
             "creationTimestamp: '" OLD "', "
             "labels: {karpenter.sh/nodepool: default, karpenter.sh/capacity-type: on-demand}}\n"
             "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n"
@@ -361,7 +342,7 @@ Test(disruption_emptiness, a_recent_pod_event_restarts_the_wait)
 
 Test(disruption_emptiness, consolidate_after_never_disables_it)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "consolidationPolicy: WhenEmpty, consolidateAfter: Never");
     add_node(&b, "a");
     kp_scenario s;
@@ -375,7 +356,7 @@ Test(disruption_emptiness, consolidate_after_never_disables_it)
 
 Test(disruption_emptiness, runs_for_when_empty_or_underutilized_too)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s");
     add_node(&b, "a");
     kp_scenario s;
@@ -389,10 +370,10 @@ Test(disruption_emptiness, runs_for_when_empty_or_underutilized_too)
 
 Test(disruption_emptiness, an_empty_drifted_node_goes_as_empty)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default", WHEN_EMPTY);
     add_node(&b, "a");
-    add(&b,
+    kp_yaml_add(&b,
         "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, "
         "creationTimestamp: '" OLD "', "
         "labels: {karpenter.sh/nodepool: default, karpenter.sh/capacity-type: on-demand}}\n"
@@ -411,7 +392,7 @@ Test(disruption_emptiness, an_empty_drifted_node_goes_as_empty)
 
 Test(disruption_emptiness, empty_nodes_go_before_consolidating_the_rest)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "default",
              "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, "
              "budgets: [{nodes: '100%'}]");

@@ -23,38 +23,20 @@
 #define NOW "2026-11-21T12:00:00Z"
 #define OLD "2026-11-20T08:00:00Z"
 
-typedef struct yaml_buf {
-    char text[1 << 16];
-    size_t len;
-} yaml_buf;
-
-__attribute__((format(printf, 2, 3))) static void add(yaml_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->text + b->len, sizeof(b->text) - b->len, fmt, ap);
-    va_end(ap);
-    cr_assert(n >= 0 && (size_t)n < sizeof(b->text) - b->len, "scenario too large");
-    b->len += (size_t)n;
-}
-
 /* `template` adds NodeClaim template fields (", expireAfter: 1h"). */
-static void add_pool(yaml_buf *b, const char *template, const char *disruption)
+static void add_pool(kp_yaml *b, const char *template, const char *disruption)
 {
-    add(b,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
-        "name: default}, "
-        "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]%s}}, "
-        "disruption: {%s}}\n",
-        template, disruption);
+    char spec[256];
+    snprintf(spec, sizeof(spec), "disruption: {%s}", disruption);
+    kp_yaml_nodepool(b, &(kp_yaml_pool){.name = "default", .requirements = "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}",
+                                        .template_spec = template + strspn(template, ", "), .spec = spec});
 }
 
 #define NEVER "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never"
 
-static void add_node(yaml_buf *b, const char *name, const char *created, const char *meta)
+static void add_node(kp_yaml *b, const char *name, const char *created, const char *meta)
 {
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s, creationTimestamp: '%s'%s, labels: {"
         "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', "
         "karpenter.sh/initialized: 'true', "
@@ -68,9 +50,9 @@ static void add_node(yaml_buf *b, const char *name, const char *created, const c
 }
 
 /* The NodeClaim of `node`, created at `created`; `spec` adds spec fields. */
-static void add_claim(yaml_buf *b, const char *node, const char *created, const char *spec)
+static void add_claim(kp_yaml *b, const char *node, const char *created, const char *spec)
 {
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: %s-claim, "
         "creationTimestamp: '%s', "
         "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: m5.xlarge, "
@@ -84,10 +66,10 @@ static void add_claim(yaml_buf *b, const char *node, const char *created, const 
 
 #define RS "{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u1, controller: true}"
 
-static void add_pod(yaml_buf *b, const char *name, const char *node, const char *meta,
+static void add_pod(kp_yaml *b, const char *name, const char *node, const char *meta,
                     const char *spec)
 {
-    add(b,
+    kp_yaml_add(b,
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default%s, "
         "ownerReferences: [" RS "]}\n"
         "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: '1', memory: "
@@ -96,11 +78,11 @@ static void add_pod(yaml_buf *b, const char *name, const char *node, const char 
         name, meta, node, spec);
 }
 
-static void plan(kp_scenario *s, const yaml_buf *b, uint32_t max_loops)
+static void plan(kp_scenario *s, const kp_yaml *b, uint32_t max_loops)
 {
     kp_disrupt_opts opts = KP_DISRUPT_OPTS_INIT;
     opts.max_loops = max_loops;
-    cr_assert_eq(kp_scenario_run(s, b->text, "builtin", NULL), 0, "%s", kp_error_last());
+    cr_assert_eq(kp_scenario_run(s, kp_yaml_text(b), "builtin", NULL), 0, "%s", kp_error_last());
     cr_assert_eq(kp_scenario_disrupt(s, NOW, &opts), 0, "%s", kp_error_last());
 }
 
@@ -165,8 +147,8 @@ ParameterizedTestParameters(disruption_expiration, when)
 ParameterizedTest(size_t *i, disruption_expiration, when)
 {
     const expiry_case *c = &expiry_cases[*i];
-    static yaml_buf b;
-    b.len = 0;
+    static kp_yaml b;
+    kp_yaml_reset(&b);
     add_pool(&b, c->pool_template, NEVER);
     add_node(&b, "a", c->node_created, "");
     if (c->claim_created) add_claim(&b, "a", c->claim_created, c->claim_spec);
@@ -188,7 +170,7 @@ ParameterizedTest(size_t *i, disruption_expiration, when)
 
 Test(disruption_expiration, budget_zero_does_not_hold_it)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "",
              "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: "
              "[{nodes: '0'}]");
@@ -203,7 +185,7 @@ Test(disruption_expiration, budget_zero_does_not_hold_it)
 
 Test(disruption_expiration, do_not_disrupt_pod_does_not_hold_it)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "", NEVER);
     add_node(&b, "a", OLD, "");
     EXPIRED_CLAIM(&b, "a");
@@ -216,12 +198,12 @@ Test(disruption_expiration, do_not_disrupt_pod_does_not_hold_it)
 
 Test(disruption_expiration, blocking_pdb_does_not_hold_it)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "", NEVER);
     add_node(&b, "a", OLD, "");
     EXPIRED_CLAIM(&b, "a");
     add_pod(&b, "p", "a", ", labels: {app: web}", "");
-    add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
+    kp_yaml_add(&b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
             "namespace: default}\n"
             "spec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\nstatus: "
             "{disruptionsAllowed: 0}\n");
@@ -233,7 +215,7 @@ Test(disruption_expiration, blocking_pdb_does_not_hold_it)
 
 Test(disruption_expiration, consolidate_after_does_not_hold_it)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "", "consolidationPolicy: WhenEmpty, consolidateAfter: 720h");
     add_node(&b, "a", OLD, "");
     EXPIRED_CLAIM(&b, "a");
@@ -246,7 +228,7 @@ Test(disruption_expiration, consolidate_after_does_not_hold_it)
 
 Test(disruption_expiration, pods_with_nowhere_to_go_do_not_hold_it)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "", NEVER);
     add_node(&b, "a", OLD, "");
     EXPIRED_CLAIM(&b, "a");
@@ -263,7 +245,7 @@ Test(disruption_expiration, pods_with_nowhere_to_go_do_not_hold_it)
 
 Test(disruption_expiration, the_pods_get_capacity_planned)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "", NEVER);
     add_node(&b, "a", OLD, "");
     EXPIRED_CLAIM(&b, "a");
@@ -278,7 +260,7 @@ Test(disruption_expiration, the_pods_get_capacity_planned)
 
 Test(disruption_expiration, the_pods_move_to_room_that_exists)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "", NEVER);
     add_node(&b, "a", OLD, "");
     EXPIRED_CLAIM(&b, "a");
@@ -295,7 +277,7 @@ Test(disruption_expiration, the_pods_move_to_room_that_exists)
 
 Test(disruption_expiration, expired_nodes_go_together)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "", NEVER);
     static const char *const names[] = {"a", "b", "c"};
     for (int i = 0; i < 3; i++) {
@@ -319,7 +301,7 @@ Test(disruption_expiration, expired_nodes_go_together)
 
 Test(disruption_expiration, comes_before_the_graceful_methods)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "",
              "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: "
              "[{nodes: '100%'}]");
@@ -338,7 +320,7 @@ Test(disruption_expiration, comes_before_the_graceful_methods)
 
 Test(disruption_expiration, a_node_already_being_deleted_is_left_alone)
 {
-    static yaml_buf b;
+    static kp_yaml b;
     add_pool(&b, "", NEVER);
     add_node(&b, "a", OLD,
              ", deletionTimestamp: '2026-11-21T11:58:00Z', finalizers: [karpenter.sh/termination]");
