@@ -11,50 +11,32 @@
 #include "controller/gc.h"
 #include "helpers/ctrl_harness.h"
 
-#define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
-#define CLAIMS "/apis/karpenter.sh/v1/nodeclaims"
-#define NODES "/api/v1/nodes"
+#define CLAIMS HARNESS_CLAIMS
+#define NODES HARNESS_NODES
 
-#define FAKE_CLASS "{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}"
-#define AWS_CLASS "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}"
-
-static harness h;
-
-static void setup(void)
-{
-    harness_start(&h, T0);
-}
-
-static void teardown(void)
-{
-    harness_stop(&h);
-}
-
-TestSuite(gc, .init = setup, .fini = teardown, .timeout = 60);
+HARNESS_SUITE(gc);
 
 /* A claim of class `class_ref` with provider ID `pid`, Launched at `launched`
- * (RFC 3339); `meta_extra` goes inside its metadata (",..." or ""). */
+ * (RFC 3339); `meta` more metadata members (",..." or ""). */
 static void put_claim(const char *name, const char *class_ref, const char *pid, const char *launched,
-                      const char *meta_extra)
+                      const char *meta)
 {
-    char json[1536];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"%s\",\"uid\":"
-             "\"c-%s\",\"creationTimestamp\":\"%s\",\"labels\":{\"karpenter.sh/nodepool\":\"default\"}%s},\"spec\":"
-             "{\"nodeClassRef\":%s},\"status\":{\"providerID\":\"%s\",\"conditions\":[{\"type\":\"Launched\","
-             "\"status\":\"True\",\"reason\":\"Launched\",\"message\":\"\",\"lastTransitionTime\":\"%s\"}]}}",
-             name, name, launched, meta_extra, class_ref, pid, launched);
-    harness_put(&h, KP_CK_NODECLAIM, CLAIMS, name, json);
+    char more_meta[512], status[512];
+    snprintf(more_meta, sizeof(more_meta), ",\"creationTimestamp\":\"%s\"%s", launched, meta);
+    snprintf(status, sizeof(status),
+             ",\"conditions\":[{\"type\":\"Launched\",\"status\":\"True\",\"reason\":\"Launched\","
+             "\"message\":\"\",\"lastTransitionTime\":\"%s\"}]",
+             launched);
+    harness_put_claim(&h, (harness_obj){.name = name,
+                                        .class_ref = class_ref,
+                                        .provider_id = pid,
+                                        .meta = more_meta,
+                                        .status = status});
 }
 
 static void put_node(const char *name, const char *pid)
 {
-    char json[512];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\"},"
-             "\"spec\":{\"providerID\":\"%s\"}}",
-             name, name, pid);
-    harness_put(&h, KP_CK_NODE, NODES, name, json);
+    harness_put_node(&h, (harness_obj){.name = name, .provider_id = pid, .labels = ""});
 }
 
 /* An instance the fake cloud lists, made `age_s` seconds before now. */
@@ -62,16 +44,12 @@ static void add_instance(const char *pid, int64_t age_s)
 {
     int i = h.cloud.n_instances++;
     snprintf(h.cloud.instances[i], sizeof(h.cloud.instances[i]), "%s", pid);
-    h.cloud.created_ns[i] = T0 - age_s * KP_NS_PER_SEC;
+    h.cloud.created_ns[i] = HARNESS_T0 - age_s * KP_NS_PER_SEC;
 }
 
 static bool on_server(const char *collection, const char *name)
 {
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", collection, name);
-    cJSON *o = fake_api_get(h.fa, path);
-    cJSON_Delete(o);
-    return o != NULL;
+    return harness_exists(&h, collection, name);
 }
 
 static void gc_pass(void)
@@ -83,7 +61,7 @@ static void gc_pass(void)
 
 Test(gc, a_claim_whose_instance_is_gone_is_deleted)
 {
-    put_claim("gone", FAKE_CLASS, "fake://gone", AN_HOUR_AGO, "");
+    put_claim("gone", NULL, "fake://gone", AN_HOUR_AGO, "");
     gc_pass();
     cr_expect_eq(h.cloud.lists, 1);
     cr_expect_eq(h.cloud.gets, 1, "the list is confirmed with a Get");
@@ -94,11 +72,11 @@ Test(gc, a_claim_whose_instance_is_gone_is_deleted)
 Test(gc, claims_that_stay)
 {
     add_instance("fake://listed", 3600);
-    put_claim("listed", FAKE_CLASS, "fake://listed", AN_HOUR_AGO, "");
-    put_claim("young", FAKE_CLASS, "fake://young", "2025-12-31T23:59:55Z", ""); /* 5 s: a launch in flight */
-    put_claim("deleting", FAKE_CLASS, "fake://deleting", AN_HOUR_AGO,
+    put_claim("listed", NULL, "fake://listed", AN_HOUR_AGO, "");
+    put_claim("young", NULL, "fake://young", "2025-12-31T23:59:55Z", ""); /* 5 s: a launch in flight */
+    put_claim("deleting", NULL, "fake://deleting", AN_HOUR_AGO,
               ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"finalizers\":[\"karpenter.sh/termination\"]");
-    put_claim("theirs", AWS_CLASS, "aws:///us-east-1a/i-0123456789abcdef0", AN_HOUR_AGO, "");
+    put_claim("theirs", HARNESS_AWS_CLASS, HARNESS_AWS_ID, AN_HOUR_AGO, "");
     gc_pass();
     cr_expect_eq(h.cloud.gets, 0, "none of them is even asked about");
     cr_expect(on_server(CLAIMS, "listed"));
@@ -110,7 +88,7 @@ Test(gc, claims_that_stay)
 
 Test(gc, an_unknown_answer_keeps_the_claim)
 {
-    put_claim("c1", FAKE_CLASS, "fake://c1", AN_HOUR_AGO, "");
+    put_claim("c1", NULL, "fake://c1", AN_HOUR_AGO, "");
     h.cloud.get_err = KP_ERETRY; /* throttled, not "not found" */
     gc_pass();
     cr_expect_eq(h.cloud.gets, 1);
@@ -122,7 +100,7 @@ Test(gc, an_instance_no_claim_owns_is_terminated_after_its_grace)
     add_instance("fake://orphan", 60);
     add_instance("fake://fresh", 10);
     add_instance("fake://owned", 3600);
-    put_claim("owned", FAKE_CLASS, "fake://owned", AN_HOUR_AGO, "");
+    put_claim("owned", NULL, "fake://owned", AN_HOUR_AGO, "");
     gc_pass();
     cr_expect_eq(h.cloud.deletes, 1, "only the orphan past 30 s");
     cr_expect_str_eq(h.cloud.last_deleted, "fake://orphan");
@@ -136,7 +114,7 @@ Test(gc, an_orphans_node_goes_with_it)
 {
     add_instance("fake://orphan", 60);
     put_node("orphan", "fake://orphan");
-    put_node("theirs", "aws:///us-east-1a/i-0123456789abcdef0");
+    put_node("theirs", HARNESS_AWS_ID);
     gc_pass();
     cr_expect_eq(h.cloud.deletes, 1);
     cr_expect_not(on_server(NODES, "orphan"), "the orphan's Node is deleted");
@@ -145,7 +123,7 @@ Test(gc, an_orphans_node_goes_with_it)
 
 Test(gc, a_failed_list_collects_nothing)
 {
-    put_claim("c1", FAKE_CLASS, "fake://c1", AN_HOUR_AGO, "");
+    put_claim("c1", NULL, "fake://c1", AN_HOUR_AGO, "");
     h.cloud.list_err = KP_ERETRY;
     cr_expect_eq(kp_gc_pass(&h.c, NULL), KP_ERETRY);
     cr_expect_eq(h.cloud.gets + h.cloud.deletes, 0);

@@ -13,9 +13,7 @@
 #include "controller/interruption_ctrl.h"
 #include "helpers/ctrl_harness.h"
 
-#define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
-#define CLAIMS "/apis/karpenter.sh/v1/nodeclaims"
-#define NODES "/api/v1/nodes"
+#define CLAIMS HARNESS_CLAIMS
 
 /* ------------------------------------------------------- the fake source */
 
@@ -87,7 +85,7 @@ static fake_source src;
 
 static void setup(void)
 {
-    harness_start(&h, T0);
+    harness_start(&h, HARNESS_T0);
     memset(&src, 0, sizeof(src));
     src.base.ops = &fs_ops;
     h.c.interruption = &src.base;
@@ -100,25 +98,16 @@ static void teardown(void)
 
 TestSuite(interruption_ctrl, .init = setup, .fini = teardown, .timeout = 60);
 
-#define FAKE_CLASS "{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}"
-#define AWS_CLASS "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}"
-
 /* A claim with provider ID `pid` and its registered node `name`. */
 static void put_pair(const char *name, const char *class_ref, const char *pid)
 {
-    char json[1536];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"%s\",\"uid\":"
-             "\"c-%s\",\"labels\":{\"karpenter.sh/nodepool\":\"default\",\"karpenter.sh/capacity-type\":\"spot\","
-             "\"node.kubernetes.io/instance-type\":\"m5.large\"}},\"spec\":{\"nodeClassRef\":%s},\"status\":"
-             "{\"providerID\":\"%s\",\"nodeName\":\"%s\"}}",
-             name, name, class_ref, pid, name);
-    harness_put(&h, KP_CK_NODECLAIM, CLAIMS, name, json);
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\",\"labels\":"
-             "{\"karpenter.sh/nodepool\":\"default\"}},\"spec\":{\"providerID\":\"%s\"}}",
-             name, name, pid);
-    harness_put(&h, KP_CK_NODE, NODES, name, json);
+    harness_put_claim(&h, (harness_obj){.name = name,
+                                        .class_ref = class_ref,
+                                        .provider_id = pid,
+                                        .node_name = name,
+                                        .labels = "\"karpenter.sh/nodepool\":\"default\",\"karpenter.sh/capacity-type\":"
+                                                  "\"spot\",\"node.kubernetes.io/instance-type\":\"m5.large\""});
+    harness_put_node(&h, (harness_obj){.name = name, .provider_id = pid});
 }
 
 static void notice(enum kp_interruption_kind kind, const char *id)
@@ -131,11 +120,7 @@ static void notice(enum kp_interruption_kind kind, const char *id)
 
 static bool claim_on_server(const char *name)
 {
-    char path[256];
-    snprintf(path, sizeof(path), CLAIMS "/%s", name);
-    cJSON *o = fake_api_get(h.fa, path);
-    cJSON_Delete(o);
-    return o != NULL;
+    return harness_exists(&h, CLAIMS, name);
 }
 
 static void pass(void)
@@ -145,7 +130,7 @@ static void pass(void)
 
 Test(interruption_ctrl, a_spot_interruption_deletes_the_claim_with_karpenters_events)
 {
-    put_pair("c1", FAKE_CLASS, "fake://c1");
+    put_pair("c1", NULL, "fake://c1");
     notice(KP_INTERRUPT_SPOT, "c1");
     pass();
     cr_expect_not(claim_on_server("c1"), "deleted: termination drains it");
@@ -159,7 +144,7 @@ Test(interruption_ctrl, a_spot_interruption_deletes_the_claim_with_karpenters_ev
 
 Test(interruption_ctrl, a_rebalance_recommendation_is_an_event_only)
 {
-    put_pair("c1", FAKE_CLASS, "fake://c1");
+    put_pair("c1", NULL, "fake://c1");
     notice(KP_INTERRUPT_REBALANCE, "c1");
     pass();
     cr_expect(claim_on_server("c1"));
@@ -171,7 +156,7 @@ Test(interruption_ctrl, a_rebalance_recommendation_is_an_event_only)
 
 Test(interruption_ctrl, another_providers_claim_is_left_alone)
 {
-    put_pair("theirs", AWS_CLASS, "aws:///us-east-1a/i-0123456789abcdef0");
+    put_pair("theirs", HARNESS_AWS_CLASS, HARNESS_AWS_ID);
     notice(KP_INTERRUPT_SPOT, "i-0123456789abcdef0");
     pass();
     cr_expect(claim_on_server("theirs"));
@@ -182,8 +167,8 @@ Test(interruption_ctrl, another_providers_claim_is_left_alone)
 
 Test(interruption_ctrl, instance_ids_match_whole_suffixes)
 {
-    put_pair("c1", FAKE_CLASS, "fake://c1");
-    put_pair("xc1", FAKE_CLASS, "fake://xc1");
+    put_pair("c1", NULL, "fake://c1");
+    put_pair("xc1", NULL, "fake://xc1");
     char **keys = kp_interruption_claims(&h.c, "c1");
     cr_assert_not_null(keys[0]);
     cr_expect_str_eq(keys[0], "c1");
@@ -205,7 +190,7 @@ static void refuse_deletes(void *ctx, const fake_req *req, fake_resp *resp)
 
 Test(interruption_ctrl, a_notice_not_handled_is_not_acknowledged)
 {
-    put_pair("c1", FAKE_CLASS, "fake://c1");
+    put_pair("c1", NULL, "fake://c1");
     notice(KP_INTERRUPT_TERMINATING, "c1");
     fake_api_set_hook(h.fa, refuse_deletes, NULL);
     pass();
@@ -219,7 +204,7 @@ Test(interruption_ctrl, a_notice_not_handled_is_not_acknowledged)
 
 Test(interruption_ctrl, a_notice_that_did_not_parse_is_dropped)
 {
-    put_pair("c1", FAKE_CLASS, "fake://c1");
+    put_pair("c1", NULL, "fake://c1");
     notice(KP_INTERRUPT_NOOP, NULL);
     src.parse_error = "not JSON";
     pass();

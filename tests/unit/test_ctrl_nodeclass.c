@@ -8,9 +8,8 @@
 #include "helpers/ctrl_harness.h"
 #include "test_aws_provider_env.h"
 
-#define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
-#define CLASSES "/apis/karpenter.k8s.aws/v1/ec2nodeclasses"
-#define CLAIMS "/apis/karpenter.sh/v1/nodeclaims"
+#define CLASSES HARNESS_CLASSES
+#define CLAIMS HARNESS_CLAIMS
 
 static harness h;
 
@@ -18,7 +17,7 @@ static void setup(void)
 {
     fx_init();
     cp = NULL;
-    harness_start(&h, T0);
+    harness_start(&h, HARNESS_T0);
     harness_add_informer(&h, KP_CK_NODECLASS, KP_RES_EC2NODECLASS);
     h.c.opts.ami_refresh_ms = 300000;
     h.c.opts.subnet_refresh_ms = 60000;
@@ -33,12 +32,12 @@ static void teardown(void)
 
 TestSuite(nodeclass_ctrl, .init = setup, .fini = teardown, .timeout = 60);
 
-/* Start the double with the answers queued so far and use the provider. */
 static void no_dry_run(kp_aws_provider_opts *o)
 {
     o->disable_dry_run = true;
 }
 
+/* Start the double with the answers queued so far and use the provider. */
 static void aws(void)
 {
     start();
@@ -96,12 +95,8 @@ static const char *status_of(const cJSON *obj, const char *type)
 /* A claim of class `class_ref` (JSON); `annotations` as JSON members. */
 static void put_claim(const char *name, const char *class_ref, const char *pid, const char *annotations)
 {
-    char json[1024];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"%s\",\"uid\":"
-             "\"c-%s\",\"annotations\":{%s}},\"spec\":{\"nodeClassRef\":%s},\"status\":{\"providerID\":\"%s\"}}",
-             name, name, annotations, class_ref, pid);
-    harness_put(&h, KP_CK_NODECLAIM, CLAIMS, name, json);
+    harness_put_claim(
+        &h, (harness_obj){.name = name, .class_ref = class_ref, .provider_id = pid, .annotations = annotations});
 }
 
 #define OUR_REF "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"nc\"}"

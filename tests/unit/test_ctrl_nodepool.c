@@ -15,39 +15,21 @@
 #include "controller/objutil.h"
 #include "helpers/ctrl_harness.h"
 
-#define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
-#define POOLS "/apis/karpenter.sh/v1/nodepools"
-#define CLAIMS "/apis/karpenter.sh/v1/nodeclaims"
-#define NODES "/api/v1/nodes"
-#define CLASSES "/apis/karpenter.k8s.aws/v1/ec2nodeclasses"
+#define POOLS HARNESS_POOLS
+#define CLAIMS HARNESS_CLAIMS
+#define CLASSES HARNESS_CLASSES
 
-#define FAKE_CLASS "{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}"
-#define AWS_CLASS "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}"
-
-static harness h;
-
-static void setup(void)
-{
-    harness_start(&h, T0);
-}
-
-static void teardown(void)
-{
-    harness_stop(&h);
-}
-
-TestSuite(nodepool_ctrl, .init = setup, .fini = teardown, .timeout = 60);
+HARNESS_SUITE(nodepool_ctrl);
 
 /* NodePool `name` of class `class_ref` with requirement `req` (a JSON object). */
 static void put_pool_req(const char *name, const char *class_ref, const char *req)
 {
-    char json[1536];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"%s\",\"uid\":"
-             "\"np-%s\"},\"spec\":{\"limits\":{\"cpu\":\"100\"},\"template\":{\"spec\":{\"requirements\":[%s],"
-             "\"nodeClassRef\":%s}}}}",
-             name, name, req, class_ref);
-    harness_put(&h, KP_CK_NODEPOOL, POOLS, name, json);
+    char tmpl[512];
+    snprintf(tmpl, sizeof(tmpl), ",\"requirements\":[%s]", req);
+    harness_put_pool(&h, (harness_obj){.name = name,
+                                       .class_ref = class_ref,
+                                       .template = tmpl,
+                                       .spec = ",\"limits\":{\"cpu\":\"100\"}"});
 }
 
 static void put_pool(const char *name, const char *class_ref)
@@ -58,13 +40,9 @@ static void put_pool(const char *name, const char *class_ref)
 
 static void put_node(const char *name, const char *pid, const char *cpu, const char *memory)
 {
-    char json[1024];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\",\"labels\":"
-             "{\"karpenter.sh/nodepool\":\"default\"}},\"spec\":{\"providerID\":\"%s\"},\"status\":{\"capacity\":"
-             "{\"cpu\":\"%s\",\"memory\":\"%s\"}}}",
-             name, name, pid, cpu, memory);
-    harness_put(&h, KP_CK_NODE, NODES, name, json);
+    char status[256];
+    snprintf(status, sizeof(status), ",\"capacity\":{\"cpu\":\"%s\",\"memory\":\"%s\"}", cpu, memory);
+    harness_put_node(&h, (harness_obj){.name = name, .provider_id = pid, .status = status});
 }
 
 /* A claim of pool default: class `class_ref`, provider ID `pid`, capacity
@@ -72,13 +50,13 @@ static void put_node(const char *name, const char *pid, const char *cpu, const c
 static void put_claim(const char *name, const char *class_ref, const char *pid, const char *cpu,
                       const char *annotations)
 {
-    char json[1536];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"%s\",\"uid\":"
-             "\"c-%s\",\"labels\":{\"karpenter.sh/nodepool\":\"default\"},\"annotations\":{%s}},\"spec\":"
-             "{\"nodeClassRef\":%s},\"status\":{\"providerID\":\"%s\",\"capacity\":{\"cpu\":\"%s\"}}}",
-             name, name, annotations, class_ref, pid, cpu);
-    harness_put(&h, KP_CK_NODECLAIM, CLAIMS, name, json);
+    char status[128];
+    snprintf(status, sizeof(status), ",\"capacity\":{\"cpu\":\"%s\"}", cpu);
+    harness_put_claim(&h, (harness_obj){.name = name,
+                                        .class_ref = class_ref,
+                                        .provider_id = pid,
+                                        .annotations = annotations,
+                                        .status = status});
 }
 
 static int64_t reconcile(const char *pool)
@@ -91,10 +69,8 @@ static int64_t reconcile(const char *pool)
 /* The object as the server has it now (cJSON_Delete it). */
 static cJSON *stored(const char *collection, const char *name)
 {
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", collection, name);
-    cJSON *o = fake_api_get(h.fa, path);
-    cr_assert_not_null(o, "%s is on the server", path);
+    cJSON *o = harness_stored(&h, collection, name);
+    cr_assert_not_null(o, "%s/%s is on the server", collection, name);
     return o;
 }
 
@@ -115,11 +91,11 @@ static void expect_condition(const cJSON *obj, const char *type, const char *sta
 
 Test(nodepool_ctrl, hash_status_and_conditions_of_a_valid_pool)
 {
-    put_pool("default", FAKE_CLASS);
+    put_pool("default", NULL);
     put_node("n1", "fake://n1", "2", "8Gi");
-    put_node("theirs", "aws:///us-east-1a/i-0123456789abcdef0", "64", "256Gi"); /* not our node */
-    put_claim("c-n1", FAKE_CLASS, "fake://n1", "2", "");                         /* its node counts instead */
-    put_claim("c-flight", FAKE_CLASS, "fake://c-flight", "4", "");                /* no node yet: counts itself */
+    put_node("theirs", HARNESS_AWS_ID, "64", "256Gi"); /* not our node */
+    put_claim("c-n1", NULL, "fake://n1", "2", "");                         /* its node counts instead */
+    put_claim("c-flight", NULL, "fake://c-flight", "4", "");                /* no node yet: counts itself */
     cr_expect_eq(reconcile("default"), 0);
     cJSON *pool = stored(POOLS, "default");
     char want[KP_NODEPOOL_HASH_LEN];
@@ -138,7 +114,7 @@ Test(nodepool_ctrl, hash_status_and_conditions_of_a_valid_pool)
 
 Test(nodepool_ctrl, an_invalid_pool_is_not_ready)
 {
-    put_pool_req("default", FAKE_CLASS,
+    put_pool_req("default", NULL,
                  "{\"key\":\"karpenter.sh/nodepool\",\"operator\":\"In\",\"values\":[\"other\"]}");
     reconcile("default");
     cJSON *pool = stored(POOLS, "default");
@@ -150,7 +126,7 @@ Test(nodepool_ctrl, an_invalid_pool_is_not_ready)
 Test(nodepool_ctrl, the_node_class_must_exist_and_be_ready)
 {
     harness_add_informer(&h, KP_CK_NODECLASS, KP_RES_EC2NODECLASS);
-    put_pool("default", FAKE_CLASS);
+    put_pool("default", NULL);
     reconcile("default");
     cJSON *pool = stored(POOLS, "default");
     expect_condition(pool, "NodeClassReady", "False", "NodeClassNotFound");
@@ -177,10 +153,10 @@ Test(nodepool_ctrl, the_node_class_must_exist_and_be_ready)
 
 Test(nodepool_ctrl, claims_of_another_hash_version_are_restamped_ours_only)
 {
-    put_pool("default", FAKE_CLASS);
+    put_pool("default", NULL);
     const char *old = "\"karpenter.sh/nodepool-hash\":\"1\",\"karpenter.sh/nodepool-hash-version\":\"v1\"";
-    put_claim("adopted", FAKE_CLASS, "fake://adopted", "2", old);
-    put_claim("foreign", AWS_CLASS, "aws:///us-east-1a/i-0123456789abcdef0", "2", old);
+    put_claim("adopted", NULL, "fake://adopted", "2", old);
+    put_claim("foreign", HARNESS_AWS_CLASS, HARNESS_AWS_ID, "2", old);
     reconcile("default");
     cJSON *pool = stored(POOLS, "default");
     const char *hash = kp_obj_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH);
@@ -198,7 +174,7 @@ Test(nodepool_ctrl, claims_of_another_hash_version_are_restamped_ours_only)
 
 Test(nodepool_ctrl, another_providers_pool_is_not_written)
 {
-    put_pool("theirs", AWS_CLASS);
+    put_pool("theirs", HARNESS_AWS_CLASS);
     size_t before = fake_api_count(h.fa, NULL, NULL);
     reconcile("theirs");
     cr_expect_eq(fake_api_count(h.fa, NULL, NULL), before, "no request about it");
@@ -220,7 +196,7 @@ static void conflict_on_status(void *ctx, const fake_req *req, fake_resp *resp)
 
 Test(nodepool_ctrl, a_status_conflict_is_tried_again_soon)
 {
-    put_pool("default", FAKE_CLASS);
+    put_pool("default", NULL);
     reconcile("default"); /* the hash annotation first */
     harness_sync(&h, KP_CK_NODEPOOL, POOLS "/default", "default");
     fake_api_set_hook(h.fa, conflict_on_status, NULL);

@@ -11,40 +11,15 @@
 #include "controller/podevents.h"
 #include "helpers/ctrl_harness.h"
 
-#define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
-#define CLAIMS "/apis/karpenter.sh/v1/nodeclaims"
-#define NODES "/api/v1/nodes"
+#define CLAIMS HARNESS_CLAIMS
 
-#define FAKE_CLASS "{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}"
-#define AWS_CLASS "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}"
+HARNESS_SUITE(podevents);
 
-static harness h;
-
-static void setup(void)
-{
-    harness_start(&h, T0);
-}
-
-static void teardown(void)
-{
-    harness_stop(&h);
-}
-
-TestSuite(podevents, .init = setup, .fini = teardown, .timeout = 60);
-
+/* A claim with provider ID `pid` and its registered node `name`. */
 static void put_pair(const char *name, const char *class_ref, const char *pid)
 {
-    char json[1024];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"%s\",\"uid\":"
-             "\"c-%s\"},\"spec\":{\"nodeClassRef\":%s},\"status\":{\"providerID\":\"%s\",\"nodeName\":\"%s\"}}",
-             name, name, class_ref, pid, name);
-    harness_put(&h, KP_CK_NODECLAIM, CLAIMS, name, json);
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\"},\"spec\":"
-             "{\"providerID\":\"%s\"}}",
-             name, name, pid);
-    harness_put(&h, KP_CK_NODE, NODES, name, json);
+    harness_put_claim(&h, (harness_obj){.name = name, .class_ref = class_ref, .provider_id = pid, .node_name = name});
+    harness_put_node(&h, (harness_obj){.name = name, .provider_id = pid});
 }
 
 static void reconcile(const char *node)
@@ -58,9 +33,7 @@ static void reconcile(const char *node)
 static const char *stamp(const char *claim)
 {
     static char buf[64];
-    char path[256];
-    snprintf(path, sizeof(path), CLAIMS "/%s", claim);
-    cJSON *o = fake_api_get(h.fa, path);
+    cJSON *o = harness_stored(&h, CLAIMS, claim);
     const char *s = o ? kp_obj_str(o, "status.lastPodEventTime") : NULL;
     snprintf(buf, sizeof(buf), "%s", s ? s : "");
     cJSON_Delete(o);
@@ -101,7 +74,7 @@ Test(podevents, which_pod_changes_are_events)
 
 Test(podevents, the_claim_is_stamped_at_most_every_ten_seconds)
 {
-    put_pair("n1", FAKE_CLASS, "fake://n1");
+    put_pair("n1", NULL, "fake://n1");
     reconcile("n1");
     cr_expect_str_eq(stamp("n1"), "2026-01-01T00:00:00Z");
     harness_sync(&h, KP_CK_NODECLAIM, CLAIMS "/n1", "n1");
@@ -117,10 +90,8 @@ Test(podevents, the_claim_is_stamped_at_most_every_ten_seconds)
 
 Test(podevents, another_providers_claim_and_a_node_without_one)
 {
-    put_pair("theirs", AWS_CLASS, "aws:///us-east-1a/i-0123456789abcdef0");
-    harness_put(&h, KP_CK_NODE, NODES, "lonely",
-                "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"lonely\"},\"spec\":"
-                "{\"providerID\":\"fake://lonely\"}}");
+    put_pair("theirs", HARNESS_AWS_CLASS, HARNESS_AWS_ID);
+    harness_put_node(&h, (harness_obj){.name = "lonely", .provider_id = "fake://lonely", .labels = ""});
     size_t before = fake_api_count(h.fa, NULL, NULL);
     reconcile("theirs");
     reconcile("lonely");

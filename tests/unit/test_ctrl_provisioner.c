@@ -15,17 +15,14 @@
 #include "controller/provisioner.h"
 #include "helpers/ctrl_harness.h"
 
-#define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
-#define POOLS "/apis/karpenter.sh/v1/nodepools"
-#define CLAIMS "/apis/karpenter.sh/v1/nodeclaims"
-#define PODS "/api/v1/namespaces/default/pods"
+#define CLAIMS HARNESS_CLAIMS
 
 static harness h;
 static kp_provisioner *prov;
 
 static void setup(void)
 {
-    harness_start(&h, T0);
+    harness_start(&h, HARNESS_T0);
     prov = kp_provisioner_new(&h.c);
     h.c.provisioner = prov;
 }
@@ -38,23 +35,17 @@ static void teardown(void)
 
 TestSuite(provisioner, .init = setup, .fini = teardown, .timeout = 90);
 
-#define FAKE_CLASS "{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}"
-#define AWS_CLASS "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}"
-
-/* NodePool `name` of node class `class_ref`, on-demand amd64; `extra`
- * (may be "") goes after the spec, e.g. a status. */
-static void put_pool(const char *name, const char *class_ref, const char *extra)
+/* NodePool `name` of node class `class_ref`, on-demand amd64; `status`
+ * (may be NULL) its status members. */
+static void put_pool(const char *name, const char *class_ref, const char *status)
 {
-    char json[1536];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"%s\",\"uid\":"
-             "\"np-%s\"},\"spec\":{\"template\":{\"spec\":{\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
-             "\"operator\":\"In\",\"values\":[\"on-demand\"]},{\"key\":\"kubernetes.io/arch\",\"operator\":\"In\","
-             "\"values\":[\"amd64\"]}],\"nodeClassRef\":%s}}}%s}",
-             name, name, class_ref, extra);
-    harness_put(&h, KP_CK_NODEPOOL, POOLS, name, json);
+    harness_put_pool(&h, (harness_obj){.name = name,
+                                       .class_ref = class_ref,
+                                       .template = ",\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
+                                                   "\"operator\":\"In\",\"values\":[\"on-demand\"]},{\"key\":"
+                                                   "\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]}]",
+                                       .status = status});
 }
-
 /* Pod `name` in namespace default: `meta_extra` goes inside its metadata
  * (starting with a comma, or ""), then its spec and status as given. */
 static void put_pod_raw(const char *name, const char *meta_extra, const char *spec, const char *status)
@@ -65,7 +56,7 @@ static void put_pod_raw(const char *name, const char *meta_extra, const char *sp
              "\"uid\":\"p-%s\"%s},\"spec\":%s,\"status\":%s}",
              name, name, meta_extra, spec, status);
     snprintf(key, sizeof(key), "default/%s", name);
-    harness_put(&h, KP_CK_POD, PODS, key, json);
+    harness_put(&h, KP_CK_POD, HARNESS_PODS, key, json);
 }
 
 #define UNSCHEDULABLE                                                                                                  \
@@ -106,7 +97,7 @@ static cJSON *posted_claim(long nth)
 
 Test(provisioner, a_pending_pod_gets_a_nodeclaim_of_its_nodepool)
 {
-    put_pool("default", FAKE_CLASS, "");
+    put_pool("default", NULL, NULL);
     put_pending("web", "1");
     kp_provision_result r = run();
     cr_expect_eq(r.pending, 1);
@@ -131,15 +122,10 @@ Test(provisioner, a_pending_pod_gets_a_nodeclaim_of_its_nodepool)
 
 Test(provisioner, the_nodepools_hash_annotation_is_used_when_current)
 {
-    put_pool("default", FAKE_CLASS, "");
-    cJSON *pool = harness_get(&h, KP_CK_NODEPOOL, "default");
-    kp_obj_set_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH, "1234");
-    kp_obj_set_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH_VERSION, KP_NODEPOOL_HASH_VERSION);
-    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "metadata"), "resourceVersion");
-    char *text = cJSON_PrintUnformatted(pool);
-    harness_put(&h, KP_CK_NODEPOOL, POOLS, "default", text);
-    free(text);
-    cJSON_Delete(pool);
+    harness_put_pool(&h, (harness_obj){.name = "default",
+                                       .annotations = "\"" KP_ANNOTATION_NODEPOOL_HASH "\":\"1234\",\""
+                                                      KP_ANNOTATION_NODEPOOL_HASH_VERSION "\":\""
+                                                      KP_NODEPOOL_HASH_VERSION "\""});
     put_pending("web", "1");
     run();
     cJSON *claim = posted_claim(0);
@@ -150,7 +136,7 @@ Test(provisioner, the_nodepools_hash_annotation_is_used_when_current)
 
 Test(provisioner, a_claim_in_flight_takes_the_next_batchs_pods)
 {
-    put_pool("default", FAKE_CLASS, "");
+    put_pool("default", NULL, NULL);
     put_pending("web", "1");
     cr_assert_eq(run().claims_created, 1);
     kp_provision_result r = run();
@@ -162,7 +148,7 @@ Test(provisioner, a_claim_in_flight_takes_the_next_batchs_pods)
 
 Test(provisioner, pods_it_does_not_provision_for)
 {
-    put_pool("default", FAKE_CLASS, "");
+    put_pool("default", NULL, NULL);
     put_pod_raw("waiting", "", spec_cpu("1"), "{\"phase\":\"Pending\"}"); /* not marked yet */
     put_pod_raw("bound", "", "{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}", UNSCHEDULABLE);
     put_pod_raw("done", "", spec_cpu("1"),
@@ -206,7 +192,7 @@ Test(provisioner, the_pod_informer_trigger_uses_the_same_rule)
 
 Test(provisioner, a_pod_that_fits_nowhere_is_told_why)
 {
-    put_pool("default", FAKE_CLASS, "");
+    put_pool("default", NULL, NULL);
     put_pending("huge", "10000");
     kp_provision_result r = run();
     cr_expect_eq(r.pending, 1);
@@ -218,7 +204,7 @@ Test(provisioner, a_pod_that_fits_nowhere_is_told_why)
 
 Test(provisioner, another_providers_nodepool_is_not_provisioned_for)
 {
-    put_pool("theirs", AWS_CLASS, "");
+    put_pool("theirs", HARNESS_AWS_CLASS, NULL);
     put_pending("web", "1");
     size_t patches = fake_api_count(h.fa, "PATCH", NULL);
     kp_provision_result r = run();
@@ -230,10 +216,10 @@ Test(provisioner, another_providers_nodepool_is_not_provisioned_for)
 
 Test(provisioner, a_nodepool_that_is_not_ready_provisions_nothing)
 {
-    put_pool("default", FAKE_CLASS,
-             ",\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":"
+    put_pool("default", NULL,
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":"
              "\"UnhealthyDependents\",\"message\":\"NodeClassReady\",\"lastTransitionTime\":"
-             "\"2026-01-01T00:00:00Z\"}]}");
+             "\"2026-01-01T00:00:00Z\"}]");
     put_pending("web", "1");
     kp_provision_result r = run();
     cr_expect_eq(r.claims_created, 0);
@@ -253,7 +239,7 @@ static void refuse_claims(void *ctx, const fake_req *req, fake_resp *resp)
 
 Test(provisioner, a_refused_create_is_counted_and_names_no_claim)
 {
-    put_pool("default", FAKE_CLASS, "");
+    put_pool("default", NULL, NULL);
     put_pending("web", "1");
     fake_api_set_hook(h.fa, refuse_claims, NULL);
     kp_provision_result r = run();
