@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 #define NOW "2026-11-21T12:00:00Z"
 #define OLD "2026-11-20T08:00:00Z"
@@ -197,9 +198,8 @@ static inline kp_scenario *plan_opts(sc *c, const kp_disrupt_opts *opts)
 {
     kp_buf_puts(&c->catalog, "]");
     c->ran = true;
-    cr_assert_eq(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0,
-                 "%s", kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(&c->s, NOW, opts), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), NULL));
+    KP_ASSERT_OK(kp_scenario_disrupt(&c->s, NOW, opts));
     return &c->s;
 }
 

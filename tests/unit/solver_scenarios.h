@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 /* ---- manifests: YAML documents appended one by one (helpers/scenario.h) ---- */
 
@@ -100,7 +101,7 @@ static inline void run_opts(kp_scenario *s, yb *y, const char *catalog, const kp
 {
     int err = kp_scenario_run(s, kp_yaml_text(y), catalog, opts);
     kp_yaml_free(y);
-    cr_assert_eq(err, 0, "%s", kp_error_last());
+    KP_ASSERT_OK(err);
 }
 
 static inline void run(kp_scenario *s, yb *y, const char *catalog)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 /* Manifests: YAML documents appended one by one (helpers/scenario.h). */
 typedef kp_yaml yb;
@@ -91,7 +92,7 @@ static inline void run(kp_scenario *s, yb *y, const char *catalog, const kp_solv
 {
     int err = kp_scenario_run(s, kp_yaml_text(y), catalog, opts);
     kp_yaml_free(y);
-    cr_assert_eq(err, 0, "%s", kp_error_last());
+    KP_ASSERT_OK(err);
 }
 
 /* ---- reading the plan ---- */

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "webhook/handler.h"
 #include "webhook/review.h"
+#include "helpers/assert.h"
 
 #include <openssl/evp.h>
 
@@ -49,7 +50,7 @@ Test(review_parse, valid_request)
 {
     char *body = review_json(nodepool_request);
     kp_review r;
-    cr_assert_eq(kp_review_parse(&r, body, strlen(body)), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_review_parse(&r, body, strlen(body)));
     cr_expect_str_eq(r.uid, "705ab4f5-6393-11e8-b7cc-42010a800002");
     cr_expect_str_eq(r.group, "karpenter.sh");
     cr_expect_str_eq(r.version, "v1");
@@ -74,7 +75,7 @@ Test(review_parse, body_need_not_be_terminated_and_may_end_in_whitespace)
     memcpy(copy, body, n);
     memcpy(copy + n, " \nX", 3); /* the X is past the length given */
     kp_review r;
-    cr_assert_eq(kp_review_parse(&r, copy, n + 2), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_review_parse(&r, copy, n + 2));
     kp_review_clear(&r);
     free(copy);
     free(body);
@@ -145,7 +146,7 @@ Test(review_parse, repeated_keys_keep_the_last_as_go_does)
                        "\"request\":{\"uid\":\"first\",\"operation\":\"DELETE\",\"uid\":\"last\","
                        "\"operation\":\"CREATE\",\"object\":{\"spec\":{\"a\":1},\"spec\":{\"b\":2}}}}";
     kp_review r;
-    cr_assert_eq(kp_review_parse(&r, body, strlen(body)), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_review_parse(&r, body, strlen(body)));
     cr_expect_str_eq(r.uid, "last");
     cr_expect_eq(r.op, KP_REVIEW_OP_CREATE);
     const cJSON *spec = cJSON_GetObjectItem(r.object, "spec");
@@ -270,8 +271,7 @@ static void handle_with(handled *h, const char *policy_yaml, enum kp_webhook_end
                         const char *body, size_t len)
 {
     kp_policy *policy = NULL;
-    cr_assert_eq(kp_policy_parse(&policy, policy_yaml, strlen(policy_yaml), NULL), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_policy_parse(&policy, policy_yaml, strlen(policy_yaml), NULL));
     kp_arena *arena = kp_arena_new();
     kp_buf out = KP_BUF_INIT(KP_WEBHOOK_MAX_RESPONSE);
     kp_webhook_handle(policy, ep, body, len, arena, &out, &h->outcome);

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "controller/gc.h"
 #include "helpers/ctrl_harness.h"
+#include "helpers/assert.h"
 
 #define CLAIMS HARNESS_CLAIMS
 #define NODES HARNESS_NODES
@@ -54,7 +55,7 @@ static bool on_server(const char *collection, const char *name)
 
 static void gc_pass(void)
 {
-    cr_assert_eq(kp_gc_pass(&h.c, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_gc_pass(&h.c, NULL));
 }
 
 #define AN_HOUR_AGO "2025-12-31T23:00:00Z"

@@ -12,6 +12,7 @@
 #include "cloud/interruption.h"
 #include "controller/interruption_ctrl.h"
 #include "helpers/ctrl_harness.h"
+#include "helpers/assert.h"
 
 #define CLAIMS HARNESS_CLAIMS
 
@@ -125,7 +126,7 @@ static bool claim_on_server(const char *name)
 
 static void pass(void)
 {
-    cr_assert_eq(kp_interruption_pass(&h.c, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_interruption_pass(&h.c, NULL));
 }
 
 Test(interruption_ctrl, a_spot_interruption_deletes_the_claim_with_karpenters_events)

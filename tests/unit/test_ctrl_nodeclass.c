@@ -7,6 +7,7 @@
 #include "controller/objutil.h"
 #include "helpers/ctrl_harness.h"
 #include "test_aws_provider_env.h"
+#include "helpers/assert.h"
 
 #define CLASSES HARNESS_CLASSES
 #define CLAIMS HARNESS_CLAIMS
@@ -69,7 +70,7 @@ static void answer_resolution(void)
 static int64_t reconcile(void)
 {
     int64_t requeue = 0;
-    cr_assert_eq(kp_nodeclass_reconcile(&h.c, NULL, "nc", &requeue), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_nodeclass_reconcile(&h.c, NULL, "nc", &requeue));
     return requeue;
 }
 

@@ -14,6 +14,7 @@
 #include "controller/nodepool_ctrl.h"
 #include "controller/objutil.h"
 #include "helpers/ctrl_harness.h"
+#include "helpers/assert.h"
 
 #define POOLS HARNESS_POOLS
 #define CLAIMS HARNESS_CLAIMS
@@ -62,7 +63,7 @@ static void put_claim(const char *name, const char *class_ref, const char *pid, 
 static int64_t reconcile(const char *pool)
 {
     int64_t requeue = 0;
-    cr_assert_eq(kp_nodepool_reconcile(&h.c, NULL, pool, &requeue), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_nodepool_reconcile(&h.c, NULL, pool, &requeue));
     return requeue;
 }
 

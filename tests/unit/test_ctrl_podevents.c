@@ -10,6 +10,7 @@
 #include "controller/objutil.h"
 #include "controller/podevents.h"
 #include "helpers/ctrl_harness.h"
+#include "helpers/assert.h"
 
 #define CLAIMS HARNESS_CLAIMS
 
@@ -25,7 +26,7 @@ static void put_pair(const char *name, const char *class_ref, const char *pid)
 static void reconcile(const char *node)
 {
     int64_t requeue = 0;
-    cr_assert_eq(kp_podevents_reconcile(&h.c, NULL, node, &requeue), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_podevents_reconcile(&h.c, NULL, node, &requeue));
     cr_expect_eq(requeue, 0);
 }
 

@@ -14,6 +14,7 @@
 #include "controller/objutil.h"
 #include "controller/provisioner.h"
 #include "helpers/ctrl_harness.h"
+#include "helpers/assert.h"
 
 #define CLAIMS HARNESS_CLAIMS
 
@@ -81,7 +82,7 @@ static void put_pending(const char *name, const char *cpu)
 static kp_provision_result run(void)
 {
     kp_provision_result r;
-    cr_assert_eq(kp_provisioner_run_once(prov, &r), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_provisioner_run_once(prov, &r));
     return r;
 }
 

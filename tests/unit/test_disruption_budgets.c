@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 #define NOW "2026-11-21T12:00:00Z"
 #define OLD "2026-11-20T08:00:00Z"
@@ -86,8 +87,8 @@ static void plan(kp_scenario *s, const kp_yaml *b, uint32_t max_loops)
 {
     kp_disrupt_opts opts = KP_DISRUPT_OPTS_INIT;
     opts.max_loops = max_loops;
-    cr_assert_eq(kp_scenario_run(s, kp_yaml_text(b), "builtin", NULL), 0, "%s", kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(s, NOW, &opts), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(s, kp_yaml_text(b), "builtin", NULL));
+    KP_ASSERT_OK(kp_scenario_disrupt(s, NOW, &opts));
 }
 
 /* Nodes taken by the first loop's emptiness command (0 when there is none). */

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 #define NOW "2026-11-21T12:00:00Z"
 #define OLD "2026-11-20T08:00:00Z"
@@ -57,12 +58,8 @@ Test(disruption_budgets_2_regressions, terminating_nodeclaims_are_not_counted)
     kp_scenario s;
     kp_disrupt_opts opts = KP_DISRUPT_OPTS_INIT;
     opts.max_loops = 1;
-    cr_assert_eq(kp_scenario_run(&s,
-                                 POOL NODE("t1", TERMINATING) NODE("t2", TERMINATING) NODE("n1", "")
-                                     NODE("n2", ""),
-                                 "builtin", NULL),
-                 0, "%s", kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(&s, NOW, &opts), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, POOL NODE("t1", TERMINATING) NODE("t2", TERMINATING) NODE("n1", "") NODE("n2", ""), "builtin", NULL));
+    KP_ASSERT_OK(kp_scenario_disrupt(&s, NOW, &opts));
     cr_assert_eq(kp_scenario_n_commands(&s), 1);
     const char *nodes = kp_scenario_command_nodes(&s, 0);
     cr_expect(strcmp(nodes, "n1") == 0 || strcmp(nodes, "n2") == 0, "emptiness took %s", nodes);

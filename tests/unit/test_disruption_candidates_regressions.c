@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 #define NOW "2026-11-21T12:00:00Z"
 #define OLD "2026-11-20T08:00:00Z"
@@ -51,8 +52,8 @@
 
 static void run(kp_scenario *s, const char *yaml)
 {
-    cr_assert_eq(kp_scenario_run(s, yaml, "builtin", NULL), 0, "%s", kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(s, NOW, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(s, yaml, "builtin", NULL));
+    KP_ASSERT_OK(kp_scenario_disrupt(s, NOW, NULL));
 }
 
 /*

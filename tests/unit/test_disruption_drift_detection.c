@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 #define NOW "2026-11-21T12:00:00Z"
 #define OLD "2026-11-20T08:00:00Z"
@@ -184,28 +185,8 @@ Test(disruption_drift, a_node_without_a_nodeclaim_is_not_drifted)
     kp_scenario s;
     /* The NodePool now wants spot; the on-demand Node has no NodeClaim to
      * compare, so there is nothing to call drifted. */
-    cr_assert_eq(
-        kp_scenario_run(
-            &s,
-            "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\n"
-            "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
-            "name: default}, "
-            "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [spot]}]}}, "
-            "disruption: {consolidateAfter: Never, budgets: [{nodes: '100%'}]}}\n"
-            "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD
-            "', labels: {"
-            "karpenter.sh/nodepool: default, karpenter.sh/initialized: 'true', "
-            "node.kubernetes.io/instance-type: m5.xlarge, "
-            "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand, "
-            "kubernetes.io/hostname: a}}\n"
-            "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: "
-            "Ready, status: 'True'}]}\n"
-            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
-            "spec: {nodeName: a, containers: [{name: c, resources: {requests: {cpu: "
-            "'1'}}}]}\nstatus: {phase: Running}\n",
-            "builtin", NULL),
-        0, "%s", kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(&s, NOW, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run( &s, "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\n" "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, " "name: default}, " "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [spot]}]}}, " "disruption: {consolidateAfter: Never, budgets: [{nodes: '100%'}]}}\n" "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD "', labels: {" "karpenter.sh/nodepool: default, karpenter.sh/initialized: 'true', " "node.kubernetes.io/instance-type: m5.xlarge, " "topology.kubernetes.io/zone: us-east-1a, karpenter.sh/capacity-type: on-demand, " "kubernetes.io/hostname: a}}\n" "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: " "Ready, status: 'True'}]}\n" "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n" "spec: {nodeName: a, containers: [{name: c, resources: {requests: {cpu: " "'1'}}}]}\nstatus: {phase: Running}\n", "builtin", NULL));
+    KP_ASSERT_OK(kp_scenario_disrupt(&s, NOW, NULL));
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
     const char *why = kp_scenario_blocked_reason(&s, "a");
     cr_assert_not_null(why);

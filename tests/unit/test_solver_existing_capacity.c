@@ -16,6 +16,7 @@
 #include "helpers/scenario.h"
 
 #include "solver_scenarios.h"
+#include "helpers/assert.h"
 
 /* ---------- existing nodes and NodeClaims in flight ---------- */
 
@@ -450,7 +451,7 @@ Test(solver_basic_existing, pods_of_a_deleting_node_get_a_new_home)
     pending[0] = (uint32_t)idx;
     kp_solve_opts opts = KP_SOLVE_OPTS_INIT;
     kp_plan *plan = NULL;
-    cr_assert_eq(kp_solve(s.snap, &opts, pending, 1, &plan), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_solve(s.snap, &opts, pending, 1, &plan));
     cr_assert_eq(plan->n_nodes, 0);
     cr_assert_eq(plan->n_claims, 1);
     cr_assert_str_eq(sym(&s, s.snap->its[plan->claims[0].its[0]].name), "small-instance-type");

@@ -6,6 +6,7 @@
 #include "controller/nodepool_ctrl.h"
 #include "kube/ops.h"
 #include "kube/resources.h"
+#include "helpers/assert.h"
 
 #include <criterion/criterion.h>
 #include <stdarg.h>
@@ -156,8 +157,8 @@ static void informers(harness *h)
     cr_assert_eq(kp_informer_add_index(c->informers[KP_CK_NODECLAIM], KP_INDEX_NODEPOOL, kp_index_nodepool_label), 0);
     for (int k = 0; k < KP_CK_COUNT; k++)
         if (c->informers[k]) {
-            cr_assert_eq(kp_informer_start(c->informers[k]), 0, "%s", kp_error_last());
-            cr_assert_eq(kp_informer_wait_synced(c->informers[k], 10000), 0, "%s", kp_error_last());
+            KP_ASSERT_OK(kp_informer_start(c->informers[k]));
+            KP_ASSERT_OK(kp_informer_wait_synced(c->informers[k], 10000));
         }
 }
 
@@ -166,8 +167,8 @@ void harness_add_informer(harness *h, enum kp_ctrl_kind kind, enum kp_kube_res r
     kp_ctrl *c = &h->c;
     cr_assert_null(c->informers[kind], "already watched");
     c->informers[kind] = kp_informer_new(c->kube, res, NULL);
-    cr_assert_eq(kp_informer_start(c->informers[kind]), 0, "%s", kp_error_last());
-    cr_assert_eq(kp_informer_wait_synced(c->informers[kind], 10000), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_informer_start(c->informers[kind]));
+    KP_ASSERT_OK(kp_informer_wait_synced(c->informers[kind], 10000));
 }
 
 void harness_start(harness *h, int64_t now_ns)
@@ -293,7 +294,7 @@ int harness_events(harness *h, const char *reason, const char *message_part)
     h->c.events = kp_eventq_start(h->c.kube, "karpenter", 256);
     cJSON *list = NULL;
     kp_kube_request req = {"GET", "/api/v1/events", NULL, NULL, NULL};
-    cr_assert_eq(kp_kube_do(h->c.kube, &req, &list), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_do(h->c.kube, &req, &list));
     int n = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(list, "items"))
