@@ -46,21 +46,21 @@ static inline const itype *type_of(const char *name)
 static inline void catalog_type(kp_buf *b, const char *name, int cpu, int mem_gi, double od,
                                 double spot)
 {
-    kp_buf_printf(
+    KP_ASSERT_OK(kp_buf_printf(
         b,
         "%s{\"name\":\"%s\",\"capacity\":{\"cpu\":\"%d\",\"memory\":\"%dGi\",\"pods\":\"110\"},"
         "\"labels\":{\"kubernetes.io/arch\":\"amd64\"},\"offerings\":[",
-        b->len > strlen("json:[") ? "," : "", name, cpu, mem_gi);
+        b->len > strlen("json:[") ? "," : "", name, cpu, mem_gi));
     static const char *const zones[] = {"test-zone-1a", "test-zone-1b", "test-zone-1c"};
     for (int z = 0; z < 3; z++) {
         if (od > 0)
-            kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"on-demand\",\"price\":%.4f}",
-                          z ? "," : "", zones[z], od);
+            KP_ASSERT_OK(kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"on-demand\",\"price\":%.4f}",
+                          z ? "," : "", zones[z], od));
         if (spot > 0)
-            kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"spot\",\"price\":%.4f}",
-                          z || od > 0 ? "," : "", zones[z], spot);
+            KP_ASSERT_OK(kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"spot\",\"price\":%.4f}",
+                          z || od > 0 ? "," : "", zones[z], spot));
     }
-    kp_buf_puts(b, "]}");
+    KP_ASSERT_OK(kp_buf_puts(b, "]}"));
 }
 
 typedef struct sc {
@@ -74,7 +74,7 @@ static inline void sc_init(sc *c, bool default_types)
 {
     memset(c, 0, sizeof(*c));
     kp_buf_init(&c->catalog, 1u << 22);
-    kp_buf_puts(&c->catalog, "json:[");
+    KP_ASSERT_OK(kp_buf_puts(&c->catalog, "json:["));
     for (size_t i = 0; default_types && i < sizeof(TYPES) / sizeof(TYPES[0]); i++)
         catalog_type(&c->catalog, TYPES[i].name, TYPES[i].cpu, TYPES[i].mem_gi, TYPES[i].od,
                      TYPES[i].spot);
@@ -196,7 +196,7 @@ static inline void pod(sc *c, const char *name, const char *node_name, const cha
 
 static inline kp_scenario *plan_opts(sc *c, const kp_disrupt_opts *opts)
 {
-    kp_buf_puts(&c->catalog, "]");
+    KP_ASSERT_OK(kp_buf_puts(&c->catalog, "]"));
     c->ran = true;
     KP_ASSERT_OK(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), NULL));
     KP_ASSERT_OK(kp_scenario_disrupt(&c->s, NOW, opts));

@@ -242,7 +242,7 @@ Test(review_response, too_small_a_buffer_is_an_error_and_leaves_it)
 {
     kp_review_response resp = {"u", true, 0, NULL, NULL, NULL, 0, NULL};
     kp_buf out = KP_BUF_INIT(20);
-    kp_buf_puts(&out, "x");
+    KP_ASSERT_OK(kp_buf_puts(&out, "x"));
     cr_expect_eq(kp_review_response_write(&out, &resp), KP_ETOOLARGE);
     cr_expect_str_eq(kp_buf_cstr(&out), "x");
     kp_buf_free(&out);
@@ -461,13 +461,13 @@ Test(handler, pod_mutation_too_large_for_the_reply_is_one_summary_warning)
 {
     enum { N = 40000 };
     kp_buf body = KP_BUF_INIT((size_t)8 << 20);
-    kp_buf_puts(&body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+    KP_ASSERT_OK(kp_buf_puts(&body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
                        "\"request\":{\"uid\":\"big\",\"operation\":\"CREATE\",\"kind\":"
                        "{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"namespace\":\"d\","
-                       "\"object\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[");
+                       "\"object\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":["));
     for (int i = 0; i < N; i++)
-        kp_buf_printf(&body, "%s{\"name\":\"c%d\"}", i ? "," : "", i);
-    kp_buf_puts(&body, "]}}}}");
+        KP_ASSERT_OK(kp_buf_printf(&body, "%s{\"name\":\"c%d\"}", i ? "," : "", i));
+    KP_ASSERT_OK(kp_buf_puts(&body, "]}}}}"));
     cr_assert_lt(body.len, KP_REVIEW_MAX_BYTES);
     handled h;
     handle_with(&h, "pods: {defaultRequests: {cpu: 100m, memory: 128Mi}}", KP_WEBHOOK_MUTATE,

@@ -209,16 +209,16 @@ TestSuite(interruption_sqs, .fini = sqs_teardown);
 static char *receive_answer(const char *const *msgs, size_t n)
 {
     kp_buf b = KP_BUF_INIT(1 << 20);
-    kp_buf_puts(&b, "{\"Messages\":[");
+    KP_ASSERT_OK(kp_buf_puts(&b, "{\"Messages\":["));
     for (size_t i = 0; i < n; i++) {
-        kp_buf_printf(&b,
+        KP_ASSERT_OK(kp_buf_printf(&b,
                       "%s{\"MessageId\":\"m-%zu\",\"ReceiptHandle\":\"rh-%zu\","
                       "\"Attributes\":{\"SentTimestamp\":\"1772600000000\"},\"Body\":",
-                      i ? "," : "", i, i);
-        kp_buf_json_string(&b, msgs[i]);
-        kp_buf_puts(&b, "}");
+                      i ? "," : "", i, i));
+        KP_ASSERT_OK(kp_buf_json_string(&b, msgs[i]));
+        KP_ASSERT_OK(kp_buf_puts(&b, "}"));
     }
-    kp_buf_puts(&b, "]}");
+    KP_ASSERT_OK(kp_buf_puts(&b, "]}"));
     return kp_buf_detach(&b);
 }
 

@@ -54,7 +54,7 @@ static const char *products(const char *currency, const char *const *types, cons
                             size_t n)
 {
     kp_buf b = KP_BUF_INIT(1 << 20);
-    kp_buf_puts(&b, "{\"FormatVersion\":\"aws_v1\",\"PriceList\":[");
+    KP_ASSERT_OK(kp_buf_puts(&b, "{\"FormatVersion\":\"aws_v1\",\"PriceList\":["));
     for (size_t i = 0; i < n; i++) {
         char inner[1024];
         snprintf(
@@ -64,10 +64,10 @@ static const char *products(const char *currency, const char *const *types, cons
             "{\"OnDemand\":{\"X.JRTCKXETXF\":{\"priceDimensions\":{\"X.JRTCKXETXF.6YS6EN2CT7\":"
             "{\"unit\":\"Hrs\",\"pricePerUnit\":{\"%s\":\"%s\"}}}}}}}",
             types[i], currency, amounts[i]);
-        kp_buf_puts(&b, i ? "," : "");
-        kp_buf_json_string(&b, inner);
+        KP_ASSERT_OK(kp_buf_puts(&b, i ? "," : ""));
+        KP_ASSERT_OK(kp_buf_json_string(&b, inner));
     }
-    kp_buf_puts(&b, "]}");
+    KP_ASSERT_OK(kp_buf_puts(&b, "]}"));
     return owned[n_owned++] = kp_buf_detach(&b);
 }
 

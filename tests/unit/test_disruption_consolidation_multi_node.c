@@ -24,6 +24,7 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 #include "disruption_scenarios.h"
+#include "helpers/assert.h"
 
 /* ---------- the catalog ---------- */
 
@@ -441,7 +442,7 @@ Test(consolidation_single, nothing_to_do_is_a_plan_without_commands)
  * small without one (Karpenter's "Reserved Capacity" context). */
 static void reserved_catalog(sc *c)
 {
-    kp_buf_puts(
+    KP_ASSERT_OK(kp_buf_puts(
         &c->catalog,
         "{\"name\":\"xlarge\",\"capacity\":{\"cpu\":\"16\",\"memory\":\"32Gi\",\"pods\":\"110\"},"
         "\"offerings\":[{\"zone\":\"test-zone-1a\",\"capacityType\":\"on-demand\",\"price\":0.8},"
@@ -449,7 +450,7 @@ static void reserved_catalog(sc *c)
         "{\"zone\":\"test-zone-1a\",\"capacityType\":\"reserved\",\"price\":0.0000008}]},"
         "{\"name\":\"small\",\"capacity\":{\"cpu\":\"2\",\"memory\":\"4Gi\",\"pods\":\"110\"},"
         "\"offerings\":[{\"zone\":\"test-zone-1a\",\"capacityType\":\"on-demand\",\"price\":0.1},"
-        "{\"zone\":\"test-zone-1a\",\"capacityType\":\"spot\",\"price\":0.04}]}");
+        "{\"zone\":\"test-zone-1a\",\"capacityType\":\"spot\",\"price\":0.04}]}"));
 }
 
 Test(consolidation_reserved, on_demand_moves_into_a_reservation_of_its_own_type)

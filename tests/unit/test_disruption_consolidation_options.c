@@ -18,6 +18,7 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 #include "disruption_scenarios.h"
+#include "helpers/assert.h"
 
 /* ---------- the catalog ---------- */
 
@@ -124,12 +125,12 @@ Test(consolidation_spot, spot_to_spot_requirements_name_the_15_options)
  */
 static void spot_and_reservation(sc *c)
 {
-    kp_buf_puts(
+    KP_ASSERT_OK(kp_buf_puts(
         &c->catalog,
         "{\"name\":\"xlarge\",\"capacity\":{\"cpu\":\"16\",\"memory\":\"32Gi\",\"pods\":\"110\"},"
         "\"offerings\":[{\"zone\":\"test-zone-1a\",\"capacityType\":\"on-demand\",\"price\":0.8},"
         "{\"zone\":\"test-zone-1a\",\"capacityType\":\"spot\",\"price\":0.32},"
-        "{\"zone\":\"test-zone-1a\",\"capacityType\":\"reserved\",\"price\":0.0000008}]}");
+        "{\"zone\":\"test-zone-1a\",\"capacityType\":\"reserved\",\"price\":0.0000008}]}"));
     pool(c, "default", "{key: karpenter.sh/capacity-type, operator: In, values: [spot, reserved]}",
          NULL);
     node(c, "a", N(.type = "xlarge", .ct = "spot"));

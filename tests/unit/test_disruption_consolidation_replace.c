@@ -22,6 +22,7 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 #include "disruption_scenarios.h"
+#include "helpers/assert.h"
 
 /* ---------- the catalog ---------- */
 
@@ -165,7 +166,7 @@ Test(consolidation_replace, on_demand_replacement_dearer_than_the_node_is_refuse
     /* Karpenter's case: the node's own offering (0.5) is no longer available;
      * the only other type costs 0.6 on-demand (0.2/0.3 as spot, which the
      * on-demand NodePool cannot use). */
-    kp_buf_puts(&c.catalog,
+    KP_ASSERT_OK(kp_buf_puts(&c.catalog,
                 "{\"name\":\"large\",\"capacity\":{\"cpu\":\"8\",\"memory\":\"16Gi\",\"pods\":"
                 "\"110\"},\"offerings\":["
                 "{\"zone\":\"test-zone-1a\",\"capacityType\":\"on-demand\",\"price\":0.5,"
@@ -175,7 +176,7 @@ Test(consolidation_replace, on_demand_replacement_dearer_than_the_node_is_refuse
                 "{\"zone\":\"test-zone-1a\",\"capacityType\":\"on-demand\",\"price\":0.6},"
                 "{\"zone\":\"test-zone-1b\",\"capacityType\":\"on-demand\",\"price\":0.6},"
                 "{\"zone\":\"test-zone-1b\",\"capacityType\":\"spot\",\"price\":0.2},"
-                "{\"zone\":\"test-zone-1c\",\"capacityType\":\"spot\",\"price\":0.3}]}");
+                "{\"zone\":\"test-zone-1c\",\"capacityType\":\"spot\",\"price\":0.3}]}"));
     pool(&c, "default", OD_ONLY, NULL);
     node(&c, "a", N(.type = "large"));
     pod(&c, "p", "a", "1");
@@ -191,7 +192,7 @@ Test(consolidation_replace, replacement_whose_dearest_spot_offering_costs_more_i
     sc_init(&c, false);
     /* The replacement's spot offerings cost 1.0, 0.2 and 0.4 by zone: the
      * launch may get any of them, so it is judged at 1.0 against the node's 0.5. */
-    kp_buf_puts(&c.catalog,
+    KP_ASSERT_OK(kp_buf_puts(&c.catalog,
                 "{\"name\":\"large\",\"capacity\":{\"cpu\":\"8\",\"memory\":\"16Gi\",\"pods\":"
                 "\"110\"},\"offerings\":["
                 "{\"zone\":\"test-zone-1a\",\"capacityType\":\"on-demand\",\"price\":0.5,"
@@ -200,7 +201,7 @@ Test(consolidation_replace, replacement_whose_dearest_spot_offering_costs_more_i
                 "\"110\"},\"offerings\":["
                 "{\"zone\":\"test-zone-1a\",\"capacityType\":\"spot\",\"price\":1.0},"
                 "{\"zone\":\"test-zone-1b\",\"capacityType\":\"spot\",\"price\":0.2},"
-                "{\"zone\":\"test-zone-1c\",\"capacityType\":\"spot\",\"price\":0.4}]}");
+                "{\"zone\":\"test-zone-1c\",\"capacityType\":\"spot\",\"price\":0.4}]}"));
     pool(&c, "default", BOTH, NULL);
     node(&c, "a", N(.type = "large"));
     pod(&c, "p", "a", "1");

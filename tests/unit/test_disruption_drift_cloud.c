@@ -19,7 +19,7 @@
 /* Plan with the provider's answer: `drift` names node=reason pairs. */
 static kp_scenario *plan_cloud(sc *c, const char *const *nodes, const char *const *reasons, uint32_t n)
 {
-    kp_buf_puts(&c->catalog, "]");
+    KP_ASSERT_OK(kp_buf_puts(&c->catalog, "]"));
     c->ran = true;
     KP_ASSERT_OK(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), NULL));
     static const char *answer[64];

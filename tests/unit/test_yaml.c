@@ -560,12 +560,12 @@ Test(yaml, alias_cannot_nest_past_the_depth_cap)
 static char *alias_bomb(int levels)
 {
     kp_buf b = KP_BUF_INIT(1 << 16);
-    kp_buf_puts(&b, "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    KP_ASSERT_OK(kp_buf_puts(&b, "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"));
     for (int i = 1; i < levels; i++) {
-        kp_buf_printf(&b, "a%d: &a%d [", i, i);
+        KP_ASSERT_OK(kp_buf_printf(&b, "a%d: &a%d [", i, i));
         for (int k = 0; k < 9; k++)
-            kp_buf_printf(&b, "%s*a%d", k ? ", " : "", i - 1);
-        kp_buf_puts(&b, "]\n");
+            KP_ASSERT_OK(kp_buf_printf(&b, "%s*a%d", k ? ", " : "", i - 1));
+        KP_ASSERT_OK(kp_buf_puts(&b, "]\n"));
     }
     return kp_buf_detach(&b);
 }
@@ -587,9 +587,9 @@ Test(yaml, merge_bomb_is_stopped)
     kp_yaml_limits lim = KP_YAML_LIMITS_INIT;
     lim.max_alias_nodes = 1000;
     kp_buf b = KP_BUF_INIT(1 << 16);
-    kp_buf_puts(&b, "m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}\n");
+    KP_ASSERT_OK(kp_buf_puts(&b, "m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}\n"));
     for (int i = 1; i < 40; i++)
-        kp_buf_printf(&b, "m%d: &m%d {<<: *m%d, k%d: %d}\n", i, i, i - 1, i, i);
+        KP_ASSERT_OK(kp_buf_printf(&b, "m%d: &m%d {<<: *m%d, k%d: %d}\n", i, i, i - 1, i, i));
     cr_assert_eq(parse_with(b.data, b.len, lim), KP_ETOOLARGE);
     cr_expect(strstr(kp_error_last(), "expand to more than 1000 values"), "%s", kp_error_last());
     kp_buf_free(&b);
@@ -746,7 +746,7 @@ Test(json_out, json_output_respects_the_cap_and_keeps_earlier_content)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "long", "0123456789012345678901234567890123456789");
     kp_buf b = KP_BUF_INIT(32);
-    kp_buf_puts(&b, "before;");
+    KP_ASSERT_OK(kp_buf_puts(&b, "before;"));
     cr_assert_eq(kp_json_out_json(&b, root, 0), KP_ETOOLARGE);
     cr_expect_str_eq(kp_buf_cstr(&b), "before;");
     cr_assert_eq(kp_json_out_yaml(&b, root, 0), KP_ETOOLARGE);

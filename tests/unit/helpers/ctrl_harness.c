@@ -320,28 +320,30 @@ static void map(kp_buf *b, const char *key, const char *more, ...)
 {
     const char *sep = "";
     va_list ap;
-    kp_buf_printf(b, ",\"%s\":{", key);
+    KP_ASSERT_OK(kp_buf_printf(b, ",\"%s\":{", key));
     va_start(ap, more);
     for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
         const char *v = va_arg(ap, const char *);
-        if (v)
-            kp_buf_printf(b, "%s\"%s\":\"%s\"", sep, k, v), sep = ",";
+        if (!v)
+            continue;
+        KP_ASSERT_OK(kp_buf_printf(b, "%s\"%s\":\"%s\"", sep, k, v));
+        sep = ",";
     }
     va_end(ap);
     if (more && *more)
-        kp_buf_printf(b, "%s%s", sep, more + (more[0] == ','));
-    kp_buf_puts(b, "}");
+        KP_ASSERT_OK(kp_buf_printf(b, "%s%s", sep, more + (more[0] == ',')));
+    KP_ASSERT_OK(kp_buf_puts(b, "}"));
 }
 
 /* {"apiVersion":…,"kind":…,"metadata":{…} — the object left open. */
 static void head(kp_buf *b, const char *api_version, const char *kind, const harness_obj *o, const char *uid_prefix,
                  bool labels)
 {
-    kp_buf_printf(b, "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\",\"uid\":\"%s%s\"",
-                  api_version, kind, o->name, uid_prefix, o->name);
+    KP_ASSERT_OK(kp_buf_printf(b, "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\",\"uid\":\"%s%s\"",
+                  api_version, kind, o->name, uid_prefix, o->name));
     if (labels)
-        kp_buf_printf(b, ",\"labels\":{%s}", OR(o->labels, DEFAULT_LABELS));
-    kp_buf_printf(b, ",\"annotations\":{%s}%s}", OR(o->annotations, ""), OR(o->meta, ""));
+        KP_ASSERT_OK(kp_buf_printf(b, ",\"labels\":{%s}", OR(o->labels, DEFAULT_LABELS)));
+    KP_ASSERT_OK(kp_buf_printf(b, ",\"annotations\":{%s}%s}", OR(o->annotations, ""), OR(o->meta, "")));
 }
 
 static void put(harness *h, enum kp_ctrl_kind kind, const char *collection, const char *name, kp_buf *b)
@@ -355,7 +357,7 @@ void harness_put_claim(harness *h, harness_obj o)
 {
     kp_buf b = KP_BUF_INIT(1 << 16);
     head(&b, "karpenter.sh/v1", "NodeClaim", &o, "c-", true);
-    kp_buf_printf(&b, ",\"spec\":{\"nodeClassRef\":%s%s}", OR(o.class_ref, HARNESS_OUR_CLASS), OR(o.spec, ""));
+    KP_ASSERT_OK(kp_buf_printf(&b, ",\"spec\":{\"nodeClassRef\":%s%s}", OR(o.class_ref, HARNESS_OUR_CLASS), OR(o.spec, "")));
     map(&b, "status", o.status, "providerID", o.provider_id, "nodeName", o.node_name, NULL);
     put(h, KP_CK_NODECLAIM, HARNESS_CLAIMS, o.name, &b);
 }
@@ -373,8 +375,8 @@ void harness_put_pool(harness *h, harness_obj o)
 {
     kp_buf b = KP_BUF_INIT(1 << 16);
     head(&b, "karpenter.sh/v1", "NodePool", &o, "np-", false);
-    kp_buf_printf(&b, ",\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":%s%s}}%s}",
-                  OR(o.class_ref, HARNESS_OUR_CLASS), OR(o.template, ""), OR(o.spec, ""));
+    KP_ASSERT_OK(kp_buf_printf(&b, ",\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":%s%s}}%s}",
+                  OR(o.class_ref, HARNESS_OUR_CLASS), OR(o.template, ""), OR(o.spec, "")));
     if (o.status)
         map(&b, "status", o.status, NULL);
     put(h, KP_CK_NODEPOOL, HARNESS_POOLS, o.name, &b);
