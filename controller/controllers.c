@@ -8,9 +8,12 @@
 #include "controller/state_metrics.h"
 #include "controller/interruption_ctrl.h"
 #include "controller/lifecycle.h"
+#include "controller/node_health.h"
+#include "controller/nodeclaim_disruption.h"
 #include "controller/nodeclass_ctrl.h"
 #include "controller/nodepool_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "controller/podevents.h"
 #include "controller/provisioner.h"
 #include "controller/termination.h"
@@ -20,8 +23,9 @@
 
 struct kp_controllers {
     kp_ctrl *c;
-    kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents, *q_nodeclass;
-    kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass;
+    kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents, *q_nodeclass, *q_claim_disruption, *q_health;
+    kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass, *claim_disruption, *health;
+    kp_claim_disruption *claim_disruption_state;
     kp_loop *aws_upkeep;
     int64_t aws_refresh_due_ns;
     kp_provisioner *provisioner;
@@ -60,6 +64,14 @@ static void enqueue_pool_of(kp_controllers *cs, const cJSON *obj)
         kp_workqueue_add(cs->q_nodepool, pool);
 }
 
+/* A new object another provider owns is logged once (ownership.h). */
+static void report(kp_controllers *cs, enum kp_ctrl_kind kind, const cJSON *obj)
+{
+    const char *name = kp_obj_str(obj, "metadata.name");
+    if (name)
+        kp_ctrl_report_foreign_one(cs->c, kind, name, obj);
+}
+
 /* A Node change concerns its termination, its NodeClaim and its NodePool. */
 static void node_changed(void *ctx, const cJSON *obj)
 {
@@ -80,15 +92,43 @@ static void node_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
     node_changed(ctx, new_obj);
 }
 
+static void node_added(void *ctx, const cJSON *obj)
+{
+    report(ctx, KP_CK_NODE, obj);
+    node_changed(ctx, obj);
+}
+
 static void claim_changed(void *ctx, const cJSON *obj)
 {
     enqueue_pool_of(ctx, obj);
+}
+
+static void claim_added(void *ctx, const cJSON *obj)
+{
+    report(ctx, KP_CK_NODECLAIM, obj);
+    claim_changed(ctx, obj);
 }
 
 static void claim_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
     (void)old_obj;
     enqueue_pool_of(ctx, new_obj);
+}
+
+static void enqueue_pool(void *ctx, const char *key, const cJSON *obj)
+{
+    (void)obj;
+    kp_workqueue_add(ctx, key);
+}
+
+/* A NodePool's change (hash, requirements, consolidateAfter) may change its
+ * claims' Drifted and Consolidatable conditions. */
+static void enqueue_claims_of(kp_controllers *cs, const cJSON *pool)
+{
+    const char *name = kp_obj_str(pool, "metadata.name");
+    if (name)
+        kp_informer_foreach_indexed(cs->c->informers[KP_CK_NODECLAIM], KP_INDEX_NODEPOOL, name, enqueue_pool,
+                                    cs->q_claim_disruption);
 }
 
 /* A NodePool or node class changed: pending pods may have somewhere to go now. */
@@ -103,13 +143,16 @@ static void pool_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
     (void)old_obj;
     pool_changed(ctx, new_obj);
+    enqueue_claims_of(ctx, new_obj);
 }
 
-static void enqueue_pool(void *ctx, const char *key, const cJSON *obj)
+static void pool_added(void *ctx, const cJSON *obj)
 {
-    (void)obj;
-    kp_workqueue_add(ctx, key);
+    report(ctx, KP_CK_NODEPOOL, obj);
+    pool_changed(ctx, obj);
 }
+
+
 
 /* A node class changed (turned Ready, say): the NodePools' NodeClassReady and
  * Ready follow, and their change triggers the provisioner. */
@@ -120,10 +163,32 @@ static void class_changed(void *ctx, const cJSON *obj)
     kp_informer_foreach(cs->c->informers[KP_CK_NODEPOOL], enqueue_pool, cs->q_nodepool);
 }
 
+typedef struct class_claims {
+    kp_controllers *cs;
+    const char *name;
+} class_claims;
+
+static void enqueue_claim_of_class(void *ctx, const char *key, const cJSON *claim)
+{
+    class_claims *cc = ctx;
+    const char *ref = kp_obj_str(claim, "spec.nodeClassRef.name");
+    if (!ref || strcmp(ref, cc->name) != 0)
+        return;
+    kp_claim_disruption_forget(cc->cs->claim_disruption_state, kp_obj_str(claim, "metadata.uid"));
+    kp_workqueue_add(cc->cs->q_claim_disruption, key);
+}
+
+/* The cloud provider's drift (AMIs, subnets, security groups, the class hash)
+ * is measured against the class: its claims are looked at again at once, as
+ * Karpenter's nodeclaim.disruption controller watches node classes. */
 static void class_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
+    kp_controllers *cs = ctx;
     (void)old_obj;
     class_changed(ctx, new_obj);
+    class_claims cc = {cs, kp_obj_str(new_obj, "metadata.name")};
+    if (cc.name)
+        kp_informer_foreach(cs->c->informers[KP_CK_NODECLAIM], enqueue_claim_of_class, &cc);
 }
 
 static void wire(kp_controllers *cs)
@@ -131,17 +196,20 @@ static void wire(kp_controllers *cs)
     kp_ctrl *c = cs->c;
     kp_informer_add_handler(c->informers[KP_CK_POD], &(kp_informer_handler){pod_changed, pod_updated, NULL, cs});
     kp_informer_add_handler(c->informers[KP_CK_NODE],
-                            &(kp_informer_handler){node_changed, node_updated, node_changed, cs});
+                            &(kp_informer_handler){node_added, node_updated, node_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_lifecycle);
+    kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_claim_disruption);
+    if (cs->q_health) /* NodeRepair: every Node change is a health check */
+        kp_informer_add_queue(c->informers[KP_CK_NODE], cs->q_health);
     kp_informer_add_handler(c->informers[KP_CK_NODECLAIM],
-                            &(kp_informer_handler){claim_changed, claim_updated, claim_changed, cs});
+                            &(kp_informer_handler){claim_added, claim_updated, claim_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODEPOOL], cs->q_nodepool);
-    kp_informer_add_handler(c->informers[KP_CK_NODEPOOL], &(kp_informer_handler){pool_changed, pool_updated, NULL, cs});
-    if (cs->q_nodeclass) {
+    kp_informer_add_handler(c->informers[KP_CK_NODEPOOL], &(kp_informer_handler){pool_added, pool_updated, NULL, cs});
+    if (cs->q_nodeclass)
         kp_informer_add_queue(c->informers[KP_CK_NODECLASS], cs->q_nodeclass);
+    if (c->informers[KP_CK_NODECLASS])
         kp_informer_add_handler(c->informers[KP_CK_NODECLASS],
                                 &(kp_informer_handler){class_changed, class_updated, class_changed, cs});
-    }
 }
 
 /* --------------------------------------------------------------- life cycle */
@@ -155,6 +223,10 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     cs->q_termination = kp_workqueue_new(&q);
     cs->q_nodepool = kp_workqueue_new(&q);
     cs->q_podevents = kp_workqueue_new(&q);
+    cs->q_claim_disruption = kp_workqueue_new(&q);
+    if (c->opts.node_repair)
+        cs->q_health = kp_workqueue_new(&q);
+    cs->claim_disruption_state = kp_claim_disruption_new();
     if (kp_cloud_is_aws(c) && c->informers[KP_CK_NODECLASS])
         cs->q_nodeclass = kp_workqueue_new(&q);
     cs->disruption_state = kp_disruption_ctrl_new();
@@ -164,21 +236,40 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     return cs;
 }
 
+/* Workers per reconciler grow with the CPUs the container asked for
+ * (CPU_REQUESTS), as Karpenter scales its controllers' concurrency: `per_cpu`
+ * for each whole CPU, at least `per_cpu`, at most `max`. */
+static int workers(const kp_ctrl *c, int per_cpu, int max)
+{
+    int64_t cpus = (c->opts.cpu_requests + 999) / 1000;
+    int64_t n = per_cpu * (cpus > 1 ? cpus : 1);
+    return (int)(n < max ? n : max);
+}
+
 int kp_controllers_start(kp_controllers *cs)
 {
     kp_ctrl *c = cs->c;
-    cs->lifecycle = kp_reconciler_start(c, "nodeclaim.lifecycle", cs->q_lifecycle, 8, kp_lifecycle_reconcile, NULL);
-    cs->termination = kp_reconciler_start(c, "node.termination", cs->q_termination, 8, kp_termination_reconcile, NULL);
-    cs->nodepool = kp_reconciler_start(c, "nodepool", cs->q_nodepool, 2, kp_nodepool_reconcile, NULL);
-    cs->podevents = kp_reconciler_start(c, "nodeclaim.podevents", cs->q_podevents, 2, kp_podevents_reconcile, NULL);
-    cs->disruption = kp_loop_start(c, "disruption", c->opts.disruption_poll_ms, kp_disruption_pass, cs->disruption_state);
+    cs->lifecycle = kp_reconciler_start(c, "nodeclaim.lifecycle", cs->q_lifecycle, workers(c, 8, 64),
+                                        kp_lifecycle_reconcile, NULL);
+    cs->termination = kp_reconciler_start(c, "node.termination", cs->q_termination, workers(c, 8, 64),
+                                          kp_termination_reconcile, NULL);
+    cs->nodepool = kp_reconciler_start(c, "nodepool", cs->q_nodepool, workers(c, 2, 16), kp_nodepool_reconcile, NULL);
+    cs->podevents = kp_reconciler_start(c, "nodeclaim.podevents", cs->q_podevents, workers(c, 2, 16),
+                                        kp_podevents_reconcile, NULL);
+    cs->claim_disruption = kp_reconciler_start(c, "nodeclaim.disruption", cs->q_claim_disruption, workers(c, 4, 32),
+                                               kp_claim_disruption_reconcile, cs->claim_disruption_state);
+    if (cs->q_health)
+        cs->health = kp_reconciler_start(c, "node.health", cs->q_health, workers(c, 2, 16), kp_node_health_reconcile, NULL);
+    /* Every second: commands in flight move on at once; plans every poll interval. */
+    cs->disruption = kp_loop_start(c, "disruption", 1000, kp_disruption_pass, cs->disruption_state);
     if (cs->q_nodeclass) {
         if (kp_aws_provider_hydrate(c->cloud) < 0)
             kp_ctrl_log_error("aws", "loading the cluster's launch templates", NULL, -1);
         cs->nodeclass = kp_reconciler_start(c, "nodeclass", cs->q_nodeclass, 2, kp_nodeclass_reconcile, NULL);
         cs->aws_upkeep = kp_loop_start(c, "aws.upkeep", 60000, kp_cloud_aws_upkeep, &cs->aws_refresh_due_ns);
     }
-    cs->state_metrics = kp_loop_start(c, "metrics.state", 10000, kp_state_metrics_pass, NULL);
+    if (!c->opts.disable_cluster_state_observability) /* DISABLE_CLUSTER_STATE_OBSERVABILITY */
+        cs->state_metrics = kp_loop_start(c, "metrics.state", 10000, kp_state_metrics_pass, NULL);
     cs->gc = kp_loop_start(c, "nodeclaim.garbagecollection", c->opts.gc_interval_ms, kp_gc_pass, NULL);
     if (c->interruption) /* receive() waits for notices itself: no pause between passes */
         cs->interruption = kp_loop_start(c, "interruption", 0, kp_interruption_pass, NULL);
@@ -198,6 +289,8 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->termination = kp_reconciler_stop(cs->termination);
     cs->nodepool = kp_reconciler_stop(cs->nodepool);
     cs->podevents = kp_reconciler_stop(cs->podevents);
+    cs->claim_disruption = kp_reconciler_stop(cs->claim_disruption);
+    cs->health = kp_reconciler_stop(cs->health);
     cs->nodeclass = kp_reconciler_stop(cs->nodeclass);
     cs->aws_upkeep = kp_loop_stop(cs->aws_upkeep);
     cs->disruption = kp_loop_stop(cs->disruption);
@@ -218,6 +311,10 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
     kp_workqueue_free(cs->q_termination);
     kp_workqueue_free(cs->q_nodepool);
     kp_workqueue_free(cs->q_podevents);
+    kp_workqueue_free(cs->q_claim_disruption);
+    if (cs->q_health)
+        kp_workqueue_free(cs->q_health);
+    cs->claim_disruption_state = kp_claim_disruption_free(cs->claim_disruption_state);
     if (cs->q_nodeclass)
         kp_workqueue_free(cs->q_nodeclass);
     kp_disruption_ctrl_free(cs->disruption_state);

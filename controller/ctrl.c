@@ -12,17 +12,16 @@
 void kp_ctrl_opts_init(kp_ctrl_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->cloud_provider = "kwok";
     o->instance_types = "builtin";
     o->cluster_name = "kwok";
     o->batch_idle_ms = 1000;
     o->batch_max_ms = 10000;
     o->disruption_poll_ms = 10000;
+    o->consolidation_split_max = 3; /* as simulate plans */
     o->registration_ttl_ms = 15 * 60 * 1000;
     o->consolidation_validation_ms = 15000;
     o->gc_interval_ms = 120000;
     o->vm_memory_overhead_percent = 0.075;
-    o->kubernetes_version = "1.33";
     o->metrics_port = 8080;
     o->health_port = 8081;
     o->bind_address = "0.0.0.0";
@@ -31,12 +30,27 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
     o->lease_name = "karpenter-leader-election";
     o->kube_qps = 200;
     o->kube_burst = 300;
+    o->cpu_requests = 1000;
+    o->reserved_capacity = true;
+    o->node_repair_threshold = "20%";
+    o->preference_policy = "Respect";
+    o->min_values_policy = "Strict";
+    o->ignore_dra_requests = true;
+    o->ami_refresh_ms = 60000;
+    o->subnet_refresh_ms = 60000;
     o->log_level = "info";
+    o->log_output_paths = "stdout";
+    o->log_error_output_paths = "stderr";
 }
 
 bool kp_ctrl_stopping(const kp_ctrl *c)
 {
     return c->stop && kp_kube_cancel_fired(c->stop);
+}
+
+void kp_ctrl_free_json(void *obj)
+{
+    cJSON_Delete(obj);
 }
 
 cJSON *kp_ctrl_get(const kp_ctrl *c, enum kp_ctrl_kind kind, const char *key)

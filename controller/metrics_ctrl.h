@@ -13,6 +13,7 @@ typedef struct kp_ctrl_metrics {
     kp_metric *nodeclaims_created;    /* reason, nodepool, min_values_relaxed */
     kp_metric *nodeclaims_terminated; /* nodepool, capacity_type, zone */
     kp_metric *nodeclaims_disrupted;  /* reason, nodepool, capacity_type */
+    kp_metric *nodeclaims_unhealthy_disrupted; /* condition, nodepool, capacity_type, image_id */
     kp_metric *nodeclaims_launched;   /* nodepool */
     kp_metric *nodeclaims_registered; /* nodepool */
     kp_metric *nodeclaims_initialized; /* nodepool */
@@ -25,18 +26,25 @@ typedef struct kp_ctrl_metrics {
     kp_metric *disruption_decisions;  /* decision, reason, consolidation_type */
     kp_metric *disruption_eligible;   /* reason */
     kp_metric *allowed_disruptions;   /* nodepool, reason */
+    kp_metric *nodes_consuming_budgets; /* nodepool, reason */
+    kp_metric *disruption_queue_failures; /* decision, reason, consolidation_type */
+    kp_metric *consolidation_moves;   /* decision, nodepool, policy */
+    kp_metric *consolidation_score;   /* decision, nodepool, policy (histogram) */
     kp_metric *nodepool_usage;        /* nodepool, resource_type */
     kp_metric *nodepool_limit;        /* nodepool, resource_type */
     kp_metric *cluster_synced;        /* (none) */
     kp_metric *cluster_node_count;    /* (none) */
     kp_metric *cloud_duration;        /* controller, method, provider */
     kp_metric *cloud_errors;          /* controller, method, provider, error */
-    kp_metric *evictions;             /* reason (pods evicted by termination) */
+    kp_metric *eviction_requests;     /* code: the Eviction API's HTTP status */
+    kp_metric *pods_drained;          /* reason: the claim's DisruptionReason, or Forceful Termination */
+    kp_metric *nodes_drained;         /* nodepool */
     kp_metric *interruption_messages; /* message_type */
     kp_metric *nodes_allocatable;     /* node_name, nodepool, resource_type, instance_type, capacity_type, zone */
     kp_metric *pods_state;            /* name, namespace, node, nodepool, phase */
     kp_metric *interruption_deleted;  /* (none): messages acknowledged */
     kp_metric *interruption_queue_duration; /* (none): seconds from the cloud's send to handled */
+    kp_metric *build_info;            /* version, goversion, goarch, commit: always 1 */
 } kp_ctrl_metrics;
 
 /* Register every family in `registry`. */

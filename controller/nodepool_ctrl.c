@@ -9,6 +9,8 @@
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
+#include "controller/registration_health.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -35,7 +37,7 @@ static void restamp(void *ctx, const char *key, const cJSON *claim)
 {
     restamp_ctx *r = ctx;
     const char *v = kp_obj_annotation(claim, KP_ANNOTATION_NODEPOOL_HASH_VERSION);
-    if (v && !strcmp(v, KP_NODEPOOL_HASH_VERSION))
+    if ((v && !strcmp(v, KP_NODEPOOL_HASH_VERSION)) || !kp_ctrl_owns_claim(r->c, claim))
         return;
     char patch[256];
     snprintf(patch, sizeof(patch), "{\"metadata\":{\"annotations\":{\"%s\":\"%s\",\"%s\":\"%s\"}}}",
@@ -102,6 +104,8 @@ static void count_node(void *ctx, const char *key, const cJSON *node)
 {
     usage *u = ctx;
     (void)key;
+    if (!kp_ctrl_owns_node(u->c, node))
+        return;
     u->nodes++;
     add_resources(u, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "status"), "capacity"));
 }
@@ -111,6 +115,8 @@ static void count_claim(void *ctx, const char *key, const cJSON *claim)
 {
     usage *u = ctx;
     (void)key;
+    if (!kp_ctrl_owns_claim(u->c, claim))
+        return;
     char *node = kp_node_for_provider_id(u->c, kp_obj_str(claim, "status.providerID"), NULL);
     if (node) {
         free(node);
@@ -155,10 +161,13 @@ static void node_class(kp_ctrl *c, cJSON *want, const cJSON *pool, int64_t now)
 {
     if (!c->informers[KP_CK_NODECLASS]) {
         kp_obj_set_condition(want, "NodeClassReady", "True", "NodeClassReady", "", now);
+        kp_reghealth_reconcile_pool(c, want, NULL, now);
         return;
     }
     const char *name = kp_obj_str(pool, "spec.template.spec.nodeClassRef.name");
     cJSON *nc = name ? kp_ctrl_get(c, KP_CK_NODECLASS, name) : NULL;
+    if (nc) /* Karpenter leaves the condition alone while the class is missing */
+        kp_reghealth_reconcile_pool(c, want, nc, now);
     const char *ready = nc ? kp_obj_condition(nc, "Ready") : NULL;
     if (!nc)
         kp_obj_set_condition(want, "NodeClassReady", "False", "NodeClassNotFound", "NodeClass not found on cluster", now);
@@ -204,8 +213,10 @@ int kp_nodepool_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *req
 {
     (void)state;
     cJSON *pool = kp_ctrl_get(c, KP_CK_NODEPOOL, key);
-    if (!pool)
+    if (!pool || !kp_ctrl_owns_pool(c, pool)) {
+        cJSON_Delete(pool); /* another provider's pool: its status is not ours to write */
         return 0;
+    }
     int err = kp_obj_str(pool, "metadata.deletionTimestamp") ? 0 : hash(c, pool, key);
     kp_arena *arena = kp_arena_new();
     usage u;

@@ -1,6 +1,8 @@
 #include "options.h"
 
 #include "base/error.h"
+#include "base/log.h"
+#include "base/version.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -33,12 +35,18 @@ static const char usage[] =
     "  --ca-bundle-resync SEC         how often the published caBundle is checked\n"
     "                                 and put back if it went (default 60)\n"
     "  --policy FILE                  admission policy (YAML), reloaded on change\n"
+    "  --allow-empty-policy           accept a policy file that sets no rule (empty,\n"
+    "                                 comments only, null or {}); without it such a\n"
+    "                                 file is refused and the previous policy stays\n"
     "  --reload-interval MS           how often files are checked (default 1000)\n"
     "  --threads N                    worker threads (default: CPUs)\n"
     "  --connection-timeout SEC       idle connection timeout (default 10)\n"
-    "  --request-timeout SEC          time allowed to send one request (default 10)\n"
+    "  --request-timeout SEC          time one request may take, from the connection's\n"
+    "                                 accept (TLS handshake and headers included) or\n"
+    "                                 the previous answer on it (default 10)\n"
     "  --max-connections N            (default 1024)\n"
-    "  --log-level LEVEL              debug, info, warn, error (default info)\n";
+    "  --log-level LEVEL              debug, info, warn, error, any case (default info)\n"
+    "  --version                      print the version and exit\n";
 
 enum {
     OPT_ADDRESS = 1000,
@@ -55,6 +63,7 @@ enum {
     OPT_KUBECONFIG,
     OPT_CA_RESYNC,
     OPT_POLICY,
+    OPT_ALLOW_EMPTY_POLICY,
     OPT_RELOAD,
     OPT_THREADS,
     OPT_CONN_TIMEOUT,
@@ -62,6 +71,7 @@ enum {
     OPT_MAX_CONN,
     OPT_LOG_LEVEL,
     OPT_HELP,
+    OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -79,6 +89,7 @@ static const struct option long_options[] = {
     {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
     {"ca-bundle-resync", required_argument, NULL, OPT_CA_RESYNC},
     {"policy", required_argument, NULL, OPT_POLICY},
+    {"allow-empty-policy", no_argument, NULL, OPT_ALLOW_EMPTY_POLICY},
     {"reload-interval", required_argument, NULL, OPT_RELOAD},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"connection-timeout", required_argument, NULL, OPT_CONN_TIMEOUT},
@@ -86,6 +97,7 @@ static const struct option long_options[] = {
     {"max-connections", required_argument, NULL, OPT_MAX_CONN},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
 
@@ -167,6 +179,9 @@ static int apply(kp_webhook_options *o, int opt, const char *arg)
     case OPT_POLICY:
         o->policy_file = arg;
         break;
+    case OPT_ALLOW_EMPTY_POLICY:
+        o->allow_empty_policy = true;
+        break;
     case OPT_RELOAD:
         err = parse_uint(&o->reload_interval_ms, "reload-interval", arg, 50, 600000);
         break;
@@ -184,6 +199,8 @@ static int apply(kp_webhook_options *o, int opt, const char *arg)
         break;
     case OPT_LOG_LEVEL:
         o->log_level = arg;
+        if (kp_log_level_parse(arg) < 0)
+            err = kp_error_set(KP_EINVALID, "--log-level: %s is not debug, info, warn or error", arg);
         break;
     default:
         err = kp_error_set(KP_EINVALID, "unknown flag (see --help)");
@@ -216,6 +233,10 @@ int kp_webhook_options_parse(kp_webhook_options *out, int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
         if (opt == OPT_HELP) {
             fputs(usage, stdout);
+            return 1;
+        }
+        if (opt == OPT_VERSION) {
+            printf("karpenter-webhook %s (commit %s, %s, %s)\n", kp_version(), kp_commit(), kp_compiler(), kp_arch());
             return 1;
         }
         if (opt == '?' || opt == ':')

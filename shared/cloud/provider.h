@@ -44,6 +44,14 @@ typedef struct kp_cloud_instance {
 
 typedef struct kp_cloud_provider kp_cloud_provider;
 
+/* Karpenter's RepairPolicy: a Node whose condition `type` has had `status`
+ * for `toleration_ns` is replaced (node auto-repair, gate NodeRepair). */
+typedef struct kp_repair_policy {
+    const char *type;
+    const char *status;
+    int64_t toleration_ns;
+} kp_repair_policy;
+
 typedef struct kp_cloud_provider_ops {
     /* "kwok", "aws" */
     const char *(*name)(const kp_cloud_provider *cp);
@@ -64,6 +72,16 @@ typedef struct kp_cloud_provider_ops {
      * drift: image, subnets, security groups...); *reason NULL when it does. */
     int (*is_drifted)(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *arena, const char **reason);
     void (*free)(kp_cloud_provider *cp);
+    /* Ownership (cloud/ownership.h decides with these): the node class this
+     * provider serves, as spec.nodeClassRef's group and kind, and the scheme
+     * of its provider IDs ("aws" for "aws:///zone/i-1"). The controllers act
+     * only on NodePools, NodeClaims and Nodes that match. */
+    const char *node_class_group;
+    const char *node_class_kind;
+    const char *provider_id_scheme;
+    /* The node conditions that make a node unhealthy, and for how long. */
+    const kp_repair_policy *repair_policies;
+    size_t n_repair_policies;
 } kp_cloud_provider_ops;
 
 /* Implementations embed this as their first member. */

@@ -120,7 +120,7 @@ static const cJSON *at(const cJSON *obj, const char *path)
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", path);
     for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && obj; tok = strtok_r(NULL, ".", &save))
-        obj = cJSON_IsArray(obj) ? cJSON_GetArrayItem(obj, atoi(tok)) : cJSON_GetObjectItemCaseSensitive(obj, tok);
+        obj = cJSON_IsArray(obj) ? cJSON_GetArrayItem(obj, (int)strtol(tok, NULL, 10)) : cJSON_GetObjectItemCaseSensitive(obj, tok);
     return obj;
 }
 
