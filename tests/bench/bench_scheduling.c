@@ -123,7 +123,10 @@ static kp_pod_term *self_term(bench *b, kp_spod *p, kp_sym key)
     t->key = key;
     t->selector.match = p->labels.items;
     t->selector.n_match = p->labels.count;
-    t->namespaces = &b->ns;
+    /* in the snapshot's arena: `b` lives on build()'s stack, the snapshot outlives it */
+    kp_sym *ns = KP_ARENA_NEW(b->snap->arena, kp_sym, 1);
+    *ns = b->ns;
+    t->namespaces = ns;
     t->n_namespaces = 1;
     return t;
 }
@@ -215,6 +218,7 @@ static int run(const kp_catalog *catalog, uint32_t count, bench_opts bo)
     kp_solve_opts opts = KP_SOLVE_OPTS_INIT;
     opts.plain_scan = bo.plain;
     kp_plan *plan = NULL;
+    long input_kib = peak_rss_kib();
     double cpu0 = cpu_ms();
     int err = kp_solve(snap, &opts, pending, n, &plan);
     double cpu = cpu_ms() - cpu0;
@@ -223,9 +227,9 @@ static int run(const kp_catalog *catalog, uint32_t count, bench_opts bo)
         return 1;
     }
     double ms = (double)plan->solve_ns / 1e6;
-    printf("%8u %8u %10u %10.2f %10.2f %10.0f %10.2f %10.2f %8ld\n", count, plan->n_scheduled, plan->n_claims,
-           ms, cpu, cpu > 0 ? count / (cpu / 1000.0) : 0.0, plan->hourly_cost, plan->lower_bound_cost,
-           peak_rss_kib() / 1024);
+    printf("%8u %8u %10u %10.2f %10.2f %10.0f %10.2f %10.2f %8ld %8ld\n", count, plan->n_scheduled,
+           plan->n_claims, ms, cpu, cpu > 0 ? count / (cpu / 1000.0) : 0.0, plan->hourly_cost,
+           plan->lower_bound_cost, input_kib / 1024, peak_rss_kib() / 1024);
     if (plan->n_errors)
         printf("  unschedulable: %u (first: %s)\n", plan->n_errors, plan->errors[0].reason);
     fflush(stdout);
@@ -334,8 +338,8 @@ int main(int argc, char **argv)
         return 1;
     printf("scheduling benchmark: diverse pods vs synthetic:400 (Karpenter's scheduling_benchmark_test.go)%s%s\n",
            bo.plain ? ", plain scan" : "", bo.no_limits ? ", no NodePool limits" : "");
-    printf("%8s %8s %10s %10s %10s %10s %10s %10s %8s\n", "pods", "placed", "nodeclaims", "ms/solve",
-           "cpu ms", "pods/cpu-s", "cost/h", "bound/h", "peakMiB");
+    printf("%8s %8s %10s %10s %10s %10s %10s %10s %8s %8s\n", "pods", "placed", "nodeclaims", "ms/solve",
+           "cpu ms", "pods/cpu-s", "cost/h", "bound/h", "inputMiB", "peakMiB");
     int rc = 0;
     for (size_t i = 0; i < n; i++)
         rc |= run_isolated(catalog, counts[i], bo);
