@@ -14,18 +14,6 @@
 
 #include "solver_scenarios.h"
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint32_t rnd(rng *r, uint32_t n)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (uint32_t)((z ^ (z >> 31)) % n);
-}
-
 static const char *const zones[] = {"test-zone-1", "test-zone-2", "test-zone-3"};
 static const char *const cpus[] = {"100m", "250m", "500m", "1"};
 
@@ -127,72 +115,84 @@ static char *solve_text(kp_snapshot *snap, const simulation *sim, const kp_solve
     return text;
 }
 
-static void assert_same(const char *plain, const char *with_base, uint32_t round)
+/* Solve the simulation with and without `base`: the plans must be equal.
+ * Returns how many pods went to existing nodes. */
+static uint32_t compare(kp_snapshot *snap, const simulation *sim, const kp_solve_base *base, uint32_t round)
 {
+    uint32_t placed, placed_base;
+    char *plain = solve_text(snap, sim, NULL, &placed);
+    char *with_base = solve_text(snap, sim, base, &placed_base);
     size_t at = 0;
     while (plain[at] && plain[at] == with_base[at])
         at++;
     cr_assert(plain[at] == with_base[at], "round %u: plans differ at byte %zu:\nwithout: %.160s\nwith:    %.160s",
               round, at, plain + (at > 40 ? at - 40 : 0), with_base + (at > 40 ? at - 40 : 0));
+    free(plain);
+    free(with_base);
+    return placed;
+}
+
+/* A cluster of `nodes` nodes, solved once (its pending pods placed), its base built. */
+typedef struct fixture {
+    kp_scenario s;
+    kp_arena *arena;
+    kp_solve_base base;
+    simulation sim;
+    rng r;
+} fixture;
+
+static void setup(fixture *f, uint64_t seed, uint32_t nodes)
+{
+    yb y = {0};
+    f->r = (rng){seed};
+    cluster(&y, &f->r, nodes);
+    run_opts(&f->s, &y, "synthetic:40", NULL);
+    f->arena = kp_arena_new();
+    kp_solve_base_build(f->s.snap, f->arena, &f->base);
+}
+
+/* The simulation's arrays, sized for the snapshot as it is now. */
+static void sim_alloc(fixture *f)
+{
+    const kp_snapshot *snap = f->s.snap;
+    f->sim = (simulation){calloc(snap->n_nodes, sizeof(bool)), calloc(snap->n_pods, sizeof(bool)),
+                          calloc(snap->n_pods, sizeof(uint32_t)), 0};
+}
+
+static void teardown(fixture *f)
+{
+    free(f->sim.exclude), free(f->sim.moved), free(f->sim.pending);
+    kp_arena_free(f->arena);
+    kp_scenario_free(&f->s);
 }
 
 Test(solver_base, same_plans_with_and_without_the_base)
 {
-    yb y = {0};
-    rng r = {11};
-    cluster(&y, &r, 60);
-    kp_scenario s;
-    run_opts(&s, &y, "synthetic:40", NULL);
-    kp_snapshot *snap = s.snap;
-    kp_solve_base base;
-    kp_arena *arena = kp_arena_new();
-    kp_solve_base_build(snap, arena, &base);
-    cr_assert_gt(base.n_anti, 5, "the cluster should have pods with required anti-affinity");
-    simulation sim = {calloc(snap->n_nodes, sizeof(bool)), calloc(snap->n_pods, sizeof(bool)),
-                      calloc(snap->n_pods, sizeof(uint32_t)), 0};
+    fixture f;
+    setup(&f, 11, 60);
+    cr_assert_gt(f.base.n_anti, 5, "the cluster should have pods with required anti-affinity");
+    sim_alloc(&f);
     uint32_t on_nodes = 0;
     for (uint32_t round = 0; round < 40; round++) {
-        take_away(snap, &r, &sim);
-        uint32_t placed_plain, placed_base;
-        char *plain = solve_text(snap, &sim, NULL, &placed_plain);
-        char *with_base = solve_text(snap, &sim, &base, &placed_base);
-        assert_same(plain, with_base, round);
-        on_nodes += placed_plain;
-        free(plain);
-        free(with_base);
+        take_away(f.s.snap, &f.r, &f.sim);
+        on_nodes += compare(f.s.snap, &f.sim, &f.base, round);
     }
     cr_assert_gt(on_nodes, 100, "moved pods should land on the nodes left, where the base's counts matter");
-    free(sim.exclude), free(sim.moved), free(sim.pending);
-    kp_arena_free(arena);
-    kp_scenario_free(&s);
+    teardown(&f);
 }
 
 Test(solver_base, a_base_for_other_nodes_is_ignored)
 {
-    yb y = {0};
-    rng r = {5};
-    cluster(&y, &r, 12);
-    kp_scenario s;
-    run_opts(&s, &y, "synthetic:40", NULL);
-    kp_snapshot *snap = s.snap;
-    kp_solve_base base;
-    kp_arena *arena = kp_arena_new();
-    kp_solve_base_build(snap, arena, &base);
+    fixture f;
+    setup(&f, 5, 12);
     /* A node joins after the base was built: used as is, it would be read past its end. */
+    kp_snapshot *snap = f.s.snap;
     kp_snode *extra = kp_snapshot_add_node(snap);
     *extra = snap->nodes[0];
     extra->name = "node-extra";
     extra->hostname = kp_sym_intern(snap->symtab, "node-extra");
-    simulation sim = {calloc(snap->n_nodes, sizeof(bool)), calloc(snap->n_pods, sizeof(bool)),
-                      calloc(snap->n_pods, sizeof(uint32_t)), 0};
-    take_away(snap, &r, &sim);
-    uint32_t placed_plain, placed_base;
-    char *plain = solve_text(snap, &sim, NULL, &placed_plain);
-    char *with_base = solve_text(snap, &sim, &base, &placed_base);
-    assert_same(plain, with_base, 0);
-    free(plain);
-    free(with_base);
-    free(sim.exclude), free(sim.moved), free(sim.pending);
-    kp_arena_free(arena);
-    kp_scenario_free(&s);
+    sim_alloc(&f);
+    take_away(snap, &f.r, &f.sim);
+    compare(snap, &f.sim, &f.base, 0);
+    teardown(&f);
 }
