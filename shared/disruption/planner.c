@@ -158,6 +158,7 @@ static void account(planner *p, const kp_spod *s, int32_t node, int sign)
 
 static void move_pods(planner *p, const uint32_t *pods, uint32_t n, uint32_t node)
 {
+    p->base_stale = p->base_stale || n > 0;
     for (uint32_t i = 0; i < n; i++) {
         kp_spod *s = &p->snap->pods[pods[i]];
         account(p, s, s->node, -1);
@@ -202,6 +203,7 @@ static void apply(planner *p, const kp_disrupt_command *cmd)
     for (uint32_t i = 0; sim && i < sim->n_errors; i++) {
         kp_spod *s = &p->snap->pods[sim->errors[i].pod];
         if (s->node >= 0 && p->gone[s->node]) { /* forced out with nowhere to go: pending */
+            p->base_stale = true;
             account(p, s, s->node, -1);
             s->node = -1, s->scheduled = false;
         }
@@ -416,8 +418,10 @@ static void planner_free(planner *p)
 {
     free(p->gone), free(p->touched), free(p->fresh), free(p->why), free(p->facts);
     free(p->it_of_node), free(p->nominated), free(p->tried), free(p->used), free(p->why_tried), free(p->split_tried);
+    free(p->moved), free(p->budget_why), free(p->pool_prices);
     kp_arena_free(p->scratch);
     kp_arena_free(p->loop_arena);
+    kp_arena_free(p->base_arena);
 }
 
 static int run_loops(planner *p)
@@ -453,6 +457,13 @@ int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, k
     p.loop_mark = kp_arena_mark_get(p.loop_arena);
     p.n_initial = snap->n_nodes;
     p.epoch = 1;
+    p.base_stale = true;
+    p.moved = kp_xcalloc(snap->n_pods ? snap->n_pods : 1, sizeof(bool));
+    p.budget_why = kp_xcalloc(snap->n_templates ? snap->n_templates * N_REASONS : 1, sizeof(*p.budget_why));
+    size_t n_prices = (size_t)snap->n_templates * snap->n_its;
+    p.pool_prices = kp_xcalloc(n_prices ? n_prices : 1, sizeof(double));
+    for (size_t i = 0; i < n_prices; i++)
+        p.pool_prices[i] = POOL_PRICE_UNKNOWN;
     fit_arrays(&p);
     p.simple = is_simple(snap, false);
     p.feasible_by_room = is_simple(snap, true);

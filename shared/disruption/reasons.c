@@ -87,6 +87,11 @@ const kp_disrupt_blocked *why_new(planner *p, enum kp_disrupt_block kind, const 
 
 const kp_disrupt_blocked *why_budget(planner *p, uint32_t node, int reason)
 {
+    /* The same for every node of the NodePool: made once, not per node and loop. */
+    int32_t t = p->snap->nodes[node].template_index;
+    const kp_disrupt_blocked **made = t >= 0 && p->budget_why ? &p->budget_why[t * N_REASONS + reason] : NULL;
+    if (made && *made)
+        return *made;
     const char *pool = pool_name(p, node), *r = budget_reason_name(reason);
     kp_arena *a = p->plan->arena;
     kp_disrupt_blocked *w = (kp_disrupt_blocked *)why_new(
@@ -95,6 +100,8 @@ const kp_disrupt_blocked *why_budget(planner *p, uint32_t node, int reason)
         kp_arena_printf(a, "No allowed disruptions for disruption reason %s due to blocking budget (NodePool=%s)", r,
                         pool));
     w->budget_reason = r;
+    if (made)
+        *made = w;
     return w;
 }
 

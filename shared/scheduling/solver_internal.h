@@ -145,7 +145,7 @@ typedef struct enode {
     kp_resvec remaining;
     uint32_t *pods;     /* pods planned onto it */
     uint32_t n_pods, cap_pods;
-    uint32_t *bound;    /* pods already running there */
+    const uint32_t *bound; /* pods already running there */
     uint32_t n_bound;
 } enode;
 
@@ -162,6 +162,7 @@ typedef struct solver_cache {
     kp_arena *arena;
     node_static *nodes; /* the snapshot's first n_nodes nodes */
     uint32_t n_nodes, cap_nodes;
+    uint32_t *order;    /* those nodes in the order they are tried (node_try_order) */
     tstate *ts; /* limits not applied */
     kp_symmap it_keys;
     bool tolerate_pns_available;
@@ -268,6 +269,10 @@ void claims_settle(solver *s);
 
 /* existing.c */
 int enodes_init(solver *s);
+/* The caller's kp_solve_base when it fits the snapshot, else NULL. */
+const kp_solve_base *solve_base(const solver *s);
+/* <0, 0, >0: node a is tried before, as, after node b. */
+int node_try_order(const kp_snapshot *snap, uint32_t a, uint32_t b);
 bool enode_try(solver *s, enode *e, podstate *st);
 
 /* type_memo.c: bit i set when snapshot instance type i (one of NodePool

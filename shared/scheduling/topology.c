@@ -508,7 +508,10 @@ void topo_update(solver *s, podstate *st)
 static void inverse_from_existing(solver *s)
 {
     kp_snapshot *snap = s->snap;
-    for (uint32_t i = 0; i < snap->n_pods; i++) {
+    const kp_solve_base *b = solve_base(s);
+    uint32_t count = b ? b->n_anti : snap->n_pods;
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t i = b ? b->anti[k] : k;
         const kp_spod *p = &snap->pods[i];
         if (p->n_anti == 0 || ignored_for_topology(s, i))
             continue;
