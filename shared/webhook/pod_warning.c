@@ -1,0 +1,332 @@
+/* "No NodePool can ever run this pod" at admission (see pod_warning.h). */
+#include "webhook/pod_warning.h"
+#include "api/decode.h"
+#include "base/error.h"
+#include "base/xalloc.h"
+#include "scheduling/snapshot_build.h"
+#include "scheduling/solver.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------- the check */
+
+typedef struct pools {
+    kp_arena *arena;
+    const kp_nodepool **items;
+    size_t n, cap;
+} pools;
+
+/* A NodePool as "ever" sees it: readiness and static replicas aside. */
+static void visit_pool(void *vctx, const cJSON *obj)
+{
+    pools *p = vctx;
+    kp_nodepool *np = kp_arena_calloc(p->arena, 1, sizeof(*np));
+    if (kp_decode_nodepool(p->arena, obj, np) < 0 || np->meta.deletion_timestamp.set)
+        return; /* one the controller could not read either; or going away */
+    memset(&np->conditions, 0, sizeof(np->conditions));
+    np->has_replicas = false;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        const kp_nodepool **items = KP_ARENA_NEW(p->arena, const kp_nodepool *, cap);
+        if (p->n)
+            memcpy(items, p->items, p->n * sizeof(*items));
+        p->items = items, p->cap = cap;
+    }
+    p->items[p->n++] = np;
+}
+
+/* The pod without what depends on other pods and objects. */
+static int decode_pod(const cJSON *obj, const char *ns, kp_arena *arena, kp_pod *pod)
+{
+    int err = kp_decode_pod(arena, obj, pod);
+    if (err < 0)
+        return err;
+    if (!*pod->meta.namespace)
+        pod->meta.namespace = ns ? ns : "default";
+    memset(&pod->affinity.pod, 0, sizeof(pod->affinity.pod));
+    memset(&pod->affinity.pod_anti, 0, sizeof(pod->affinity.pod_anti));
+    pod->topology_spread = NULL, pod->n_topology_spread = 0;
+    pod->volumes = NULL, pod->n_volumes = 0;
+    pod->host_ports = NULL, pod->n_host_ports = 0;
+    return 0;
+}
+
+static bool never_checked(const kp_pod *pod)
+{
+    return *pod->node_name || pod->owned_by_daemonset || pod->owned_by_node || pod->is_mirror;
+}
+
+/* A NodePool that matches no instance type of the catalog: the catalog may
+ * not be its provider's, so nothing can be concluded about it. */
+static bool catalog_misses_a_pool(const kp_snapshot *snap)
+{
+    for (uint32_t t = 0; t < snap->n_templates; t++)
+        if (snap->templates[t].n_its == 0)
+            return true;
+    return false;
+}
+
+/* "...: <reason>", cut to KP_POD_WARNING_MAX bytes on a character boundary. */
+static const char *warning_text(kp_arena *arena, const char *reason)
+{
+    char *w = kp_arena_printf(arena, "no NodePool can launch a node for this pod: %s", reason);
+    size_t n = strlen(w);
+    if (n <= KP_POD_WARNING_MAX)
+        return w;
+    n = KP_POD_WARNING_MAX - 3;
+    while (n > 0 && ((unsigned char)w[n] & 0xC0) == 0x80)
+        n--;
+    memcpy(w + n, "...", 4);
+    return w;
+}
+
+static int solve_one(const kp_pod_warning_source *src, const pools *p, const kp_pod *pod, kp_arena *arena,
+                     enum kp_pod_verdict *verdict, const char **warning)
+{
+    kp_cluster c;
+    memset(&c, 0, sizeof(c));
+    c.nodepools = p->items, c.n_nodepools = p->n;
+    c.pods = &pod, c.n_pods = 1;
+    c.catalog = src->catalog;
+    kp_snapshot *snap = NULL;
+    kp_plan *plan = NULL;
+    int err = kp_snapshot_build(&c, &snap);
+    if (!err && catalog_misses_a_pool(snap)) {
+        kp_snapshot_free(snap);
+        return 0;
+    }
+    kp_solve_opts so = KP_SOLVE_OPTS_INIT;
+    so.ignore_preferences = true, so.min_values_best_effort = true, so.improve = false, so.skip_lower_bound = true;
+    uint32_t only = 0;
+    if (!err)
+        err = kp_solve(snap, &so, &only, 1, &plan);
+    if (!err && plan->n_errors) {
+        *verdict = KP_POD_NEVER;
+        *warning = warning_text(arena, plan->errors[0].reason);
+    } else if (!err) {
+        *verdict = KP_POD_FITS;
+    }
+    kp_plan_free(plan);
+    kp_snapshot_free(snap);
+    return err;
+}
+
+int kp_pod_warning_check(const kp_pod_warning_source *src, const cJSON *obj, const char *ns, kp_arena *arena,
+                         enum kp_pod_verdict *verdict, const char **warning)
+{
+    *verdict = KP_POD_SKIPPED;
+    *warning = NULL;
+    if (!src->catalog || (src->ready && !src->ready(src->ctx)))
+        return 0;
+    kp_pod *pod = kp_arena_calloc(arena, 1, sizeof(*pod));
+    int err = decode_pod(obj, ns, arena, pod);
+    if (err < 0 || never_checked(pod))
+        return err;
+    pools p = {arena, NULL, 0, 0};
+    src->foreach(src->ctx, visit_pool, &p);
+    return p.n ? solve_one(src, &p, pod, arena, verdict, warning) : 0;
+}
+
+/* ------------------------------------------------------------- the warner */
+
+enum { R_WARNED, R_FITS, R_SKIPPED, R_LATE, R_BUSY, R_ERROR, R_COUNT };
+static const char *const result_names[R_COUNT] = {"warned", "fits", "skipped", "late", "busy", "error"};
+
+typedef struct job {
+    struct job *next;
+    cJSON *pod;
+    char *ns;
+    char *warning; /* malloc'd answer */
+    int result;
+    bool done, abandoned;
+} job;
+
+struct kp_pod_warner {
+    kp_pod_warner_opts o;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    job *head, *tail;
+    unsigned queued;
+    bool stop;
+    pthread_t *threads;
+    unsigned n_threads;
+    kp_metric_series *results[R_COUNT];
+};
+
+static void job_free(job *j)
+{
+    cJSON_Delete(j->pod);
+    free(j->ns);
+    free(j->warning);
+    free(j);
+}
+
+static void count(kp_pod_warner *w, int result)
+{
+    kp_counter_inc(w->results[result]);
+}
+
+static void run_job(kp_pod_warner *w, job *j)
+{
+    kp_arena *arena = kp_arena_new();
+    enum kp_pod_verdict v;
+    const char *warning = NULL;
+    int err = kp_pod_warning_check(&w->o.source, j->pod, j->ns, arena, &v, &warning);
+    j->result = err < 0 ? R_ERROR : v == KP_POD_NEVER ? R_WARNED : v == KP_POD_FITS ? R_FITS : R_SKIPPED;
+    j->warning = warning ? kp_xstrdup(warning) : NULL;
+    kp_arena_free(arena);
+}
+
+static void *worker(void *arg)
+{
+    kp_pod_warner *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->stop && !w->head)
+            pthread_cond_wait(&w->work, &w->mu);
+        if (w->stop)
+            break;
+        job *j = w->head;
+        w->head = j->next;
+        if (!w->head)
+            w->tail = NULL;
+        w->queued--;
+        if (j->abandoned) { /* late before it started: not worth the work */
+            job_free(j);
+            continue;
+        }
+        pthread_mutex_unlock(&w->mu);
+        run_job(w, j);
+        pthread_mutex_lock(&w->mu);
+        if (j->abandoned) {
+            job_free(j); /* counted late already */
+        } else {
+            count(w, j->result);
+            j->done = true;
+            pthread_cond_broadcast(&w->done);
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static int register_metrics(kp_pod_warner *w)
+{
+    static const char *const labels[] = {"result"};
+    kp_metric *m = NULL;
+    if (!w->o.metrics)
+        return 0;
+    int err = kp_metrics_counter(&m, w->o.metrics, "karpenter_webhook_pod_warnings_total",
+                                 "Pods checked at admission for a NodePool that can run them, by result "
+                                 "(warned, fits, skipped, late, busy, error).",
+                                 labels, 1);
+    for (int r = 0; r < R_COUNT && err == 0; r++) {
+        const char *v[1] = {result_names[r]};
+        w->results[r] = kp_metric_with(m, v);
+    }
+    return err;
+}
+
+int kp_pod_warner_new(const kp_pod_warner_opts *opts, kp_pod_warner **out)
+{
+    if (!opts->source.foreach || opts->workers == 0 || opts->queue == 0 || opts->budget_ms <= 0)
+        return kp_error_set(KP_EINVALID, "pod warnings: a NodePool source, workers, a queue and a budget are needed");
+    kp_pod_warner *w = kp_xcalloc(1, sizeof(*w));
+    w->o = *opts;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->work, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->done, &attr);
+    pthread_condattr_destroy(&attr);
+    int err = register_metrics(w);
+    w->threads = kp_xcalloc(opts->workers, sizeof(pthread_t));
+    for (unsigned i = 0; i < opts->workers && err == 0; i++, w->n_threads++)
+        if (pthread_create(&w->threads[i], NULL, worker, w) != 0)
+            err = kp_error_set(KP_ERROR, "pod warnings: cannot start a worker thread");
+    if (err < 0) {
+        kp_pod_warner_free(w);
+        return err;
+    }
+    *out = w;
+    return 0;
+}
+
+kp_pod_warner *kp_pod_warner_free(kp_pod_warner *w)
+{
+    if (!w)
+        return NULL;
+    pthread_mutex_lock(&w->mu);
+    w->stop = true;
+    pthread_cond_broadcast(&w->work);
+    pthread_mutex_unlock(&w->mu);
+    for (unsigned i = 0; i < w->n_threads; i++)
+        pthread_join(w->threads[i], NULL);
+    while (w->head) {
+        job *j = w->head;
+        w->head = j->next;
+        job_free(j); /* queued: nobody waits for it any more (the server stopped first) */
+    }
+    free(w->threads);
+    pthread_cond_destroy(&w->work);
+    pthread_cond_destroy(&w->done);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+    return NULL;
+}
+
+static struct timespec deadline_after(int64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t ns = ts.tv_nsec + (ms % 1000) * 1000000;
+    ts.tv_sec += (time_t)(ms / 1000 + ns / 1000000000);
+    ts.tv_nsec = (long)(ns % 1000000000);
+    return ts;
+}
+
+/* Queue a copy of the pod; NULL when the queue is full. Under the lock. */
+static job *enqueue(kp_pod_warner *w, const cJSON *pod, const char *ns)
+{
+    if (w->queued >= w->o.queue || w->stop)
+        return NULL;
+    job *j = kp_xcalloc(1, sizeof(*j));
+    j->pod = cJSON_Duplicate(pod, 1);
+    j->ns = ns ? kp_xstrdup(ns) : NULL;
+    if (w->tail)
+        w->tail->next = j;
+    else
+        w->head = j;
+    w->tail = j;
+    w->queued++;
+    pthread_cond_signal(&w->work);
+    return j;
+}
+
+const char *kp_pod_warner_warn(kp_pod_warner *w, const cJSON *pod, const char *ns, kp_arena *arena)
+{
+    struct timespec until = deadline_after(w->o.budget_ms);
+    const char *answer = NULL;
+    pthread_mutex_lock(&w->mu);
+    job *j = enqueue(w, pod, ns);
+    if (!j) {
+        count(w, R_BUSY);
+        pthread_mutex_unlock(&w->mu);
+        return NULL;
+    }
+    while (!j->done && pthread_cond_timedwait(&w->done, &w->mu, &until) == 0)
+        ;
+    if (j->done) {
+        answer = j->warning ? kp_arena_strdup(arena, j->warning) : NULL;
+        job_free(j);
+    } else {
+        j->abandoned = true; /* the worker frees it */
+        count(w, R_LATE);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return answer;
+}
