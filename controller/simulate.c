@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/xalloc.h"
 #include "base/clock.h"
+#include "api/caps.h"
 #include "api/duration.h"
 #include "cloud/instance_types.h"
 #include "controller/simulate_cloud.h"
@@ -30,6 +31,10 @@
 
 enum { MAX_INPUTS = 64, MAX_WITHOUT = 64 };
 
+/* Long-only options: the caps (named as run's) and the split bound. */
+enum { OPT_CAP_FIRST = 256, OPT_CAP_LAST = OPT_CAP_FIRST + 3, OPT_SPLIT_MAX };
+static const char *const cap_flags[] = {"max-nodes-total", "cores-total", "memory-total", "max-hourly-cost"};
+
 typedef struct sim_opts {
     const char *inputs[MAX_INPUTS];
     int n_inputs;
@@ -46,6 +51,9 @@ typedef struct sim_opts {
     size_t n_without;
     kp_sim_cloud_opts cloud;
     bool instance_types_set, aws_flag_set;
+    /* As `run` decides: its caps and its bound on split consolidation. */
+    kp_caps caps;
+    int split_max;
 } sim_opts;
 
 static void usage(FILE *out)
@@ -58,6 +66,8 @@ static void usage(FILE *out)
           "                                     [--read-timeout DURATION] [same flags as above]\n"
           "       ... [--cloud-provider kwok|aws [--cluster-name NAME] [--aws-region R] [--aws-endpoint-url URL]\n"
           "            [--vm-memory-overhead-percent F] [--reserved-enis N] [--isolated-vpc]]\n"
+          "           [--max-nodes-total N] [--cores-total N] [--memory-total QUANTITY] [--max-hourly-cost DOLLARS]\n"
+          "           [--consolidation-split-max N]\n"
           "Plans where pending pods would go: existing nodes, new NodeClaims (with their instance\n"
           "types and hourly cost), or nowhere (with the reason); from manifests alone, or from a\n"
           "live cluster read through its API server (read only: one list per kind) with every -f\n"
@@ -69,7 +79,9 @@ static void usage(FILE *out)
           "--disrupt adds what disruption would do (expiration, emptiness, drift, consolidation)\n"
           "and why every other node stays; --now fixes the clock (node ages, budgets' schedules).\n"
           "--cloud-provider plans as `run` with that provider: only its NodePools, NodeClaims and\n"
-          "Nodes; aws reads instance types and prices from the account (reads only).\n",
+          "Nodes; aws reads instance types and prices from the account (reads only).\n"
+          "The caps and --consolidation-split-max are run's settings of the same names (see\n"
+          "karpenter-controller run --help): the plan keeps to them as the controller would.\n",
           out);
 }
 
@@ -103,11 +115,30 @@ static int parse_live_flag(sim_opts *o, int c, const char *arg)
     }
 }
 
+/* The caps and the split bound, as `run` reads them. */
+static int parse_plan_flag(sim_opts *o, int c, const char *arg)
+{
+    char source[64];
+    double v = 0;
+    if (c >= OPT_CAP_FIRST && c <= OPT_CAP_LAST) {
+        snprintf(source, sizeof(source), "--%s", cap_flags[c - OPT_CAP_FIRST]);
+        return kp_caps_parse_setting(&o->caps, cap_flags[c - OPT_CAP_FIRST], arg, source);
+    }
+    if (c != OPT_SPLIT_MAX)
+        return parse_live_flag(o, c, arg);
+    int err = parse_number("consolidation-split-max", arg, 1, 10, &v);
+    if (!err && v != (double)(int)v)
+        err = kp_error_set(KP_EINVALID, "--consolidation-split-max %s: want a whole number (1: never split)", arg);
+    if (!err)
+        o->split_max = (int)v;
+    return err;
+}
+
 static int parse_cloud_flag(sim_opts *o, int c, const char *arg)
 {
     double v = 0;
     int err = 0;
-    o->aws_flag_set |= strchr("CREVNI", c) != NULL;
+    o->aws_flag_set |= c > 0 && c < 128 && strchr("CREVNI", c) != NULL;
     switch (c) {
     case 'c': o->cloud.provider = arg; break;
     case 'C': o->cloud.cluster_name = arg; break;
@@ -122,7 +153,7 @@ static int parse_cloud_flag(sim_opts *o, int c, const char *arg)
         o->cloud.reserved_enis = (int)v;
         break;
     case 'I': o->cloud.isolated_vpc = true; break;
-    default: return parse_live_flag(o, c, arg);
+    default: return parse_plan_flag(o, c, arg);
     }
     return err;
 }
@@ -181,6 +212,11 @@ static int parse_args(int argc, char **argv, sim_opts *o)
         {"aws-region", required_argument, NULL, 'R'}, {"aws-endpoint-url", required_argument, NULL, 'E'},
         {"vm-memory-overhead-percent", required_argument, NULL, 'V'},
         {"reserved-enis", required_argument, NULL, 'N'}, {"isolated-vpc", no_argument, NULL, 'I'},
+        {"max-nodes-total", required_argument, NULL, OPT_CAP_FIRST},
+        {"cores-total", required_argument, NULL, OPT_CAP_FIRST + 1},
+        {"memory-total", required_argument, NULL, OPT_CAP_FIRST + 2},
+        {"max-hourly-cost", required_argument, NULL, OPT_CAP_FIRST + 3},
+        {"consolidation-split-max", required_argument, NULL, OPT_SPLIT_MAX},
         {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -189,6 +225,8 @@ static int parse_args(int argc, char **argv, sim_opts *o)
     o->output = "json";
     o->now_ns = kp_clock_system()->now(kp_clock_system());
     o->read_timeout_ms = 120000;
+    o->caps = (kp_caps)KP_CAPS_INIT;
+    o->split_max = 3; /* run's default */
     int c, err = 0;
     optind = 1;
     while (!err && (c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
@@ -367,6 +405,8 @@ static int disrupt(const sim_opts *o, sim_result *r)
     kp_disrupt_opts d = KP_DISRUPT_OPTS_INIT;
     d.now_ns = o->now_ns;
     d.ignore_preferences = o->ignore_preferences;
+    d.split_max = (uint32_t)o->split_max;
+    d.caps = &o->caps;
     return kp_disruption_plan_compute(r->snap, &d, &r->disruption);
 }
 
@@ -431,6 +471,7 @@ static int run(const sim_opts *o)
         kp_solve_opts so = KP_SOLVE_OPTS_INIT;
         so.ignore_preferences = o->ignore_preferences;
         so.improve = !o->no_improve;
+        so.caps = &o->caps;
         n_pending = kp_snapshot_pending_pods(snap, &pending, arena);
         err = kp_solve(snap, &so, pending, n_pending, &plan);
     }
