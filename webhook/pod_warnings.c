@@ -39,6 +39,18 @@ static void pools_foreach(void *ctx, kp_pod_warning_visit visit, void *vctx)
     kp_informer_foreach(ctx, visit_cached, &a);
 }
 
+static int register_results(kp_metrics *metrics, kp_metric **out)
+{
+    static const char *const labels[] = {"result"};
+    *out = NULL;
+    if (!metrics)
+        return 0;
+    return kp_metrics_counter(out, metrics, "karpenter_webhook_pod_warnings_total",
+                              "Pods checked on creation for a NodePool that can run them, by result ("
+                              KP_POD_WARNING_RESULTS ").",
+                              labels, 1);
+}
+
 static const char *advise(void *ctx, const cJSON *pod, const char *ns, kp_arena *arena)
 {
     return kp_pod_warner_warn(ctx, pod, ns, arena);
@@ -56,8 +68,9 @@ int kp_pod_warnings_start(kp_kube_client *kube, const char *instance_types, int6
         kp_pod_warner_opts o = KP_POD_WARNER_OPTS_INIT;
         o.source = (kp_pod_warning_source){pools_ready, pools_foreach, w->pools, w->catalog};
         o.budget_ms = budget_ms;
-        o.metrics = metrics;
-        err = kp_pod_warner_new(&o, &w->warner);
+        err = register_results(metrics, &o.results);
+        if (err == 0)
+            err = kp_pod_warner_new(&o, &w->warner);
     }
     if (err == 0)
         err = kp_informer_start(w->pools);

@@ -213,21 +213,12 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static int register_metrics(kp_pod_warner *w)
+static void result_series(kp_pod_warner *w)
 {
-    static const char *const labels[] = {"result"};
-    kp_metric *m = NULL;
-    if (!w->o.metrics)
-        return 0;
-    int err = kp_metrics_counter(&m, w->o.metrics, "karpenter_webhook_pod_warnings_total",
-                                 "Pods checked at admission for a NodePool that can run them, by result "
-                                 "(warned, fits, skipped, late, busy, error).",
-                                 labels, 1);
-    for (int r = 0; r < R_COUNT && err == 0; r++) {
+    for (int r = 0; r < R_COUNT && w->o.results; r++) {
         const char *v[1] = {result_names[r]};
-        w->results[r] = kp_metric_with(m, v);
+        w->results[r] = kp_metric_with(w->o.results, v);
     }
-    return err;
 }
 
 int kp_pod_warner_new(const kp_pod_warner_opts *opts, kp_pod_warner **out)
@@ -243,7 +234,8 @@ int kp_pod_warner_new(const kp_pod_warner_opts *opts, kp_pod_warner **out)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&w->done, &attr);
     pthread_condattr_destroy(&attr);
-    int err = register_metrics(w);
+    int err = 0;
+    result_series(w);
     w->threads = kp_xcalloc(opts->workers, sizeof(pthread_t));
     for (unsigned i = 0; i < opts->workers && err == 0; i++, w->n_threads++)
         if (pthread_create(&w->threads[i], NULL, worker, w) != 0)

@@ -67,18 +67,21 @@ int kp_pod_warning_check(const kp_pod_warning_source *src, const cJSON *pod, con
 
 typedef struct kp_pod_warner kp_pod_warner;
 
+/* The "result" label's values, for the caller's help text. */
+#define KP_POD_WARNING_RESULTS "warned, fits, skipped, late, busy, error"
+
 typedef struct kp_pod_warner_opts {
     kp_pod_warning_source source; /* borrowed: it must outlive the warner */
     int64_t budget_ms;            /* how long admission waits for an answer */
     unsigned workers;             /* threads checking */
     unsigned queue;               /* checks waiting at most; past that, skipped */
-    kp_metrics *metrics;          /* NULL: no metrics */
+    kp_metric *results;           /* a counter family labelled "result" (the caller's); NULL: none */
 } kp_pod_warner_opts;
 
 #define KP_POD_WARNER_OPTS_INIT {{NULL, NULL, NULL, NULL}, 100, 2, 64, NULL}
 
-/* Starts the workers and registers karpenter_webhook_pod_warnings_total
- * {result: warned, fits, skipped, late, busy, error}. */
+/* Starts the workers. Each check counts in `results` under one of
+ * KP_POD_WARNING_RESULTS. */
 int kp_pod_warner_new(const kp_pod_warner_opts *opts, kp_pod_warner **out);
 /* Stops the workers (a check in progress finishes first). NULL-safe. */
 kp_pod_warner *kp_pod_warner_free(kp_pod_warner *warner);
