@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/caps.h"
+#include "api/admission.h"
 #include "api/decode.h"
 #include "base/error.h"
 
@@ -128,4 +129,37 @@ Test(caps_parse, the_nodepool_annotation)
     cr_expect(strstr(kp_error_last(), "NodePool batch: annotation karpenter-c.dev/max-hourly-cost lots: want "
                                       "dollars an hour") != NULL,
               "%s", kp_error_last());
+}
+
+static int validate_pool(const char *cost, kp_arena *arena, kp_admission_result *res)
+{
+    char json[768];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"batch\","
+             "\"annotations\":{\"karpenter-c.dev/max-hourly-cost\":\"%s\"}},\"spec\":{\"template\":{\"spec\":{"
+             "\"nodeClassRef\":{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},"
+             "\"requirements\":[]}},\"limits\":{\"cpu\":\"10\"}}}",
+             cost);
+    cJSON *obj = cJSON_Parse(json);
+    cr_assert_not_null(obj);
+    kp_admission_result_init(res, arena);
+    int err = kp_admission_validate(KP_ADMIT_NODEPOOL, KP_ADMIT_CREATE, obj, NULL, res);
+    cJSON_Delete(obj);
+    return err;
+}
+
+Test(caps_parse, the_webhook_refuses_an_annotation_the_provisioner_cannot_read)
+{
+    kp_arena *arena = kp_arena_new();
+    kp_admission_result res;
+    cr_assert_eq(validate_pool("7.50", arena, &res), 0);
+    cr_expect_eq(res.errors.count, 0, "%s", kp_field_errors_string(arena, &res.errors));
+    kp_admission_result_clear(&res);
+    cr_assert_eq(validate_pool("$7", arena, &res), 0);
+    cr_assert_eq(res.errors.count, 1);
+    cr_expect_str_eq(kp_field_errors_string(arena, &res.errors),
+                     "metadata.annotations[karpenter-c.dev/max-hourly-cost]: Invalid value: \"$7\": want dollars an "
+                     "hour, a decimal number from 0 to 1000000000 (\"25\", \"7.50\")");
+    kp_admission_result_clear(&res);
+    kp_arena_free(arena);
 }
