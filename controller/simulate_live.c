@@ -128,8 +128,8 @@ static int list_error(int err, const kp_kube_resource *r, kp_kube_client *c, con
         return kp_error_set(KP_ETIMEOUT, "reading %s from %s: the whole read took longer than %lld ms", r->plural,
                             server, (long long)w->ms);
     if (err == KP_EFORBIDDEN || err == KP_EUNAUTHORIZED)
-        return kp_error_wrap(err, "listing %s from %s (simulate needs get and list on what it reads: bind the "
-                                  "ClusterRole of deploy/components/simulate-reader)", r->plural, server);
+        return kp_error_wrap(err, "listing %s from %s (simulate needs list on what it reads: bind the "
+                                  "ClusterRole karpenter-c-simulate-reader of deploy/simulate-reader)", r->plural, server);
     return kp_error_wrap(err, "listing %s from %s", r->plural, server);
 }
 
