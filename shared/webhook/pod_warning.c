@@ -13,8 +13,47 @@
 
 /* ------------------------------------------------------------- the check */
 
+/* Checks past this many rebuild the snapshot: each pod leaves its symbols and
+ * compiled requirements in it. */
+enum { REUSE_MAX = 256, KEY_MAX = 4u << 20 };
+
+
+/* The NodePools' identity, to know when the snapshot is stale. */
+typedef struct pool_key {
+    kp_buf buf;
+    bool overflow; /* past KEY_MAX: never taken as unchanged */
+} pool_key;
+
+/* A NodePool's part: name and resourceVersion (an informer's objects change
+ * version with every write), or the whole object without one. */
+static void key_visit(void *vctx, const cJSON *obj)
+{
+    pool_key *key = vctx;
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name"));
+    const char *rv = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion"));
+    if (name && rv) {
+        key->overflow |= kp_buf_printf(&key->buf, "%s\n%s\n", name, rv) < 0;
+        return;
+    }
+    char *text = cJSON_PrintUnformatted(obj);
+    key->overflow |= !text || kp_buf_printf(&key->buf, "%s\n", text) < 0;
+    free(text);
+}
+
+struct kp_pod_checker {
+    kp_pod_warning_source src;
+    pool_key key;      /* the NodePools the snapshot was built from */
+    kp_arena *arena;   /* their decoded objects */
+    kp_snapshot *snap; /* their templates and the catalog; NULL: none yet */
+    size_t n_pools;
+    bool misses;       /* a NodePool matches no instance type of the catalog */
+    unsigned uses;
+};
+
 typedef struct pools {
     kp_arena *arena;
+    pool_key *key;
     const kp_nodepool **items;
     size_t n, cap;
 } pools;
@@ -23,6 +62,7 @@ typedef struct pools {
 static void visit_pool(void *vctx, const cJSON *obj)
 {
     pools *p = vctx;
+    key_visit(p->key, obj);
     kp_nodepool *np = kp_arena_calloc(p->arena, 1, sizeof(*np));
     if (kp_decode_nodepool(p->arena, obj, np) < 0 || np->meta.deletion_timestamp.set)
         return; /* one the controller could not read either; or going away */
@@ -36,6 +76,59 @@ static void visit_pool(void *vctx, const cJSON *obj)
         p->items = items, p->cap = cap;
     }
     p->items[p->n++] = np;
+}
+
+/* A NodePool that matches no instance type of the catalog: the catalog may
+ * not be its provider's, so nothing can be concluded about it. */
+static bool catalog_misses_a_pool(const kp_snapshot *snap)
+{
+    for (uint32_t t = 0; t < snap->n_templates; t++)
+        if (snap->templates[t].n_its == 0)
+            return true;
+    return false;
+}
+
+static void drop_snapshot(kp_pod_checker *c)
+{
+    c->snap = kp_snapshot_free(c->snap);
+    c->arena = kp_arena_free(c->arena);
+    kp_buf_reset(&c->key.buf);
+    c->key.overflow = false;
+    c->n_pools = 0;
+}
+
+/* The NodePools (read again, with the key) and the catalog, compiled. */
+static int rebuild(kp_pod_checker *c)
+{
+    drop_snapshot(c);
+    c->arena = kp_arena_new();
+    pools p = {c->arena, &c->key, NULL, 0, 0};
+    c->src.foreach(c->src.ctx, visit_pool, &p);
+    c->n_pools = p.n;
+    c->uses = 0;
+    kp_cluster cl;
+    memset(&cl, 0, sizeof(cl));
+    cl.nodepools = p.items, cl.n_nodepools = p.n;
+    cl.catalog = c->src.catalog;
+    int err = kp_snapshot_build(&cl, &c->snap);
+    if (err < 0) {
+        drop_snapshot(c);
+        return err;
+    }
+    c->misses = catalog_misses_a_pool(c->snap);
+    return 0;
+}
+
+/* The snapshot for the NodePools as they are now. */
+static int current(kp_pod_checker *c)
+{
+    pool_key key = {KP_BUF_INIT(KEY_MAX), false};
+    c->src.foreach(c->src.ctx, key_visit, &key);
+    bool same = c->snap && c->uses < REUSE_MAX && !key.overflow && !c->key.overflow &&
+                key.buf.len == c->key.buf.len &&
+                (key.buf.len == 0 || memcmp(key.buf.data, c->key.buf.data, key.buf.len) == 0);
+    kp_buf_free(&key.buf);
+    return same ? 0 : rebuild(c);
 }
 
 /* The pod without what depends on other pods and objects. */
@@ -59,16 +152,6 @@ static bool never_checked(const kp_pod *pod)
     return *pod->node_name || pod->owned_by_daemonset || pod->owned_by_node || pod->is_mirror;
 }
 
-/* A NodePool that matches no instance type of the catalog: the catalog may
- * not be its provider's, so nothing can be concluded about it. */
-static bool catalog_misses_a_pool(const kp_snapshot *snap)
-{
-    for (uint32_t t = 0; t < snap->n_templates; t++)
-        if (snap->templates[t].n_its == 0)
-            return true;
-    return false;
-}
-
 /* "...: <reason>", cut to KP_POD_WARNING_MAX bytes on a character boundary. */
 static const char *warning_text(kp_arena *arena, const char *reason)
 {
@@ -83,26 +166,20 @@ static const char *warning_text(kp_arena *arena, const char *reason)
     return w;
 }
 
-static int solve_one(const kp_pod_warning_source *src, const pools *p, const kp_pod *pod, kp_arena *arena,
-                     enum kp_pod_verdict *verdict, const char **warning)
+/* The pod added to the snapshot, solved alone, and taken away again. */
+static int solve_one(kp_pod_checker *c, const kp_pod *pod, kp_arena *arena, enum kp_pod_verdict *verdict,
+                     const char **warning)
 {
-    kp_cluster c;
-    memset(&c, 0, sizeof(c));
-    c.nodepools = p->items, c.n_nodepools = p->n;
-    c.pods = &pod, c.n_pods = 1;
-    c.catalog = src->catalog;
-    kp_snapshot *snap = NULL;
+    kp_cluster cl;
+    memset(&cl, 0, sizeof(cl));
+    cl.pods = &pod, cl.n_pods = 1;
+    uint32_t at = c->snap->n_pods;
     kp_plan *plan = NULL;
-    int err = kp_snapshot_build(&c, &snap);
-    if (!err && catalog_misses_a_pool(snap)) {
-        kp_snapshot_free(snap);
-        return 0;
-    }
+    int err = kp_snapshot_build_pods(c->snap, &cl);
     kp_solve_opts so = KP_SOLVE_OPTS_INIT;
     so.ignore_preferences = true, so.min_values_best_effort = true, so.improve = false, so.skip_lower_bound = true;
-    uint32_t only = 0;
     if (!err)
-        err = kp_solve(snap, &so, &only, 1, &plan);
+        err = kp_solve(c->snap, &so, &at, 1, &plan);
     if (!err && plan->n_errors) {
         *verdict = KP_POD_NEVER;
         *warning = warning_text(arena, plan->errors[0].reason);
@@ -110,24 +187,56 @@ static int solve_one(const kp_pod_warning_source *src, const pools *p, const kp_
         *verdict = KP_POD_FITS;
     }
     kp_plan_free(plan);
-    kp_snapshot_free(snap);
+    c->snap->n_pods = at;
+    c->uses++;
+    if (err < 0)
+        drop_snapshot(c); /* whatever it holds now is not trusted */
     return err;
 }
 
-int kp_pod_warning_check(const kp_pod_warning_source *src, const cJSON *obj, const char *ns, kp_arena *arena,
+kp_pod_checker *kp_pod_checker_new(const kp_pod_warning_source *src)
+{
+    kp_pod_checker *c = kp_xcalloc(1, sizeof(*c));
+    c->src = *src;
+    kp_buf_init(&c->key.buf, KEY_MAX);
+    return c;
+}
+
+kp_pod_checker *kp_pod_checker_free(kp_pod_checker *c)
+{
+    if (!c)
+        return NULL;
+    drop_snapshot(c);
+    kp_buf_free(&c->key.buf);
+    free(c);
+    return NULL;
+}
+
+int kp_pod_checker_check(kp_pod_checker *c, const cJSON *obj, const char *ns, kp_arena *arena,
                          enum kp_pod_verdict *verdict, const char **warning)
 {
     *verdict = KP_POD_SKIPPED;
     *warning = NULL;
-    if (!src->catalog || (src->ready && !src->ready(src->ctx)))
+    if (!c->src.catalog || (c->src.ready && !c->src.ready(c->src.ctx)))
         return 0;
     kp_pod *pod = kp_arena_calloc(arena, 1, sizeof(*pod));
     int err = decode_pod(obj, ns, arena, pod);
     if (err < 0 || never_checked(pod))
         return err;
-    pools p = {arena, NULL, 0, 0};
-    src->foreach(src->ctx, visit_pool, &p);
-    return p.n ? solve_one(src, &p, pod, arena, verdict, warning) : 0;
+    if ((err = current(c)) < 0)
+        return err;
+    if (!c->n_pools || c->misses)
+        return 0;
+    return solve_one(c, pod, arena, verdict, warning);
+}
+
+int kp_pod_warning_check(const kp_pod_warning_source *src, const cJSON *pod, const char *ns, kp_arena *arena,
+                         enum kp_pod_verdict *verdict, const char **warning)
+{
+    kp_pod_checker *c = kp_pod_checker_new(src);
+    int err = kp_pod_checker_check(c, pod, ns, arena, verdict, warning);
+    kp_pod_checker_free(c);
+    return err;
 }
 
 /* ------------------------------------------------------------- the warner */
@@ -169,20 +278,23 @@ static void count(kp_pod_warner *w, int result)
     kp_counter_inc(w->results[result]);
 }
 
-static void run_job(kp_pod_warner *w, job *j)
+static void run_job(kp_pod_checker *checker, job *j)
 {
     kp_arena *arena = kp_arena_new();
     enum kp_pod_verdict v;
     const char *warning = NULL;
-    int err = kp_pod_warning_check(&w->o.source, j->pod, j->ns, arena, &v, &warning);
+    int err = kp_pod_checker_check(checker, j->pod, j->ns, arena, &v, &warning);
     j->result = err < 0 ? R_ERROR : v == KP_POD_NEVER ? R_WARNED : v == KP_POD_FITS ? R_FITS : R_SKIPPED;
     j->warning = warning ? kp_xstrdup(warning) : NULL;
     kp_arena_free(arena);
 }
 
+/* Each worker keeps its own checker: its snapshot is compiled once for the
+ * NodePools as they are, not once per pod. */
 static void *worker(void *arg)
 {
     kp_pod_warner *w = arg;
+    kp_pod_checker *checker = kp_pod_checker_new(&w->o.source);
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->stop && !w->head)
@@ -199,7 +311,7 @@ static void *worker(void *arg)
             continue;
         }
         pthread_mutex_unlock(&w->mu);
-        run_job(w, j);
+        run_job(checker, j);
         pthread_mutex_lock(&w->mu);
         if (j->abandoned) {
             job_free(j); /* counted late already */
@@ -210,6 +322,7 @@ static void *worker(void *arg)
         }
     }
     pthread_mutex_unlock(&w->mu);
+    kp_pod_checker_free(checker);
     return NULL;
 }
 

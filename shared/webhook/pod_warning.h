@@ -65,6 +65,16 @@ enum kp_pod_verdict {
 int kp_pod_warning_check(const kp_pod_warning_source *src, const cJSON *pod, const char *ns, kp_arena *arena,
                          enum kp_pod_verdict *verdict, const char **warning);
 
+/* The same check, for one thread, keeping what is costly between pods: the
+ * NodePools and the catalog compiled into a snapshot, rebuilt when a
+ * NodePool changes (its resourceVersion) and every few hundred checks. The
+ * source is copied; what it points to must outlive the checker. */
+typedef struct kp_pod_checker kp_pod_checker;
+kp_pod_checker *kp_pod_checker_new(const kp_pod_warning_source *src);
+kp_pod_checker *kp_pod_checker_free(kp_pod_checker *checker);
+int kp_pod_checker_check(kp_pod_checker *checker, const cJSON *pod, const char *ns, kp_arena *arena,
+                         enum kp_pod_verdict *verdict, const char **warning);
+
 typedef struct kp_pod_warner kp_pod_warner;
 
 /* The "result" label's values, for the caller's help text. */

@@ -453,3 +453,56 @@ Test(pod_warning_handler, the_warning_rides_on_create_and_never_refuses)
     cr_expect_not(has_warning(root, "no NodePool can launch a node for this pod: test"));
     cJSON_Delete(root);
 }
+
+/* ---------------------------------------------------------------- the checker's cache */
+
+Test(pod_checker, a_changed_nodepool_is_seen_at_the_next_check)
+{
+    fixture f;
+    fixture_init(&f);
+    add_pool(&f.pools, "default", "", "");
+    cJSON_AddStringToObject(cJSON_GetObjectItem(f.pools.items[0], "metadata"), "resourceVersion", "1");
+    kp_pod_checker *c = kp_pod_checker_new(&f.src);
+    cJSON *p = pod("", "1");
+    enum kp_pod_verdict v;
+    const char *w;
+    cr_assert_eq(kp_pod_checker_check(c, p, NULL, f.arena, &v, &w), 0, "%s", kp_error_last());
+    cr_expect_eq(v, KP_POD_FITS);
+    /* The same object, a new version with limits of 0: rebuilt. */
+    cJSON *spec = cJSON_GetObjectItem(f.pools.items[0], "spec");
+    cJSON_AddItemToObject(spec, "limits", cJSON_Parse("{\"cpu\":\"0\"}"));
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(f.pools.items[0], "metadata"), "resourceVersion",
+                              cJSON_CreateString("2"));
+    cr_assert_eq(kp_pod_checker_check(c, p, NULL, f.arena, &v, &w), 0);
+    cr_expect_eq(v, KP_POD_NEVER, "the limit is seen");
+    /* Objects without a version are compared whole. */
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(f.pools.items[0], "metadata"), "resourceVersion");
+    cJSON_ReplaceItemInObject(spec, "limits", cJSON_Parse("{\"cpu\":\"100\"}"));
+    cr_assert_eq(kp_pod_checker_check(c, p, NULL, f.arena, &v, &w), 0);
+    cr_expect_eq(v, KP_POD_FITS, "the raised limit is seen");
+    cJSON_Delete(p);
+    kp_pod_checker_free(c);
+    fixture_free(&f);
+}
+
+Test(pod_checker, many_checks_give_the_same_answers)
+{
+    fixture f;
+    fixture_init(&f);
+    add_pool(&f.pools, "default", "", "");
+    kp_pod_checker *c = kp_pod_checker_new(&f.src);
+    cJSON *fits = pod("", "1"), *never = pod("", "100000");
+    for (int i = 0; i < 600; i++) { /* past the rebuild every few hundred checks */
+        enum kp_pod_verdict v;
+        const char *w;
+        kp_arena_mark m = kp_arena_mark_get(f.arena);
+        cr_assert_eq(kp_pod_checker_check(c, i % 2 ? never : fits, NULL, f.arena, &v, &w), 0);
+        cr_assert_eq(v, i % 2 ? KP_POD_NEVER : KP_POD_FITS, "check %d", i);
+        kp_arena_rewind(f.arena, m);
+    }
+    cJSON_Delete(fits);
+    cJSON_Delete(never);
+    kp_pod_checker_free(c);
+    cr_expect_null(kp_pod_checker_free(NULL));
+    fixture_free(&f);
+}
