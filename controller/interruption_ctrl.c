@@ -60,7 +60,7 @@ static void event_for(enum kp_interruption_kind kind, const char **reason, const
         *reason = "SpotInterrupted", *message = "Spot interruption warning was triggered";
         return;
     case KP_INTERRUPT_SCHEDULED_CHANGE:
-        *reason = "Unhealthy", *message = "An unhealthy warning was triggered (scheduled change)";
+        *reason = "InstanceUnhealthy", *message = "An unhealthy warning was triggered for the instance";
         return;
     case KP_INTERRUPT_STOPPING:
         *reason = "InstanceStopping", *message = "Instance is stopping";
@@ -72,7 +72,8 @@ static void event_for(enum kp_interruption_kind kind, const char **reason, const
         *reason = "SpotRebalanceRecommendation", *message = "Spot rebalance recommendation was triggered";
         return;
     case KP_INTERRUPT_CAPACITY_RESERVATION:
-        *reason = "CapacityReservationInterrupted", *message = "Capacity reservation was reclaimed";
+        *reason = "CapacityReservationInstanceInterrupted",
+        *message = "Capacity Reservation interruption warning was triggered";
         return;
     case KP_INTERRUPT_NOOP:
         break;
@@ -80,13 +81,21 @@ static void event_for(enum kp_interruption_kind kind, const char **reason, const
     *reason = "Interrupted", *message = "Interruption notice";
 }
 
-static void post(kp_ctrl *c, const cJSON *claim, const char *type, const char *reason, const char *message)
+/* On the claim and on its Node; `node_message` (NULL: the same) where
+ * Karpenter words the Node's event differently. */
+static void post_both(kp_ctrl *c, const cJSON *claim, const char *type, const char *reason, const char *message,
+                      const char *node_message)
 {
     kp_eventq_post(c->events, KP_RES_NODECLAIM, claim, type, reason, message);
     const char *node_name = kp_obj_str(claim, "status.nodeName");
     cJSON *node = node_name ? kp_ctrl_get(c, KP_CK_NODE, node_name) : NULL;
-    if (node) kp_eventq_post(c->events, KP_RES_NODE, node, type, reason, message);
+    if (node) kp_eventq_post(c->events, KP_RES_NODE, node, type, reason, node_message ? node_message : message);
     cJSON_Delete(node);
+}
+
+static void post(kp_ctrl *c, const cJSON *claim, const char *type, const char *reason, const char *message)
+{
+    post_both(c, claim, type, reason, message, NULL);
 }
 
 /* Events, then the delete (termination does the rest). */
@@ -99,7 +108,8 @@ static int act_on_claim(kp_ctrl *c, const kp_interruption *m, const char *key)
     post(c, claim, m->kind == KP_INTERRUPT_REBALANCE ? "Normal" : "Warning", reason, message);
     int err = 0;
     if (kp_interruption_kind_deletes(m->kind) && !kp_obj_str(claim, "metadata.deletionTimestamp")) {
-        post(c, claim, "Warning", "TerminatingOnInterruption", "Interruption triggered termination for the NodeClaim");
+        post_both(c, claim, "Warning", "TerminatingOnInterruption", "Interruption triggered termination for the NodeClaim",
+                  "Interruption triggered termination for the Node");
         err = kp_kube_delete(c->kube, KP_RES_NODECLAIM, NULL, key, NULL);
         if (err == KP_ENOTFOUND) err = 0;
         if (err == 0) {

@@ -193,7 +193,9 @@ static int launch_failed_delete(claim_ctx *x, int err, const char *reason)
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", kp_error_last());
     KP_LOG(KP_LOG_ERROR, LOGGER, "failed launching nodeclaim", "NodeClaim", x->nc.meta.name, "error", msg);
-    lc_event(x, "Warning", err == KP_EINSUFFICIENT_CAPACITY ? "InsufficientCapacityError" : "NodeClassNotReady", msg);
+    char event[640]; /* Karpenter's wording: the claim, then the provider's error */
+    snprintf(event, sizeof(event), "NodeClaim %s event: %s", x->nc.meta.name, msg);
+    lc_event(x, "Warning", err == KP_EINSUFFICIENT_CAPACITY ? "InsufficientCapacityError" : "NodeClassNotReady", event);
     int derr = kp_kube_delete(x->c->kube, KP_RES_NODECLAIM, NULL, x->nc.meta.name, NULL);
     if (x->c->m)
         kp_ctrl_count(x->c->m->nodeclaims_disrupted, (const char *const[]){reason, x->pool,

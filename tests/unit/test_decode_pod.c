@@ -3,6 +3,7 @@
  * every field's error message.
  */
 #include "test_decode_util.h"
+#include "helpers/assert.h"
 
 #define MI (INT64_C(1024) * 1024 * 1000) /* one Mi in milli-units */
 
@@ -389,7 +390,7 @@ Test(decode_pod, direct_call_needs_no_type_meta)
     kp_arena *arena = kp_arena_new();
     cJSON *json = sq_json("{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c'}]}}");
     kp_pod pod;
-    cr_assert_eq(kp_decode_pod(arena, json, &pod), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_pod(arena, json, &pod));
     cr_expect_str_eq(pod.meta.name, "p");
     cr_expect_eq(pod.n_containers, 1);
     cJSON_Delete(json);

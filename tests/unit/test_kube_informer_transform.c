@@ -12,6 +12,7 @@
 #include "format/yaml.h"
 #include "helpers/scenario.h"
 #include "kube/informer_transform.h"
+#include "helpers/assert.h"
 
 #define MANAGED "managedFields: [{manager: kubectl, operation: Apply, fieldsType: FieldsV1, fieldsV1: {f:spec: {}}}]"
 #define BUSY_CONTAINER                                                                                             \
@@ -72,7 +73,7 @@ static enum kp_kube_res res_of(const cJSON *doc)
 static cJSON *parse(const char *yaml)
 {
     cJSON *doc = NULL;
-    cr_assert_eq(kp_yaml_parse_one(&doc, yaml, strlen(yaml), "doc", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_yaml_parse_one(&doc, yaml, strlen(yaml), "doc", NULL));
     return doc;
 }
 
@@ -99,7 +100,7 @@ static char *plan_of(bool trimmed)
 {
     kp_scenario s;
     char *yaml = cluster(trimmed);
-    cr_assert_eq(kp_scenario_run(&s, yaml, "builtin", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, yaml, "builtin", NULL));
     cr_assert_eq(s.plan->n_claims, 1, "the pending pod needs a node");
     cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(s.json, "summary"), "solveMillis");
     char *text = cJSON_PrintUnformatted(s.json);
