@@ -366,38 +366,50 @@ static cJSON *source_json(const sim_source *src)
     return c;
 }
 
-static void source_table(const sim_source *src, kp_buf *out)
+static int source_table(const sim_source *src, kp_buf *out)
 {
-    kp_buf_printf(out, "Read from %s: %zu objects (%zu left out); -f replaced %zu and added %zu; --without "
-                       "removed %zu; %zu pods pending again.\n\n",
-                  src->server, src->read.objects, src->read.skipped, src->merge.replaced, src->merge.added,
-                  src->merge.removed, src->merge.rescheduled);
+    return kp_buf_printf(out, "Read from %s: %zu objects (%zu left out); -f replaced %zu and added %zu; --without "
+                              "removed %zu; %zu pods pending again.\n\n",
+                         src->server, src->read.objects, src->read.skipped, src->merge.replaced, src->merge.added,
+                         src->merge.removed, src->merge.rescheduled);
 }
 
-static void disruption_table(const sim_result *r, kp_buf *out)
+/* "a, b, c, d and 3 more -> 2 new": the first candidates of a command. */
+static int command_nodes(const sim_result *r, const kp_disrupt_command *c, kp_buf *names)
+{
+    int err = 0;
+    for (uint32_t k = 0; k < c->n_candidates && k < 4 && !err; k++)
+        err = kp_buf_printf(names, "%s%s", k ? ", " : "", r->snap->nodes[c->candidates[k]].name);
+    if (!err && c->n_candidates > 4)
+        err = kp_buf_printf(names, " and %u more", c->n_candidates - 4);
+    uint32_t repl = c->simulation ? c->simulation->n_claims : 0;
+    if (!err && repl)
+        err = kp_buf_printf(names, " -> %u new", repl);
+    return err;
+}
+
+static int disruption_table(const sim_result *r, kp_buf *out)
 {
     const kp_disruption_plan *d = r->disruption;
-    kp_buf_printf(out, "\n%-5s %-26s %-14s %-44s %s\n", "LOOP", "DISRUPTION", "REASON", "NODES", "$/HOUR SAVED");
-    for (uint32_t i = 0; i < d->n_commands; i++) {
+    int err = kp_buf_printf(out, "\n%-5s %-26s %-14s %-44s %s\n", "LOOP", "DISRUPTION", "REASON", "NODES",
+                            "$/HOUR SAVED");
+    for (uint32_t i = 0; i < d->n_commands && !err; i++) {
         const kp_disrupt_command *c = &d->commands[i];
-        kp_buf names = KP_BUF_INIT(4096);
-        for (uint32_t k = 0; k < c->n_candidates && k < 4; k++)
-            kp_buf_printf(&names, "%s%s", k ? ", " : "", r->snap->nodes[c->candidates[k]].name);
-        if (c->n_candidates > 4)
-            kp_buf_printf(&names, " and %u more", c->n_candidates - 4);
-        uint32_t repl = c->simulation ? c->simulation->n_claims : 0;
-        if (repl)
-            kp_buf_printf(&names, " -> %u new", repl);
-        kp_buf_printf(out, "%-5u %-26s %-14s %-44s %.4f\n", c->loop, kp_disrupt_method_name(c->method),
-                      kp_disrupt_reason(c->method), kp_buf_cstr(&names), c->savings_hourly);
+        kp_buf names = KP_BUF_INIT(1u << 20); /* names are at most 253 bytes: four fit */
+        err = command_nodes(r, c, &names);
+        if (!err)
+            err = kp_buf_printf(out, "%-5u %-26s %-14s %-44s %.4f\n", c->loop, kp_disrupt_method_name(c->method),
+                                kp_disrupt_reason(c->method), kp_buf_cstr(&names), c->savings_hourly);
         kp_buf_free(&names);
     }
-    if (d->n_blocked)
-        kp_buf_printf(out, "\n%-40s %s\n", "NODE KEPT", "WHY");
-    for (uint32_t i = 0; i < d->n_blocked; i++)
-        kp_buf_printf(out, "%-40s %s\n", r->snap->nodes[d->blocked[i].node].name, d->blocked[i].reason);
-    kp_buf_printf(out, "\nManaged nodes cost $%.4f/hour now and $%.4f/hour after %u disruption(s).\n",
-                  d->cost_before, d->cost_after, d->n_commands);
+    if (!err && d->n_blocked)
+        err = kp_buf_printf(out, "\n%-40s %s\n", "NODE KEPT", "WHY");
+    for (uint32_t i = 0; i < d->n_blocked && !err; i++)
+        err = kp_buf_printf(out, "%-40s %s\n", r->snap->nodes[d->blocked[i].node].name, d->blocked[i].reason);
+    if (!err)
+        err = kp_buf_printf(out, "\nManaged nodes cost $%.4f/hour now and $%.4f/hour after %u disruption(s).\n",
+                            d->cost_before, d->cost_after, d->n_commands);
+    return err;
 }
 
 static int disrupt(const sim_opts *o, sim_result *r)
@@ -416,10 +428,11 @@ static int print_plan(const sim_opts *o, sim_result *r)
     int err = 0;
     if (strcmp(o->output, "table") == 0) {
         if (r->src->live)
-            source_table(r->src, &out);
-        err = kp_plan_write_table(r->plan, r->snap, r->n_pending, &out);
+            err = source_table(r->src, &out);
+        if (!err)
+            err = kp_plan_write_table(r->plan, r->snap, r->n_pending, &out);
         if (!err && o->disrupt && !(err = disrupt(o, r)))
-            disruption_table(r, &out);
+            err = disruption_table(r, &out);
     } else {
         cJSON *json = kp_plan_to_json(r->plan, r->snap, r->n_pending);
         if (r->src->live)

@@ -2,7 +2,6 @@
 #include "scheduling/caps.h"
 #include "scheduling/solver_internal.h"
 #include "api/wellknown.h"
-#include "base/buf.h"
 #include "base/error.h"
 
 #include <stdio.h>
@@ -263,36 +262,41 @@ static void quantity_text(kp_milli128 v, bool binary, char *buf, size_t size)
                        buf, size);
 }
 
+/* `text` after `so_far` ("a; b"), in the solve's arena. */
+static const char *join(solver *s, const char *so_far, const char *text)
+{
+    return so_far ? kp_arena_printf(s->arena, "%s; %s", so_far, text) : text;
+}
+
 /* "cluster-wide cap --cores-total=64 leaves 2 cores; ..." for the caps in
  * `by`; with `none_left`, followed by what that means for the NodePool. */
 static const char *caps_text(solver *s, uint32_t tmpl, unsigned by, bool none_left)
 {
     const caps_state *cs = s->caps;
     const kp_caps *c = cs->caps;
-    kp_buf b = KP_BUF_INIT(2048);
+    const char *out = NULL;
     char q[KP_QUANTITY_STRLEN], cap[KP_QUANTITY_STRLEN];
     if (by & BY_POOL_COST)
-        kp_buf_printf(&b, "nodepool \"%s\" cap %s=%g leaves $%.4f/hour", s->snap->templates[tmpl].name,
-                      KP_ANNOTATION_MAX_HOURLY_COST, cs->pool_cap[tmpl],
-                      cs->pool_left[tmpl] > 0 ? cs->pool_left[tmpl] : 0);
+        out = kp_arena_printf(s->arena, "nodepool \"%s\" cap %s=%g leaves $%.4f/hour", s->snap->templates[tmpl].name,
+                              KP_ANNOTATION_MAX_HOURLY_COST, cs->pool_cap[tmpl],
+                              cs->pool_left[tmpl] > 0 ? cs->pool_left[tmpl] : 0);
     if (by & BY_CORES) {
         quantity_text(cs->cores_left, false, q, sizeof(q));
-        kp_buf_printf(&b, "%scluster-wide cap --cores-total=%lld leaves %s cores", b.len ? "; " : "",
-                      (long long)(c->cores / 1000), q);
+        out = join(s, out, kp_arena_printf(s->arena, "cluster-wide cap --cores-total=%lld leaves %s cores",
+                                           (long long)(c->cores / 1000), q));
     }
     if (by & BY_MEMORY) {
         quantity_text(cs->memory_left, true, q, sizeof(q));
         quantity_text(c->memory, true, cap, sizeof(cap));
-        kp_buf_printf(&b, "%scluster-wide cap --memory-total=%s leaves %s of memory", b.len ? "; " : "", cap, q);
+        out = join(s, out, kp_arena_printf(s->arena, "cluster-wide cap --memory-total=%s leaves %s of memory", cap, q));
     }
     if (by & BY_COST)
-        kp_buf_printf(&b, "%scluster-wide cap --max-hourly-cost=%g leaves $%.4f/hour", b.len ? "; " : "",
-                      c->max_hourly_cost, cs->cost_left > 0 ? cs->cost_left : 0);
+        out = join(s, out, kp_arena_printf(s->arena, "cluster-wide cap --max-hourly-cost=%g leaves $%.4f/hour",
+                                           c->max_hourly_cost, cs->cost_left > 0 ? cs->cost_left : 0));
     if (none_left)
-        kp_buf_puts(&b, (by & (BY_COST | BY_POOL_COST)) ? ", less than any instance type it could launch costs"
-                                                         : ", too little for any of its instance types");
-    const char *out = kp_arena_strdup(s->arena, kp_buf_cstr(&b));
-    kp_buf_free(&b);
+        out = kp_arena_printf(s->arena, "%s, %s", out,
+                              (by & (BY_COST | BY_POOL_COST)) ? "less than any instance type it could launch costs"
+                                                               : "too little for any of its instance types");
     return out;
 }
 

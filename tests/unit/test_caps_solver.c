@@ -17,13 +17,12 @@
 
 static kp_scenario *solve(sc *c, const kp_caps *caps)
 {
-    kp_buf_puts(&c->catalog, "]");
+    KP_ASSERT_OK(kp_buf_puts(&c->catalog, "]"));
     c->ran = true;
     kp_solve_opts o = KP_SOLVE_OPTS_INIT;
     o.improve = false;
     o.caps = caps;
-    cr_assert_eq(kp_scenario_run(&c->s, kp_buf_cstr(&c->yaml), kp_buf_cstr(&c->catalog), &o), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), &o));
     return &c->s;
 }
 
