@@ -2,6 +2,7 @@
 #include "controller/controllers.h"
 #include "base/xalloc.h"
 #include "cloud/aws/provider.h"
+#include "controller/caps_ctrl.h"
 #include "controller/cloud_aws.h"
 #include "controller/disruption_ctrl.h"
 #include "controller/gc.h"
@@ -34,6 +35,8 @@ struct kp_controllers {
     kp_loop *interruption;
     kp_loop *gc;
     kp_loop *state_metrics;
+    kp_caps_ctrl *caps; /* NULL: no metrics registry */
+    kp_loop *caps_headroom;
     bool started;
 };
 
@@ -230,6 +233,8 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     if (kp_cloud_is_aws(c) && c->informers[KP_CK_NODECLASS])
         cs->q_nodeclass = kp_workqueue_new(&q);
     cs->disruption_state = kp_disruption_ctrl_new();
+    if (c->metrics && kp_caps_ctrl_new(c, &cs->caps) < 0)
+        kp_ctrl_log_error("caps", "registering karpenter_caps_headroom", NULL, -1);
     cs->provisioner = kp_provisioner_new(c);
     c->provisioner = cs->provisioner;
     wire(cs);
@@ -270,6 +275,8 @@ int kp_controllers_start(kp_controllers *cs)
     }
     if (!c->opts.disable_cluster_state_observability) /* DISABLE_CLUSTER_STATE_OBSERVABILITY */
         cs->state_metrics = kp_loop_start(c, "metrics.state", 5000, kp_state_metrics_pass, NULL); /* Karpenter: 5 s */
+    if (cs->caps)
+        cs->caps_headroom = kp_loop_start(c, "caps.headroom", 10000, kp_caps_headroom_pass, cs->caps);
     cs->gc = kp_loop_start(c, "nodeclaim.garbagecollection", c->opts.gc_interval_ms, kp_gc_pass, NULL);
     if (c->interruption) /* receive() waits for notices itself: no pause between passes */
         cs->interruption = kp_loop_start(c, "interruption", 0, kp_interruption_pass, NULL);
@@ -297,6 +304,7 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->interruption = kp_loop_stop(cs->interruption);
     cs->gc = kp_loop_stop(cs->gc);
     cs->state_metrics = kp_loop_stop(cs->state_metrics);
+    cs->caps_headroom = kp_loop_stop(cs->caps_headroom);
     cs->started = false;
 }
 
@@ -318,6 +326,7 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
     if (cs->q_nodeclass)
         kp_workqueue_free(cs->q_nodeclass);
     kp_disruption_ctrl_free(cs->disruption_state);
+    cs->caps = kp_caps_ctrl_free(cs->caps);
     free(cs);
     return NULL;
 }

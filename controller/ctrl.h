@@ -21,6 +21,7 @@
 #ifndef KP_CONTROLLER_CTRL_H
 #define KP_CONTROLLER_CTRL_H
 
+#include "api/caps.h"
 #include "base/clock.h"
 #include "cloud/provider.h"
 #include "kube/informer.h"
@@ -68,6 +69,7 @@ typedef struct kp_ctrl_opts {
     int64_t batch_max_ms;  /* ... or 10 s after the first */
     int64_t disruption_poll_ms;
     int consolidation_split_max; /* most claims one node may be split into; 1: never (Karpenter) */
+    kp_caps caps; /* cluster-wide caps on provisioning (api/caps.h) */
     int disruption_parallelism; /* commands a plan may start at once; 0: as many as budgets allow, 1: serial */
     int64_t registration_ttl_ms; /* a launched claim whose node never registers is deleted */
     int64_t consolidation_validation_ms; /* the wait before a consolidation is re-checked */

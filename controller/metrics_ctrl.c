@@ -336,6 +336,10 @@ static int pool_and_state_families(kp_ctrl_metrics *m, kp_metrics *r)
          L("nodepool"), NONE},
         {&m->cost_tracker_errors, C, "karpenter_nodepools_cost_tracker_errors_total",
          "NodeClaims whose offering had no known price when a NodePool's cost was summed.", L("nodepool"), NONE},
+        {&m->caps_headroom, G, "karpenter_caps_headroom",
+         "What provisioning may still add before a cap holds pods back: nodes, cores, bytes of memory or dollars an "
+         "hour, by cap and NodePool (empty: cluster-wide). Beyond Karpenter.",
+         L("cap", "nodepool"), NONE},
         {&m->cluster_synced, G, "karpenter_cluster_state_synced",
          "1 when every NodeClaim and Node of the API server is in the controller's caches, else 0.", NONE, NONE},
         {&m->cluster_node_count, G, "karpenter_cluster_state_node_count", "Nodes in the controller's cache.", NONE,

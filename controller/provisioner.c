@@ -338,6 +338,7 @@ static int solve(batch *b, const uint32_t *pending, uint32_t n)
     opts.skip_lower_bound = true;
     opts.ignore_preferences = b->p->c->opts.ignore_preferences;
     opts.min_values_best_effort = b->p->c->opts.min_values_best_effort;
+    opts.caps = &b->p->c->opts.caps;
     kp_sched_run run;
     kp_sched_metrics_begin(&run, b->p->c, "provisioner", b->view->snap, pending, n);
     int err = kp_solve(b->view->snap, &opts, pending, n, &b->plan);

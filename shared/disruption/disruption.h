@@ -117,6 +117,8 @@ typedef struct kp_disrupt_opts {
      * provider's answer and a NodeClaim's own Drifted condition is not read;
      * without it the condition is (what an earlier pass wrote). */
     const char *const *cloud_drift;
+    /* Cluster-wide caps (scheduling/caps.h) on what replacements add; NULL: none. */
+    const kp_caps *caps;
 } kp_disrupt_opts;
 
 #define KP_DISRUPT_OPTS_INIT {.multi_node_max = 100, .split_max = 3}

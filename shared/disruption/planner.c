@@ -299,6 +299,7 @@ static int nominate(planner *p)
         return 0;
     kp_solve_opts o = KP_SOLVE_OPTS_INIT;
     o.improve = false, o.skip_lower_bound = true, o.ignore_preferences = p->opts->ignore_preferences;
+    o.caps = p->opts->caps;
     kp_plan *plan;
     int err = kp_solve(p->snap, &o, pending, n, &plan);
     if (err < 0)

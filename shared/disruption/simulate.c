@@ -158,6 +158,7 @@ int simulate_move(planner *p, const uint32_t *nodes, uint32_t n, bool consolidat
     so.skip_lower_bound = true;
     so.ignore_preferences = p->opts->ignore_preferences;
     so.exclude_nodes = exclude;
+    so.caps = p->opts->caps;
     so.closed_to_moves = closed;
     so.moved = p->moved;
     so.base = &p->base;

@@ -330,6 +330,11 @@ static int assign_catalogs(kp_snapshot *snap, const kp_cluster *c, int first)
     return 0;
 }
 
+int kp_snapshot_build_pods(kp_snapshot *snap, const kp_cluster *c)
+{
+    return kp_snapshot_add_pods(snap, c);
+}
+
 int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
 {
     kp_snapshot *snap = kp_snapshot_new();

@@ -11,6 +11,7 @@
 #ifndef KP_SCHEDULING_SOLVER_H
 #define KP_SCHEDULING_SOLVER_H
 
+#include "api/caps.h"
 #include "scheduling/snapshot.h"
 
 #include <stdbool.h>
@@ -54,9 +55,12 @@ typedef struct kp_solve_opts {
      * a pod: the reference the index is tested against (same plan, slower). */
     bool plain_scan;
     const kp_solve_base *base;   /* optional (see kp_solve_base) */
+    /* Cluster-wide caps (scheduling/caps.h); NULL: none. NodePools' own
+     * dollar caps (their annotation) apply either way. */
+    const kp_caps *caps;
 } kp_solve_opts;
 
-#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL, false, false, NULL}
+#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL, false, false, NULL, NULL}
 
 typedef struct kp_plan_claim {
     uint32_t template_index;

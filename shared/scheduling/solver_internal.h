@@ -215,6 +215,7 @@ typedef struct solver {
     struct type_memo *memo;  /* claim.c: instance-type verdicts by requirements */
     place_index *claim_ix;   /* planned NodeClaims; NULL for the plain scan */
     place_index *node_ix;    /* existing nodes; NULL for the plain scan */
+    struct caps_state *caps; /* caps.c; NULL when no cap applies */
 } solver;
 
 /* podstate.c */
@@ -266,6 +267,21 @@ bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why);
 /* Options are dropped lazily while only resources narrow them; this drops
  * the rest once the pods are placed. */
 void claims_settle(solver *s);
+
+/* caps.c (scheduling/caps.h): what is left of the caps, per solve */
+int caps_init(solver *s);
+/* Whether NodePool tmpl may add a NodeClaim (the node cap, a bad annotation). */
+bool caps_node_allowed(solver *s, uint32_t tmpl, const char **why);
+/* Keep the options whose capacity fits in what is left of the cores and
+ * memory caps; *note (when asked) names the caps that removed some. */
+uint32_t caps_filter(solver *s, uint32_t tmpl, uint32_t *its, uint32_t n, const char **note);
+/* The same for the dollar caps, with the options' worst launch price under
+ * `reqs` (a new claim's, its first pod's included). */
+uint32_t caps_cost_filter(solver *s, uint32_t tmpl, const kp_requirements *reqs, uint32_t *its, uint32_t n,
+                          const char **note);
+void caps_charge(solver *s, const claim *c);
+/* Whether a cap applies to NodePool tmpl's NodeClaims. */
+bool caps_bind(const solver *s, uint32_t tmpl);
 
 /* existing.c */
 int enodes_init(solver *s);

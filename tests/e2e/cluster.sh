@@ -11,6 +11,7 @@
 #   cluster.sh sa-kubeconfig DIR NAMESPACE SA OUT
 #                                          a kubeconfig that authenticates as that
 #                                          service account (least-privilege tests)
+# With KP_E2E_AUDIT=1 the API server writes an audit log (DIR/logs/audit.log).
 #
 # Ready means: /readyz is ok, the scheduler and controller-manager answer /healthz,
 # and the default service account has its token. Then DIR/kubeconfig (admin) and
@@ -292,9 +293,18 @@ start_etcd() {
   wait_until "etcd health" etcd etcd_healthy "$client"
 }
 
+# KP_E2E_AUDIT=1: every request's metadata (user, verb, resource, response code) goes to
+# DIR/logs/audit.log, one JSON line each, so a test can prove what a client did.
+audit_flags() {
+  [ "${KP_E2E_AUDIT:-0}" = 1 ] || return 0
+  printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'rules:' '- level: Metadata' >"$DIR/audit-policy.yaml"
+  printf '%s\n' --audit-policy-file="$DIR/audit-policy.yaml" --audit-log-path="$DIR/logs/audit.log"
+}
+
 start_apiserver() {
-  local pki="$DIR/pki"
-  start_component kube-apiserver "$BIN_DIR/kube-apiserver" \
+  local pki="$DIR/pki" audit
+  mapfile -t audit < <(audit_flags)
+  start_component kube-apiserver "$BIN_DIR/kube-apiserver" "${audit[@]}" \
     --etcd-servers="http://127.0.0.1:$1" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$2" \
     --cert-dir="$pki" --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \

@@ -116,6 +116,28 @@ Test(ctrl_options, bad_values_name_the_source)
     }
 }
 
+Test(ctrl_options, caps_from_flags_and_environment)
+{
+    kp_ctrl_opts o;
+    const char *env[] = {"CLOUD_PROVIDER", "kwok", "MAX_NODES_TOTAL", "40", "MEMORY_TOTAL", "1Ti",
+                         "MAX_HOURLY_COST", "12.5", NULL};
+    const char *argv[] = {"run", "--cores-total", "96", "--max-nodes-total=30"};
+    cr_assert_eq(parse(&o, env, 4, argv), 0, "%s", kp_error_last());
+    cr_expect_eq(o.caps.max_nodes, 30, "the flag wins over the variable");
+    cr_expect(o.caps.has_cores && o.caps.cores == (kp_milli128)96000);
+    cr_expect(o.caps.has_memory && o.caps.memory == (kp_milli128)1024 * 1024 * 1024 * 1024 * 1000);
+    cr_expect_float_eq(o.caps.max_hourly_cost, 12.5, 1e-12);
+    const char *bad_env[] = {"CLOUD_PROVIDER", "kwok", "CORES_TOTAL", "0:96", NULL};
+    cr_expect_eq(parse(&o, bad_env, 1, argv), KP_EINVALID);
+    cr_expect(strstr(kp_error_last(), "CORES_TOTAL 0:96: give the maximum only") != NULL, "%s", kp_error_last());
+    kp_ctrl_opts d;
+    cr_assert_eq(parse(&d, env, 1, argv), 0);
+    cr_expect_eq(d.caps.max_nodes, 40);
+    const char *none[] = {"CLOUD_PROVIDER", "kwok", NULL};
+    cr_assert_eq(parse(&d, none, 1, argv), 0);
+    cr_expect_not(kp_caps_any(&d.caps), "no cap unless one is set");
+}
+
 Test(ctrl_options, help)
 {
     kp_ctrl_opts o;
