@@ -217,6 +217,7 @@ enum kp_disrupt_block {
     KP_BLOCK_IN_PLAN,                /* receives pods moved by another command of the same loop (no
                                         candidate until that command is done) */
     KP_BLOCK_NOTHING_TO_DO,          /* nothing cheaper was found */
+    KP_BLOCK_STATIC_NODEPOOL,        /* a static NodePool's node: never consolidated; object: the NodePool */
 };
 
 typedef struct kp_disrupt_blocked {

@@ -128,6 +128,9 @@ kp_plan *simulation_keep(kp_plan *sim);
 int method_expiration(planner *p);
 int method_emptiness(planner *p);
 int method_drift(planner *p);
+/* static_drift.c: drifted nodes of static NodePools, each replaced by one
+ * NodeClaim of its NodePool (Karpenter's StaticDrift) */
+int method_static_drift(planner *p);
 /* consolidation.c */
 int method_multi_node(planner *p);
 int method_single_node(planner *p);

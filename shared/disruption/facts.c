@@ -272,6 +272,20 @@ static void consolidation_window(planner *p, const kp_snode *n, node_facts *f)
     }
 }
 
+/* A static NodePool's nodes are never consolidated, whatever its
+ * consolidateAfter (Karpenter's emptiness and consolidation pass over them
+ * without an event); drift replaces them one for one (static_drift.c). */
+static void static_pool(planner *p, const kp_snode *n, node_facts *f)
+{
+    const char *pool = p->snap->templates[n->template_index].name;
+    f->consolidatable = f->closed_to_moves = false;
+    f->not_consolidatable = why_new(
+        p, KP_BLOCK_STATIC_NODEPOOL, pool,
+        kp_arena_printf(p->plan->arena, "NodePool %s is static (spec.replicas): consolidation never removes its nodes",
+                        pool),
+        NULL);
+}
+
 static bool pool_requirements_drifted(planner *p, const kp_nodepool *np, const kp_nodeclaim *nc)
 {
     kp_arena_mark m = kp_arena_mark_get(p->scratch);
@@ -393,6 +407,8 @@ static void facts_for(planner *p, uint32_t i, node_facts *f)
     if (f->blocked)
         return;
     consolidation_window(p, n, f);
+    if (p->snap->templates[n->template_index].is_static)
+        static_pool(p, n, f);
     drift(p, i, f);
     const kp_disrupt_blocked *protected_pods = pods_protected(p, i);
     f->eligible = protected_pods == NULL;

@@ -92,7 +92,8 @@ static uint32_t drift_candidates(planner *p, ranked *c)
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->snap->n_nodes; i++) {
         const node_facts *f = &p->facts[i];
-        if (!available(p, i) || !f->managed || !f->drifted || !f->eligible_forced || p->snap->nodes[i].deleting)
+        if (!available(p, i) || !f->managed || !f->drifted || !f->eligible_forced || p->snap->nodes[i].deleting ||
+            p->snap->templates[p->snap->nodes[i].template_index].is_static) /* static_drift.c */
             continue;
         c[n++] = (ranked){i, (double)f->drifted_ns + (f->n_pods ? 1e30 : 0)};
     }

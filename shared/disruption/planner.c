@@ -320,8 +320,8 @@ static int64_t monotonic_ns(void)
 
 typedef int (*method_fn)(planner *);
 
-static const method_fn methods[] = {method_expiration, method_emptiness, method_drift, method_multi_node,
-                                    method_single_node};
+static const method_fn methods[] = {method_expiration, method_emptiness, method_static_drift, method_drift,
+                                    method_multi_node, method_single_node};
 
 static void start_loop(planner *p)
 {

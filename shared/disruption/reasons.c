@@ -53,6 +53,7 @@ static const kind_info kinds[] = {
     [KP_BLOCK_DRIFT_UNSCHEDULABLE] = {"DriftUnschedulable", BLOCKED, NULL},
     [KP_BLOCK_IN_PLAN] = {"InPlan", NULL, NULL},
     [KP_BLOCK_NOTHING_TO_DO] = {"NothingCheaper", NULL, NULL},
+    [KP_BLOCK_STATIC_NODEPOOL] = {"StaticNodePool", NULL, NULL},
 };
 
 const char *kp_disrupt_block_name(enum kp_disrupt_block kind)
