@@ -49,10 +49,12 @@ e2e: build
 	@scripts/install-deps.sh e2e
 	@tests/e2e/run.sh
 
-# Provisioning latency and RSS on the real control plane (kwok provider).
+# Provisioning latency and RSS, and drift roll time serial vs parallel, on the real
+# control plane (kwok provider).
 bench-e2e: build
 	@scripts/install-deps.sh e2e
 	@tests/e2e/bench_provisioning.sh
+	@tests/e2e/bench_disruption.sh
 
 # libFuzzer targets (tests/fuzz), each for FUZZ_SECONDS.
 FUZZ_SECONDS ?= 60

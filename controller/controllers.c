@@ -163,10 +163,32 @@ static void class_changed(void *ctx, const cJSON *obj)
     kp_informer_foreach(cs->c->informers[KP_CK_NODEPOOL], enqueue_pool, cs->q_nodepool);
 }
 
+typedef struct class_claims {
+    kp_controllers *cs;
+    const char *name;
+} class_claims;
+
+static void enqueue_claim_of_class(void *ctx, const char *key, const cJSON *claim)
+{
+    class_claims *cc = ctx;
+    const char *ref = kp_obj_str(claim, "spec.nodeClassRef.name");
+    if (!ref || strcmp(ref, cc->name) != 0)
+        return;
+    kp_claim_disruption_forget(cc->cs->claim_disruption_state, kp_obj_str(claim, "metadata.uid"));
+    kp_workqueue_add(cc->cs->q_claim_disruption, key);
+}
+
+/* The cloud provider's drift (AMIs, subnets, security groups, the class hash)
+ * is measured against the class: its claims are looked at again at once, as
+ * Karpenter's nodeclaim.disruption controller watches node classes. */
 static void class_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
+    kp_controllers *cs = ctx;
     (void)old_obj;
     class_changed(ctx, new_obj);
+    class_claims cc = {cs, kp_obj_str(new_obj, "metadata.name")};
+    if (cc.name)
+        kp_informer_foreach(cs->c->informers[KP_CK_NODECLAIM], enqueue_claim_of_class, &cc);
 }
 
 static void wire(kp_controllers *cs)

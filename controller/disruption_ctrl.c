@@ -194,6 +194,7 @@ static int plan_and_start(kp_ctrl *c, kp_disruption_ctrl *d)
     o.now_ns = c->clock->now(c->clock);
     o.max_loops = 1;
     o.max_commands_per_loop = (uint32_t)c->opts.disruption_parallelism;
+    o.split_max = (uint32_t)c->opts.consolidation_split_max;
     o.spot_to_spot = c->opts.spot_to_spot;
     o.ignore_preferences = c->opts.ignore_preferences;
     kp_disruption_plan *plan = NULL;

@@ -21,6 +21,9 @@
 
 #define LOGGER "disruption"
 #define REPLACEMENT_TIMEOUT_NS (15 * 60 * KP_NS_PER_SEC)
+/* How long a finished command's candidates stay marked at most, should the
+ * cache never show their NodeClaims deleting. */
+#define FINISHED_MARK_NS (60 * KP_NS_PER_SEC)
 
 typedef struct names {
     char **v;
@@ -35,12 +38,19 @@ typedef struct command {
     names claims;       /* the candidates' NodeClaims */
     names replacements; /* NodeClaims created for it */
     int64_t started;
+    int64_t finished; /* when its candidates' NodeClaims were deleted */
 } command;
 
+/* Commands in flight, and finished ones whose candidates stay marked until
+ * the cache shows their NodeClaims deleting: the plan that follows a command
+ * at once reads that cache, and would otherwise take the candidates it just
+ * deleted for live nodes (Karpenter keeps them MarkedForDeletion). */
 struct kp_disrupt_queue {
-    pthread_mutex_t mu; /* guards cmds for kp_disrupt_queue_has from other threads */
+    pthread_mutex_t mu; /* guards cmds and done for kp_disrupt_queue_has from other threads */
     command **cmds;
     size_t n, cap;
+    command **done;
+    size_t n_done, cap_done;
 };
 
 static void names_add(names *n, const char *s)
@@ -84,7 +94,10 @@ kp_disrupt_queue *kp_disrupt_queue_free(kp_disrupt_queue *q)
         return NULL;
     for (size_t i = 0; i < q->n; i++)
         command_free(q->cmds[i]);
+    for (size_t i = 0; i < q->n_done; i++)
+        command_free(q->done[i]);
     free(q->cmds);
+    free(q->done);
     pthread_mutex_destroy(&q->mu);
     free(q);
     return NULL;
@@ -101,6 +114,8 @@ bool kp_disrupt_queue_has(const kp_disrupt_queue *q, const char *node, const cha
     bool found = false;
     for (size_t i = 0; i < q->n && !found; i++)
         found = names_has(&q->cmds[i]->nodes, node) || names_has(&q->cmds[i]->claims, claim);
+    for (size_t i = 0; i < q->n_done && !found; i++)
+        found = names_has(&q->done[i]->nodes, node) || names_has(&q->done[i]->claims, claim);
     pthread_mutex_unlock((pthread_mutex_t *)&q->mu);
     return found;
 }
@@ -245,9 +260,39 @@ static int advance(kp_ctrl *c, command *cmd)
     return 1;
 }
 
+/* Whether the cache shows every NodeClaim of a finished command deleting or gone. */
+static bool deletion_seen(kp_ctrl *c, const command *cmd)
+{
+    for (size_t i = 0; i < cmd->claims.n; i++) {
+        cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLAIM, cmd->claims.v[i]);
+        bool seen = !obj || kp_obj_str(obj, "metadata.deletionTimestamp");
+        cJSON_Delete(obj);
+        if (!seen)
+            return false;
+    }
+    return true;
+}
+
+static void forget_finished(kp_disrupt_queue *q, kp_ctrl *c)
+{
+    int64_t now = c->clock->now(c->clock);
+    for (size_t i = 0; i < q->n_done;) {
+        command *cmd = q->done[i];
+        if (now - cmd->finished < FINISHED_MARK_NS && !deletion_seen(c, cmd)) {
+            i++;
+            continue;
+        }
+        pthread_mutex_lock(&q->mu);
+        q->done[i] = q->done[--q->n_done];
+        pthread_mutex_unlock(&q->mu);
+        command_free(cmd);
+    }
+}
+
 int kp_disrupt_queue_progress(kp_disrupt_queue *q, kp_ctrl *c)
 {
     int done = 0;
+    forget_finished(q, c);
     for (size_t i = 0; i < q->n;) {
         int r = advance(c, q->cmds[i]);
         if (r == 0) {
@@ -255,10 +300,17 @@ int kp_disrupt_queue_progress(kp_disrupt_queue *q, kp_ctrl *c)
             continue;
         }
         done += r > 0;
+        command *cmd = q->cmds[i];
         pthread_mutex_lock(&q->mu);
-        command_free(q->cmds[i]);
         q->cmds[i] = q->cmds[--q->n];
+        if (r > 0) {
+            cmd->finished = c->clock->now(c->clock);
+            q->done = kp_xgrow(q->done, &q->cap_done, q->n_done + 1, sizeof(*q->done));
+            q->done[q->n_done++] = cmd;
+        }
         pthread_mutex_unlock(&q->mu);
+        if (r < 0)
+            command_free(cmd);
     }
     return done;
 }
@@ -335,11 +387,13 @@ static void count_disrupted(kp_ctrl *c, const kp_snapshot *snap, const kp_disrup
 int kp_disrupt_queue_start(kp_disrupt_queue *q, kp_ctrl *c, const kp_snapshot *snap, const kp_disrupt_command *k)
 {
     command *cmd = command_of(snap, k, c->clock->now(c->clock));
-    char savings[32];
+    char savings[32], replacements[16];
     snprintf(savings, sizeof(savings), "%.4f", k->savings_hourly);
+    snprintf(replacements, sizeof(replacements), "%u",
+             k->decision == KP_DISRUPT_REPLACE && k->simulation ? k->simulation->n_claims : 0);
     KP_LOG(KP_LOG_INFO, LOGGER, "disrupting node(s)", "method", kp_disrupt_method_name(k->method), "reason",
            cmd->reason, "decision", kp_disrupt_decision_name(k->decision), "nodes", cmd->nodes.n ? cmd->nodes.v[0] : "",
-           "savingsHourly", savings, "forceful", k->forceful ? "true" : "false");
+           "replacements", replacements, "savingsHourly", savings, "forceful", k->forceful ? "true" : "false");
     count_disrupted(c, snap, k, cmd->reason);
     int err = 0;
     if (k->forceful) { /* expiration: no budget, no replacement to wait for */

@@ -33,15 +33,18 @@ kp_disrupt_queue *kp_disrupt_queue_free(kp_disrupt_queue *q);
 
 /* Commands in flight (started, not yet done or abandoned). */
 size_t kp_disrupt_queue_len(const kp_disrupt_queue *q);
-/* Whether `node` or `claim` (either may be NULL) is a candidate of a command in flight. */
+/* Whether `node` or `claim` (either may be NULL) is a candidate of a command in
+ * flight, or of a finished one whose NodeClaims the cache does not show
+ * deleting yet (for at most a minute). */
 bool kp_disrupt_queue_has(const kp_disrupt_queue *q, const char *node, const char *claim);
 
 /* Start `cmd` of `plan` (its indices are `snap`'s). 0, or KP_E* when it could
  * not start (then it was abandoned). */
 int kp_disrupt_queue_start(kp_disrupt_queue *q, kp_ctrl *c, const kp_snapshot *snap, const kp_disrupt_command *cmd);
 
-/* Move every command on; done and abandoned ones leave the queue. Returns
- * how many finished (deleted their candidates) in this call. */
+/* Move every command on; done and abandoned ones leave the queue (done ones
+ * stay marked as above). Returns how many finished (deleted their candidates)
+ * in this call. */
 int kp_disrupt_queue_progress(kp_disrupt_queue *q, kp_ctrl *c);
 
 /* Add (or remove) karpenter.sh/disrupted:NoSchedule on a cached node. */

@@ -52,6 +52,15 @@ kp_claim_disruption *kp_claim_disruption_free(kp_claim_disruption *d)
     return NULL;
 }
 
+void kp_claim_disruption_forget(kp_claim_disruption *d, const char *claim_uid)
+{
+    if (!claim_uid)
+        return;
+    pthread_mutex_lock(&d->mu);
+    free(kp_strmap_remove(&d->cloud, claim_uid));
+    pthread_mutex_unlock(&d->mu);
+}
+
 typedef struct claim_pass {
     kp_ctrl *c;
     kp_claim_disruption *d;

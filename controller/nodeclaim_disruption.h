@@ -11,9 +11,10 @@
  *                    checked an hour after creation, then every 30 minutes), or
  *                    the cloud provider says so (AMIDrift, SubnetDrift,
  *                    SecurityGroupDrift, NodeClassDrift, ...; asked at most every
- *                    2 minutes per claim); removed when none holds. Checked
- *                    again every 5 minutes, and whenever the claim or its pool
- *                    changes.
+ *                    2 minutes per claim, and again at once when its node
+ *                    class changes); removed when none holds. Checked again
+ *                    every 5 minutes, and whenever the claim, its pool or its
+ *                    node class changes.
  *   Consolidatable   True once the pool's consolidateAfter has passed since the
  *                    last pod event (or initialization); removed while it has
  *                    not, with `consolidateAfter: Never`, or before the claim
@@ -31,6 +32,10 @@ typedef struct kp_claim_disruption kp_claim_disruption;
 
 kp_claim_disruption *kp_claim_disruption_new(void);
 kp_claim_disruption *kp_claim_disruption_free(kp_claim_disruption *d);
+
+/* The claim (by uid) has a node class that changed: the provider's last drift
+ * answer for it is stale, its next reconcile asks again. */
+void kp_claim_disruption_forget(kp_claim_disruption *d, const char *claim_uid);
 
 /* The reconcile function for NodeClaim keys (`state`: the kp_claim_disruption). */
 int kp_claim_disruption_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *requeue_ms);

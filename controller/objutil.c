@@ -230,6 +230,13 @@ static cJSON *merge_diff(const cJSON *a, const cJSON *b)
 
 int kp_obj_patch(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, const cJSON *after, unsigned flags)
 {
+    return kp_obj_patch_out(c, res, before, after, flags, NULL);
+}
+
+int kp_obj_patch_out(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, const cJSON *after, unsigned flags,
+                     cJSON **out)
+{
+    if (out) *out = NULL;
     cJSON *patch = cJSON_CreateObject();
     for (const cJSON *k = after->child; k; k = k->next) {
         bool is_status = strcmp(k->string, "status") == 0;
@@ -253,7 +260,7 @@ int kp_obj_patch(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, c
     cJSON_Delete(patch);
     const char *ns = kp_obj_str(before, "metadata.namespace");
     int err = kp_kube_patch(c, res, ns, kp_obj_str(before, "metadata.name"), KP_PATCH_MERGE, body,
-                            flags & KP_KUBE_STATUS, NULL);
+                            flags & KP_KUBE_STATUS, out);
     free(body);
     return err;
 }

@@ -51,5 +51,9 @@ cJSON *kp_obj_ensure(cJSON *obj, const char *path);
  * status subresource with KP_KUBE_STATUS, everything else without.
  * KP_KUBE_UNCHANGED when nothing differs. */
 int kp_obj_patch(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, const cJSON *after, unsigned flags);
+/* The same, with the object as written in *out (caller deletes; NULL when
+ * nothing differed or the write failed). */
+int kp_obj_patch_out(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, const cJSON *after, unsigned flags,
+                     cJSON **out);
 
 #endif

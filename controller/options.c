@@ -45,6 +45,7 @@ static const opt opts[] = {
     {"batch-idle-duration", "BATCH_IDLE_DURATION", OPT_DURATION_MS, O(batch_idle_ms), "close a provisioning batch after this long without new pods (1s)"},
     {"batch-max-duration", "BATCH_MAX_DURATION", OPT_DURATION_MS, O(batch_max_ms), "close a provisioning batch this long after it opened (10s)"},
     {"disruption-poll-interval", "DISRUPTION_POLL_INTERVAL", OPT_DURATION_MS, O(disruption_poll_ms), "how often disruption is evaluated (10s)"},
+    {"consolidation-split-max", "CONSOLIDATION_SPLIT_MAX", OPT_INT, O(consolidation_split_max), "beyond Karpenter: the most NodeClaims single-node consolidation may replace one node with when together they cost less; 1: never, Karpenter's behaviour (3)"},
     {"disruption-parallelism", "DISRUPTION_PARALLELISM", OPT_INT, O(disruption_parallelism), "disruption commands started from one plan and in flight at once; 0: as many as the budgets allow, 1: one at a time (Karpenter's serial loop) (0)"},
     {"registration-ttl", "REGISTRATION_TTL", OPT_DURATION_MS, O(registration_ttl_ms), "delete a launched NodeClaim whose node has not registered after this long (15m)"},
     {"consolidation-validation-period", "CONSOLIDATION_VALIDATION_PERIOD", OPT_DURATION_MS, O(consolidation_validation_ms), "wait before a consolidation is re-checked and run (15s)"},

@@ -135,6 +135,9 @@ static int check_policies(kp_ctrl_opts *o)
     if (kp_node_health_allowed(o->node_repair_threshold, 100) < 0)
         return kp_error_set(KP_EINVALID, "NODE_REPAIR_UNHEALTHY_THRESHOLD: invalid value \"%s\" (a percentage such as "
                             "20%% or a count)", o->node_repair_threshold);
+    if (o->consolidation_split_max < 1 || o->consolidation_split_max > 10)
+        return kp_error_set(KP_EINVALID, "CONSOLIDATION_SPLIT_MAX: invalid value %d (1 to 10; 1: never split)",
+                            o->consolidation_split_max);
     if (o->ami_refresh_ms < 60000 || o->subnet_refresh_ms < 60000)
         return kp_error_set(KP_EINVALID, "%s: must be at least 1m",
                             o->ami_refresh_ms < 60000 ? "AMI_REFRESH_INTERVAL" : "SUBNET_REFRESH_INTERVAL");

@@ -262,6 +262,7 @@ typedef struct kp_container {
     kp_resource_list requests; /* as written (see pod_requests.h for defaulting) */
     kp_resource_list limits;
     bool restart_always; /* restartPolicy: Always: a sidecar when an init container */
+    bool has_claims;     /* resources.claims: it consumes ResourceClaims (DRA) */
     kp_container_port *ports;
     size_t n_ports;
 } kp_container;
@@ -351,6 +352,9 @@ typedef struct kp_pod {
     bool owned_by_node;        /* an owner is v1 Node: a static pod's mirror */
     bool is_mirror;            /* annotation kubernetes.io/config.mirror */
     bool failed_to_schedule;   /* condition PodScheduled with reason Unschedulable */
+    /* spec.resourceClaims, or a container's resources.claims: Dynamic
+     * Resource Allocation, which is not scheduled for (pod_rules.h). */
+    bool has_dra;
 } kp_pod;
 
 /* ------------------------------------------------------------------ node */

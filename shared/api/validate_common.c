@@ -95,7 +95,7 @@ void kp_v_quantity_map(kp_vctx *v, const cJSON *obj, const char *name, bool warn
     cJSON_ArrayForEach(e, map)
     {
         kp_v_push_key(v, e->string);
-        kp_quantity q = {0, KP_QUANTITY_DECIMAL_SI};
+        kp_quantity q = kp_quantity_from_milli(0, KP_QUANTITY_DECIMAL_SI);
         if (cJSON_IsString(e)) {
             if (kp_quantity_parse(e->valuestring, &q) < 0)
                 kp_v_invalid(v, e, "%s", kp_error_last());

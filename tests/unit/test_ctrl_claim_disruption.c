@@ -127,6 +127,21 @@ Test(claim_disruption, cloud_drift_comes_and_goes)
     cr_expect_eq(h.cloud.drift_checks, 2);
 }
 
+Test(claim_disruption, a_forgotten_answer_is_asked_again_at_once)
+{
+    put_pool("aaa", "Never", "karpenter.test");
+    put_claim("aaa", "on-demand", true, NULL);
+    pass();
+    cr_expect_null(cond("Drifted", false));
+    h.cloud.drift_reason = "AMIDrift"; /* the class moved to a new AMI */
+    pass();
+    cr_expect_null(cond("Drifted", false), "within 2 minutes the last answer stands");
+    kp_claim_disruption_forget(state, "u1"); /* what a change of its node class does */
+    pass();
+    cr_expect_str_eq(cond("Drifted", true), "AMIDrift", "asked again once its node class changed");
+    cr_expect_eq(h.cloud.drift_checks, 2);
+}
+
 Test(claim_disruption, not_launched_is_never_drifted)
 {
     put_pool("bbb", "Never", "karpenter.test");

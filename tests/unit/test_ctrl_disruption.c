@@ -111,13 +111,29 @@ Test(disruption_ctrl, drifted_nodes_go_in_parallel_within_the_budget)
         with_reason += s && !strcmp(s, "True");
     }
     cr_expect_eq(with_reason, 2, "the candidates' claims carry DisruptionReason");
-    pass(); /* no replacements to wait for: the candidates are deleted, and the next two start at once */
+    pass(); /* no replacements to wait for: the candidates' claims are deleted */
+    /* Their nodes count against the budget until termination removes them. */
+    int gone = 0;
+    for (int i = 0; i < 4; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), CLAIMS "/%s", claims[i]);
+        cJSON *claim = fake_api_get(h.fa, path);
+        if (!claim) {
+            snprintf(path, sizeof(path), NODES "/%s", claims[i]);
+            cr_assert(fake_api_remove(h.fa, path));
+            cr_assert(harness_wait(&h, KP_CK_NODE, claims[i], false));
+            gone++;
+        }
+        cJSON_Delete(claim);
+    }
+    cr_expect_eq(gone, 2);
+    pass(); /* 50% of the two nodes left: one more starts */
     cr_expect_eq(harness_events(&h, "DisruptionTerminating", "Disrupting NodeClaim: Drifted"), 2);
     cr_expect_eq(harness_events(&h, "DisruptionTerminating", "Disrupting Node: Drifted"), 2);
     kp_buf out = KP_BUF_INIT(1 << 20);
     kp_metrics_write(h.c.metrics, &out);
     cr_expect(strstr(kp_buf_cstr(&out), "karpenter_voluntary_disruption_decisions_total{decision=\"delete\","
-                                        "reason=\"drifted\",consolidation_type=\"\"} 4"),
+                                        "reason=\"drifted\",consolidation_type=\"\"} 3"),
               "%s", kp_buf_cstr(&out));
     kp_buf_free(&out);
 }

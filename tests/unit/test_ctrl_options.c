@@ -156,6 +156,7 @@ CHECK(cpu, o->cpu_requests == 4000)
 CHECK(no_state, o->disable_cluster_state_observability)
 CHECK(dry, o->disable_dry_run)
 CHECK(eks, o->eks_control_plane)
+CHECK(split, o->consolidation_split_max == 1)
 CHECK(no_leader, !o->leader_elect)
 CHECK(s2s, o->spot_to_spot && !o->reserved_capacity)
 CHECK(health, o->health_port == 9091)
@@ -199,6 +200,8 @@ static const setting_case settings[] = {
     {"DISABLE_DRY_RUN", "true", ACT(dry)},
     {"DISABLE_LEADER_ELECTION", "true", ACT(no_leader)},
     {"EKS_CONTROL_PLANE", "true", ACT(eks)},
+    {"CONSOLIDATION_SPLIT_MAX", "1", ACT(split)},
+    {"CONSOLIDATION_SPLIT_MAX", "0", REFUSED, NULL, "CONSOLIDATION_SPLIT_MAX"},
     {"ENABLE_PROFILING", "true", WARNS, NULL, "ENABLE_PROFILING is set and has no effect"},
     {"ENABLE_ZONAL_SHIFT", "true", REFUSED, NULL, "zonal shift is not supported"},
     {"FEATURE_GATES", "SpotToSpotConsolidation=true,ReservedCapacity=false", ACT(s2s)},

@@ -36,6 +36,10 @@ static int fc_create(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena 
         return kp_error_set(f->create_err, "fake: create forced to fail");
     memset(out, 0, sizeof(*out));
     out->provider_id = kp_arena_printf(a, "fake://%s", claim->meta.name);
+    /* One provider label, as a real instance carries its type. */
+    out->labels.items = kp_arena_alloc(a, sizeof(kp_label));
+    out->labels.items[0] = (kp_label){"node.kubernetes.io/instance-type", "fake.large"};
+    out->labels.count = 1;
     if (f->n_instances < 16)
         snprintf(f->instances[f->n_instances++], sizeof(f->instances[0]), "%s", out->provider_id);
     return 0;
@@ -174,6 +178,8 @@ void harness_start(harness *h, int64_t now_ns)
     h->cloud.base.ops = &fake_ops;
     h->c.cloud = &h->cloud.base;
     pthread_mutex_init(&h->c.foreign_mu, NULL);
+    pthread_mutex_init(&h->c.launch_mu, NULL);
+    pthread_mutex_init(&h->c.reghealth_mu, NULL);
     h->c.events = kp_eventq_start(h->c.kube, "karpenter", 256);
     informers(h);
 }
@@ -193,6 +199,10 @@ void harness_stop(harness *h)
     kp_strmap_clear(&h->c.foreign_seen, NULL);
     h->cloud.catalog = kp_catalog_free(h->cloud.catalog);
     pthread_mutex_destroy(&h->c.foreign_mu);
+    kp_strmap_clear(&h->c.launched, kp_ctrl_free_json);
+    pthread_mutex_destroy(&h->c.launch_mu);
+    kp_strmap_clear(&h->c.reghealth, free);
+    pthread_mutex_destroy(&h->c.reghealth_mu);
     fake_api_stop(h->fa);
 }
 
