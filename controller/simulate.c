@@ -13,6 +13,7 @@
 #include "scheduling/manifests.h"
 #include "scheduling/plan_output.h"
 #include "scheduling/solver.h"
+#include "scheduling/static_pools.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -172,6 +173,12 @@ static int print_plan(const sim_opts *o, sim_result *r)
     return err;
 }
 
+static void print_note(void *ctx, const char *text)
+{
+    (void)ctx;
+    fprintf(stderr, "note: %s\n", text);
+}
+
 static int run(const sim_opts *o)
 {
     kp_manifests *m = kp_manifests_new();
@@ -193,7 +200,7 @@ static int run(const sim_opts *o)
         so.ignore_preferences = o->ignore_preferences;
         so.improve = !o->no_improve;
         n_pending = kp_snapshot_pending_pods(snap, &pending, arena);
-        err = kp_solve(snap, &so, pending, n_pending, &plan);
+        err = kp_static_solve(snap, &so, pending, n_pending, print_note, NULL, &plan);
     }
     if (!err) {
         sim_result r = {plan, snap, n_pending, NULL};

@@ -305,4 +305,17 @@ cJSON *kp_disruption_plan_commands_json(const kp_disruption_plan *plan, const kp
 /* [{"node","reason","kind","eventReason"?,"message"?,"object"?,...}] */
 cJSON *kp_disruption_plan_blocked_json(const kp_disruption_plan *plan, const kp_snapshot *snap);
 
+/* Karpenter's EvictionCost of a pod: 1, plus its deletion cost and priority
+ * scaled down, clamped to [-10, 10] (NULL: 1). */
+double kp_disrupt_eviction_cost(const kp_pod *pod);
+
+/* Which nodes of static template `t` go when the NodePool has `count` more
+ * than spec.replicas (Karpenter's static deprovisioning), at most `count`,
+ * into `out` (snapshot node indices), in order: NodeClaims not launched yet,
+ * then empty nodes (DaemonSet pods only, none protected by do-not-disrupt),
+ * then the rest, those without an active do-not-disrupt first, cheapest to
+ * disrupt first (rescheduling cost times the fraction of expireAfter left).
+ * Nodes being deleted or taken by a disruption are not chosen. */
+uint32_t kp_static_scale_down(const kp_snapshot *snap, uint32_t t, uint32_t count, int64_t now_ns, uint32_t *out);
+
 #endif

@@ -44,7 +44,7 @@ static bool reschedulable(const kp_spod *s)
 }
 
 /* Karpenter's EvictionCost: 1, plus deletion cost and priority scaled down, clamped. */
-static double eviction_cost(const kp_pod *pod)
+double kp_disrupt_eviction_cost(const kp_pod *pod)
 {
     double cost = 1.0;
     const char *dc = pod ? annotation(&pod->meta.annotations, "controller.kubernetes.io/pod-deletion-cost") : NULL;
@@ -220,7 +220,7 @@ static void collect_pods(planner *p, uint32_t node, node_facts *f)
         if (!reschedulable(s))
             continue;
         f->pods[f->n_pods++] = i;
-        double c = eviction_cost(s->src);
+        double c = kp_disrupt_eviction_cost(s->src);
         f->cost += c > 0 ? c : 0;
     }
     f->empty = f->cost <= 1.0;

@@ -36,17 +36,20 @@ static uint32_t candidates(planner *p, ranked *c)
 }
 
 /* Why a drifted static node waits on its NodePool (no event: Karpenter
- * passes over it in silence), or NULL when a replacement may start. */
+ * passes over it in silence), or NULL when a replacement may start. The
+ * replacements of commands already in the plan are nodes of the snapshot by
+ * now, their candidates gone. */
 static const kp_disrupt_blocked *pool_waits(planner *p, uint32_t node)
 {
     uint32_t t = (uint32_t)p->snap->nodes[node].template_index;
     const kp_template *tp = &p->snap->templates[t];
-    uint32_t all, active = kp_static_active(p->snap, t, p->gone, &all);
+    kp_static_count n;
+    kp_static_count_nodes(p->snap, t, p->gone, &n);
     const char *why = NULL;
-    if ((int64_t)active > tp->replicas)
+    if ((int64_t)n.active + (int64_t)n.pending > tp->replicas)
         why = kp_arena_printf(p->plan->arena, "NodePool %s has %u nodes for %lld replicas: drift waits for the "
-                              "scale-down", tp->name, active, (long long)tp->replicas);
-    else if (tp->limit_nodes && (int64_t)all >= tp->node_limit)
+                              "scale-down", tp->name, n.active + n.pending, (long long)tp->replicas);
+    else if (kp_static_room(p->snap, t, &n, 1) < 1)
         why = kp_arena_printf(p->plan->arena, "NodePool %s is at its limit of %lld nodes: no room for a "
                               "replacement", tp->name, (long long)tp->node_limit);
     return why ? why_new(p, KP_BLOCK_STATIC_NODEPOOL, tp->name, why, NULL) : NULL;
@@ -90,10 +93,11 @@ int method_static_drift(planner *p)
     uint32_t n = candidates(p, c), found = 0;
     for (uint32_t i = 0; i < n && !loop_full(p); i++) {
         uint32_t node = c[i].node;
-        const kp_disrupt_blocked *why = available(p, node) ? pool_waits(p, node) : NULL;
+        int32_t t = p->snap->nodes[node].template_index;
         if (!available(p, node))
             continue;
-        if (!why && budget_left(p, p->snap->nodes[node].template_index, REASON_DRIFTED) <= 0)
+        const kp_disrupt_blocked *why = pool_waits(p, node);
+        if (!why && budget_left(p, t, REASON_DRIFTED) <= 0)
             why = why_budget(p, node, REASON_DRIFTED);
         if (why) {
             note_why_drift(p, node, why_drift(p, node, why));

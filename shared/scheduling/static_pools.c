@@ -9,8 +9,7 @@
 /* ------------------------------------------------------------- counting */
 
 /* Deleted for good: the Node or NodeClaim has a deletion timestamp, or the
- * instance is terminating. A node a disruption in flight marked `deleting`
- * is still a replica until its replacement takes over. */
+ * instance is terminating. */
 static bool going(const kp_snode *n)
 {
     const kp_nodeclaim *nc = n->src_claim;
@@ -18,33 +17,60 @@ static bool going(const kp_snode *n)
            (nc && (nc->meta.deletion_timestamp.set || kp_conditions_is_true(&nc->conditions, "InstanceTerminating")));
 }
 
-uint32_t kp_static_active(const kp_snapshot *snap, uint32_t t, const bool *gone, uint32_t *all)
+/* Taken by a disruption command: its claim says so, or the caller marked it. */
+static bool pending_disruption(const kp_snode *n)
 {
-    uint32_t active = 0, total = 0;
+    return n->deleting || (n->src_claim && kp_conditions_is_true(&n->src_claim->conditions, "DisruptionReason"));
+}
+
+void kp_static_count_nodes(const kp_snapshot *snap, uint32_t t, const bool *gone, kp_static_count *out)
+{
+    memset(out, 0, sizeof(*out));
     for (uint32_t i = 0; i < snap->n_nodes; i++) {
         const kp_snode *n = &snap->nodes[i];
-        if (n->template_index != (int32_t)t || !n->managed || (gone && gone[i]))
+        /* Karpenter counts NodeClaims: a Node whose NodeClaim is gone is on
+         * its way out, not a replica (planned claims have neither object). */
+        if (n->template_index != (int32_t)t || !n->managed || (gone && gone[i]) || (n->src_node && !n->src_claim))
             continue;
-        total++;
-        active += !going(n);
+        if (going(n))
+            out->deleting++;
+        else if (pending_disruption(n))
+            out->pending++;
+        else
+            out->active++;
     }
-    if (all)
-        *all = total;
-    return active;
+}
+
+int64_t kp_static_room(const kp_snapshot *snap, uint32_t t, const kp_static_count *n, int64_t want)
+{
+    const kp_template *tp = &snap->templates[t];
+    if (!tp->limit_nodes)
+        return want;
+    int64_t room = tp->node_limit - (int64_t)n->active - (int64_t)n->pending - (int64_t)n->deleting;
+    return room < want ? (room > 0 ? room : 0) : want;
 }
 
 uint32_t kp_static_missing(const kp_snapshot *snap, uint32_t t)
 {
     const kp_template *tp = &snap->templates[t];
-    uint32_t all, active = kp_static_active(snap, t, NULL, &all);
-    if (!tp->is_static || tp->replicas <= (int64_t)active)
+    kp_static_count n;
+    if (!tp->is_static)
         return 0;
-    int64_t want = tp->replicas - active;
-    if (tp->limit_nodes) {
-        int64_t room = tp->node_limit - (int64_t)all;
-        want = room < want ? room : want;
-    }
-    return want > 0 ? (uint32_t)(want > UINT32_MAX ? UINT32_MAX : want) : 0;
+    kp_static_count_nodes(snap, t, NULL, &n);
+    if ((int64_t)n.active + (int64_t)n.pending >= tp->replicas)
+        return 0;
+    int64_t want = kp_static_room(snap, t, &n, tp->replicas - (int64_t)n.active);
+    return want > UINT32_MAX ? UINT32_MAX : (uint32_t)want;
+}
+
+uint32_t kp_static_excess(const kp_snapshot *snap, uint32_t t)
+{
+    const kp_template *tp = &snap->templates[t];
+    kp_static_count n;
+    if (!tp->is_static)
+        return 0;
+    kp_static_count_nodes(snap, t, NULL, &n);
+    return (int64_t)n.active > tp->replicas ? (uint32_t)((int64_t)n.active - tp->replicas) : 0;
 }
 
 /* --------------------------------------------------------------- claims */
@@ -268,6 +294,7 @@ int kp_static_seed_fold(kp_static_seed *seed, kp_snapshot *snap, kp_plan *plan)
     for (uint32_t i = 0; i < seed->n; i++) {
         claims[plan->n_claims + i] = fold_one(snap, plan, &seed->items[i]);
         plan->hourly_cost += seed->items[i].claim.price;
+        plan->lower_bound_cost += seed->items[i].claim.price; /* launched whatever the pods need */
     }
     plan->claims = claims;
     plan->n_claims += seed->n;
@@ -301,4 +328,29 @@ kp_static_seed *kp_static_seed_free(kp_static_seed *seed)
     kp_arena_free(seed->arena);
     free(seed);
     return NULL;
+}
+
+int kp_static_solve(kp_snapshot *snap, const kp_solve_opts *opts, const uint32_t *pending, uint32_t n_pending,
+                    void (*on_note)(void *ctx, const char *text), void *ctx, kp_plan **out)
+{
+    kp_static_seed *seed = NULL;
+    kp_plan *plan = NULL;
+    int err = kp_static_seed_new(snap, &seed);
+    for (size_t i = 0; !err && on_note && i < kp_static_seed_note_count(seed); i++)
+        on_note(ctx, kp_static_seed_note(seed, i));
+    if (!err)
+        err = kp_solve(snap, opts, pending, n_pending, &plan);
+    if (!err)
+        err = kp_static_seed_fold(seed, snap, plan);
+    if (err < 0 && seed && snap->n_nodes > seed->first_node) { /* leave the snapshot as it was */
+        snap->n_nodes = seed->first_node;
+        kp_snapshot_invalidate(snap);
+    }
+    kp_static_seed_free(seed);
+    if (err < 0) {
+        kp_plan_free(plan);
+        return err;
+    }
+    *out = plan;
+    return 0;
 }

@@ -22,16 +22,36 @@
 
 #include "scheduling/solver.h"
 
-/* Nodes (and NodeClaims in flight) of template `t` that are its replicas:
- * not being deleted (a candidate of a disruption in flight still is one).
- * *all (when not NULL): every node of the template, deleting or not, which
- * is what limits.nodes bounds. `gone` (n_nodes flags, or NULL): nodes a
- * plan has taken away already, left out of both. */
-uint32_t kp_static_active(const kp_snapshot *snap, uint32_t t, const bool *gone, uint32_t *all);
+/* A static template's NodeClaims (with their Nodes, or in flight, or only
+ * planned), as Karpenter's NodePoolState counts them; a Node without its
+ * NodeClaim is not a replica:
+ *   deleting  the Node or NodeClaim has a deletion timestamp, or the
+ *             instance is terminating;
+ *   pending   a disruption command has taken it (its NodeClaim carries
+ *             DisruptionReason=True, or the snapshot marks it deleting while
+ *             its objects are not): a replacement is on its way;
+ *   active    every other one.
+ * `gone` (n_nodes flags, or NULL): nodes a plan has taken away already,
+ * left out. */
+typedef struct kp_static_count {
+    uint32_t active, pending, deleting;
+} kp_static_count;
 
-/* Replicas static template `t` lacks: spec.replicas minus its active nodes,
- * no more than limits.nodes leaves room for; 0 for a dynamic template. */
+void kp_static_count_nodes(const kp_snapshot *snap, uint32_t t, const bool *gone, kp_static_count *out);
+
+/* Room limits.nodes leaves for `want` more NodeClaims of template `t`
+ * (every node counts, deleting ones too): `want` without a limit. */
+int64_t kp_static_room(const kp_snapshot *snap, uint32_t t, const kp_static_count *n, int64_t want);
+
+/* NodeClaims static template `t` launches now (Karpenter's static
+ * provisioning): none while active + pending reach spec.replicas, else
+ * replicas - active, within limits.nodes; 0 for a dynamic template. */
 uint32_t kp_static_missing(const kp_snapshot *snap, uint32_t t);
+
+/* NodeClaims static template `t` has beyond spec.replicas (Karpenter's static
+ * deprovisioning): active - replicas, or 0. Nodes pending a disruption are
+ * not counted: their replacement is the replica. */
+uint32_t kp_static_excess(const kp_snapshot *snap, uint32_t t);
 
 /* A planned NodeClaim of template `t` without pods, its memory in `arena`:
  * the template's requirements, its instance types cheapest first (the first
@@ -60,5 +80,12 @@ size_t kp_static_seed_note_count(const kp_static_seed *seed);
 const char *kp_static_seed_note(const kp_static_seed *seed, size_t i);
 
 kp_static_seed *kp_static_seed_free(kp_static_seed *seed);
+
+/* kp_solve as `simulate` plans with static NodePools: their missing replicas
+ * are seeded, `pending` solved, and the seed folded into *out as planned
+ * NodeClaims of their NodePools. `on_note` (may be NULL) hears why a static
+ * NodePool that lacks replicas launches nothing. */
+int kp_static_solve(kp_snapshot *snap, const kp_solve_opts *opts, const uint32_t *pending, uint32_t n_pending,
+                    void (*on_note)(void *ctx, const char *text), void *ctx, kp_plan **out);
 
 #endif
