@@ -208,6 +208,7 @@ enum kp_disrupt_block {
     KP_BLOCK_MIN_VALUES,             /* the cheaper options do not meet minValues */
     KP_BLOCK_SPOT_TO_SPOT_DISABLED,
     KP_BLOCK_SPOT_TO_SPOT_OPTIONS,
+    KP_BLOCK_BUFFER_PODS,            /* empty, but hosting CapacityBuffer virtual pods; object: the node */
     KP_BLOCK_BALANCED,               /* Balanced rejected the move (ConsolidationRejected); object: the
                                         NodePool; score: the move's (or deleting the node's, when even that
                                         cannot pass: Karpenter's CanPassThreshold, no simulation) */

@@ -63,6 +63,14 @@ int method_emptiness(planner *p)
             note_why(p, i, f->not_consolidatable);
             continue;
         }
+        if (p->buffer_pods && p->buffer_pods[i]) { /* room a CapacityBuffer keeps: deleting it relaunches it */
+            const char *name = snap->nodes[i].name;
+            note_why(p, i, why_new(p, KP_BLOCK_BUFFER_PODS, name,
+                                   kp_arena_printf(p->plan->arena, "it hosts %u CapacityBuffer virtual pod(s)",
+                                                   p->buffer_pods[i]),
+                                   NULL));
+            continue;
+        }
         c[n++] = (ranked){i, f->price / f->cost};
     }
     qsort(c, n, sizeof(*c), ranked_desc);

@@ -7,6 +7,7 @@
  * against the cluster the earlier ones leave.
  */
 #include "disruption/disruption_internal.h"
+#include "api/capacitybuffer.h"
 #include "base/clock.h"
 #include "base/xalloc.h"
 
@@ -91,6 +92,10 @@ static void fit_arrays(planner *p)
         p->nominated = kp_xrealloc(p->nominated, n * sizeof(int32_t));
         for (uint32_t i = old; i < n; i++)
             p->nominated[i] = -1;
+    }
+    if (p->buffer_pods) {
+        p->buffer_pods = kp_xrealloc(p->buffer_pods, n * sizeof(uint32_t));
+        memset(p->buffer_pods + old, 0, (n - old) * sizeof(uint32_t));
     }
     p->cap = n;
 }
@@ -289,7 +294,10 @@ static void explain(planner *p)
 
 /* Nodes the provisioner would place pending pods on are nominated, and a
  * nominated node is not disrupted (Karpenter's cluster state remembers the
- * nomination until the pod binds). */
+ * nomination until the pod binds). A CapacityBuffer's virtual pods nominate
+ * nothing (they would never bind, and would hold the node for good): the
+ * node hosts buffer pods, which only keeps emptiness away (Karpenter's
+ * HasBufferPods). */
 static int nominate(planner *p)
 {
     uint32_t *pending, n = kp_snapshot_pending_pods(p->snap, &pending, p->scratch);
@@ -304,9 +312,16 @@ static int nominate(planner *p)
     p->nominated = kp_xcalloc(p->snap->n_nodes ? p->snap->n_nodes : 1, sizeof(int32_t));
     for (uint32_t i = 0; i < p->snap->n_nodes; i++)
         p->nominated[i] = -1;
-    for (uint32_t i = 0; i < plan->n_nodes; i++)
-        if (plan->nodes[i].n_pods)
-            p->nominated[plan->nodes[i].node] = (int32_t)plan->nodes[i].pods[0];
+    p->buffer_pods = kp_xcalloc(p->snap->n_nodes ? p->snap->n_nodes : 1, sizeof(uint32_t));
+    for (uint32_t i = 0; i < plan->n_nodes; i++) {
+        const kp_plan_node *pn = &plan->nodes[i];
+        for (uint32_t k = pn->n_pods; k-- > 0;) {
+            if (kp_pod_is_buffer_virtual(p->snap->pods[pn->pods[k]].src, NULL, NULL))
+                p->buffer_pods[pn->node]++;
+            else
+                p->nominated[pn->node] = (int32_t)pn->pods[k];
+        }
+    }
     kp_plan_free(plan);
     return 0;
 }
@@ -412,7 +427,7 @@ static bool is_simple(const kp_snapshot *snap, bool required_only)
 static void planner_free(planner *p)
 {
     free(p->gone), free(p->touched), free(p->fresh), free(p->why), free(p->facts);
-    free(p->it_of_node), free(p->nominated), free(p->tried), free(p->used), free(p->why_tried), free(p->split_tried);
+    free(p->it_of_node), free(p->nominated), free(p->buffer_pods), free(p->tried), free(p->used), free(p->why_tried), free(p->split_tried);
     kp_arena_free(p->scratch);
     kp_arena_free(p->loop_arena);
 }
