@@ -2,6 +2,7 @@
 #include "controller/controllers.h"
 #include "base/xalloc.h"
 #include "cloud/aws/provider.h"
+#include "controller/capacitybuffer_ctrl.h"
 #include "controller/cloud_aws.h"
 #include "controller/disruption_ctrl.h"
 #include "controller/gc.h"
@@ -28,6 +29,9 @@ struct kp_controllers {
     kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass, *claim_disruption, *health;
     kp_workqueue *q_static; /* StaticCapacity: static NodePools by name */
     kp_reconciler *static_pools;
+    kp_workqueue *q_buffers; /* CapacityBuffer: buffers by namespace/name */
+    kp_reconciler *buffer_ctrl;
+    kp_buffers *buffers;
     kp_claim_disruption *claim_disruption_state;
     kp_loop *aws_upkeep;
     int64_t aws_refresh_due_ns;
@@ -232,9 +236,24 @@ static void class_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
         kp_informer_foreach(cs->c->informers[KP_CK_NODECLAIM], enqueue_claim_of_class, &cc);
 }
 
+/* A deleted buffer wants no room any more; the provisioner's next batch
+ * writes no virtual pods for it. */
+static void buffer_deleted(void *ctx, const cJSON *obj)
+{
+    kp_controllers *cs = ctx;
+    char key[512];
+    if (kp_kube_object_key(obj, key, sizeof(key)) == 0)
+        kp_buffers_forget(cs->buffers, key);
+}
+
 static void wire(kp_controllers *cs)
 {
     kp_ctrl *c = cs->c;
+    if (cs->q_buffers) {
+        kp_informer_add_queue(c->informers[KP_CK_CAPACITYBUFFER], cs->q_buffers);
+        kp_informer_add_handler(c->informers[KP_CK_CAPACITYBUFFER],
+                                &(kp_informer_handler){NULL, NULL, buffer_deleted, cs});
+    }
     kp_informer_add_handler(c->informers[KP_CK_POD], &(kp_informer_handler){pod_changed, pod_updated, NULL, cs});
     kp_informer_add_handler(c->informers[KP_CK_NODE],
                             &(kp_informer_handler){node_added, node_updated, node_changed, cs});
@@ -269,6 +288,11 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
         cs->q_health = kp_workqueue_new(&q);
     if (c->opts.static_capacity)
         cs->q_static = kp_workqueue_new(&q);
+    if (c->opts.capacity_buffer && c->informers[KP_CK_CAPACITYBUFFER]) {
+        cs->q_buffers = kp_workqueue_new(&q);
+        cs->buffers = kp_buffers_new();
+        c->buffers = cs->buffers;
+    }
     cs->claim_disruption_state = kp_claim_disruption_new();
     if (kp_cloud_is_aws(c) && c->informers[KP_CK_NODECLASS])
         cs->q_nodeclass = kp_workqueue_new(&q);
@@ -305,6 +329,9 @@ int kp_controllers_start(kp_controllers *cs)
         cs->health = kp_reconciler_start(c, "node.health", cs->q_health, workers(c, 2, 16), kp_node_health_reconcile, NULL);
     if (cs->q_static)
         cs->static_pools = kp_reconciler_start(c, "static", cs->q_static, workers(c, 2, 10), kp_static_reconcile, NULL);
+    if (cs->q_buffers)
+        cs->buffer_ctrl = kp_reconciler_start(c, "capacitybuffer", cs->q_buffers, workers(c, 2, 10),
+                                              kp_buffer_reconcile, cs->buffers);
     /* Every second: commands in flight move on at once; plans every poll interval. */
     cs->disruption = kp_loop_start(c, "disruption", 1000, kp_disruption_pass, cs->disruption_state);
     if (cs->q_nodeclass) {
@@ -337,6 +364,7 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->claim_disruption = kp_reconciler_stop(cs->claim_disruption);
     cs->health = kp_reconciler_stop(cs->health);
     cs->static_pools = kp_reconciler_stop(cs->static_pools);
+    cs->buffer_ctrl = kp_reconciler_stop(cs->buffer_ctrl);
     cs->nodeclass = kp_reconciler_stop(cs->nodeclass);
     cs->aws_upkeep = kp_loop_stop(cs->aws_upkeep);
     cs->disruption = kp_loop_stop(cs->disruption);
@@ -362,6 +390,10 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
         kp_workqueue_free(cs->q_health);
     if (cs->q_static)
         kp_workqueue_free(cs->q_static);
+    if (cs->q_buffers)
+        kp_workqueue_free(cs->q_buffers);
+    cs->c->buffers = NULL;
+    cs->buffers = kp_buffers_free(cs->buffers);
     cs->claim_disruption_state = kp_claim_disruption_free(cs->claim_disruption_state);
     if (cs->q_nodeclass)
         kp_workqueue_free(cs->q_nodeclass);
