@@ -54,6 +54,23 @@ static void check_claim(void *ctx, const char *key, const cJSON *obj)
     KP_LOG(KP_LOG_INFO, LOGGER, "deleted nodeclaim: its instance is gone", "NodeClaim", key, "provider-id", pid);
 }
 
+/* The Node of a terminated orphan goes at once, as Karpenter's instance GC
+ * does, so nothing is scheduled to a machine that is gone. */
+static int delete_node(gc_pass *g, const char *provider_id)
+{
+    char *key = kp_node_for_provider_id(g->c, provider_id, NULL);
+    cJSON *node = key ? kp_ctrl_get(g->c, KP_CK_NODE, key) : NULL;
+    int err = 0;
+    if (node && kp_ctrl_owns_node(g->c, node)) {
+        err = kp_kube_delete(g->c->kube, KP_RES_NODE, NULL, key, NULL);
+        if (err == KP_ENOTFOUND) err = 0;
+        if (!err) KP_LOG(KP_LOG_INFO, LOGGER, "deleted the node of a terminated instance", "Node", key);
+    }
+    cJSON_Delete(node);
+    free(key);
+    return err;
+}
+
 /* An instance no claim owns: terminate it and delete its Node. */
 static int collect_instance(gc_pass *g, const kp_cloud_instance *in)
 {
@@ -72,7 +89,7 @@ static int collect_instance(gc_pass *g, const kp_cloud_instance *in)
     int err = g->c->cloud->ops->delete_instance(g->c->cloud, &stand_in);
     if (err < 0 && err != KP_ENOTFOUND) return err;
     KP_LOG(KP_LOG_INFO, LOGGER, "terminated an instance no nodeclaim owns", "provider-id", in->provider_id);
-    return 0;
+    return delete_node(g, in->provider_id);
 }
 
 int kp_gc_pass(kp_ctrl *c, void *state)

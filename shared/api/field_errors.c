@@ -1,6 +1,6 @@
 #include "api/field_errors.h"
-#include "base/buf.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -77,54 +77,54 @@ static int omits_value(enum kp_field_error_type type)
 
 const char *kp_field_error_string(kp_arena *arena, const kp_field_error *err)
 {
-    kp_buf b = KP_BUF_INIT(16 * 1024);
-    kp_buf_printf(&b, "%s: %s", err->path, type_string(err->type));
-    if (!omits_value(err->type) && err->value)
-        kp_buf_printf(&b, ": %s", err->value);
-    if (err->detail && *err->detail)
-        kp_buf_printf(&b, ": %s", err->detail);
-    const char *s = kp_arena_strdup(arena, kp_buf_cstr(&b));
-    kp_buf_free(&b);
-    return s;
+    bool value = !omits_value(err->type) && err->value, detail = err->detail && *err->detail;
+    return kp_arena_printf(arena, "%s: %s%s%s%s%s", err->path, type_string(err->type), value ? ": " : "",
+                           value ? err->value : "", detail ? ": " : "", detail ? err->detail : "");
 }
 
+/* The strings and separators are as long as the errors are: they are put
+ * together in the arena, with nothing to cut. */
 const char *kp_field_errors_string(kp_arena *arena, const kp_field_errors *errs)
 {
     if (errs->count == 0)
         return "";
     if (errs->count == 1)
         return kp_field_error_string(arena, &errs->items[0]);
-    kp_buf b = KP_BUF_INIT(256 * 1024);
-    kp_buf_putc(&b, '[');
+    const char **parts = kp_arena_calloc(arena, errs->count, sizeof(*parts));
+    size_t len = 2;
+    for (size_t i = 0; i < errs->count; i++) {
+        parts[i] = kp_field_error_string(arena, &errs->items[i]);
+        len += strlen(parts[i]) + (i ? 2 : 0);
+    }
+    char *out = kp_arena_alloc(arena, len + 1), *p = out;
+    *p++ = '[';
     for (size_t i = 0; i < errs->count; i++) {
         if (i)
-            kp_buf_puts(&b, ", ");
-        kp_buf_puts(&b, kp_field_error_string(arena, &errs->items[i]));
+            memcpy(p, ", ", 2), p += 2;
+        size_t n = strlen(parts[i]);
+        memcpy(p, parts[i], n), p += n;
     }
-    kp_buf_putc(&b, ']');
-    const char *s = kp_arena_strdup(arena, kp_buf_cstr(&b));
-    kp_buf_free(&b);
-    return s;
+    *p++ = ']', *p = '\0';
+    return out;
 }
 
+/* Each byte takes at most four ("\x1f"), plus the quotes. */
 const char *kp_quote(kp_arena *arena, const char *s)
 {
-    kp_buf b = KP_BUF_INIT(64 * 1024);
-    kp_buf_putc(&b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            kp_buf_printf(&b, "\\%c", *p);
-        else if (*p == '\n')
-            kp_buf_puts(&b, "\\n");
-        else if (*p == '\t')
-            kp_buf_puts(&b, "\\t");
-        else if (*p < 0x20 || *p == 0x7f)
-            kp_buf_printf(&b, "\\x%02x", *p);
+    char *out = kp_arena_alloc(arena, strlen(s) * 4 + 3), *p = out;
+    *p++ = '"';
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            *p++ = '\\', *p++ = (char)*c;
+        else if (*c == '\n')
+            *p++ = '\\', *p++ = 'n';
+        else if (*c == '\t')
+            *p++ = '\\', *p++ = 't';
+        else if (*c < 0x20 || *c == 0x7f)
+            p += snprintf(p, 5, "\\x%02x", *c);
         else
-            kp_buf_putc(&b, (char)*p);
+            *p++ = (char)*c;
     }
-    kp_buf_putc(&b, '"');
-    const char *out = kp_arena_strdup(arena, kp_buf_cstr(&b));
-    kp_buf_free(&b);
+    *p++ = '"', *p = '\0';
     return out;
 }

@@ -48,7 +48,7 @@ static char *canonical_nonzero(const cJSON *v)
 }
 
 /* Arrays are sets: members in the order of their canonical text. */
-static void canonical_array(kp_buf *out, const cJSON *v)
+static int canonical_array(kp_buf *out, const cJSON *v)
 {
     size_t n = (size_t)cJSON_GetArraySize(v), k = 0;
     char **items = calloc(n ? n : 1, sizeof(char *));
@@ -56,50 +56,51 @@ static void canonical_array(kp_buf *out, const cJSON *v)
         if ((items[k] = canonical_nonzero(e)) != NULL)
             k++;
     qsort(items, k, sizeof(char *), cmp_str);
-    kp_buf_putc(out, '[');
+    int err = kp_buf_putc(out, '[');
     for (size_t i = 0; i < k; i++) {
-        kp_buf_printf(out, "%s%s", i ? "," : "", items[i]);
+        if (!err)
+            err = kp_buf_printf(out, "%s%s", i ? "," : "", items[i]);
         free(items[i]);
     }
-    kp_buf_putc(out, ']');
     free(items);
+    return err ? err : kp_buf_putc(out, ']');
 }
 
 /* Objects: members sorted by key, zero values left out. */
-static void canonical_object(kp_buf *out, const cJSON *v)
+static int canonical_object(kp_buf *out, const cJSON *v)
 {
     size_t n = (size_t)cJSON_GetArraySize(v), k = 0;
     const cJSON **members = calloc(n ? n : 1, sizeof(cJSON *));
     for (const cJSON *e = v->child; e; e = e->next)
         members[k++] = e;
     qsort(members, k, sizeof(cJSON *), cmp_key);
-    kp_buf_putc(out, '{');
+    int err = kp_buf_putc(out, '{');
     bool first = true;
-    for (size_t i = 0; i < k; i++) {
+    for (size_t i = 0; i < k && !err; i++) {
         char *val = canonical_nonzero(members[i]);
         if (!val)
             continue;
         cJSON *name = cJSON_CreateStringReference(members[i]->string);
         char *key = cJSON_PrintUnformatted(name);
-        kp_buf_printf(out, "%s%s:%s", first ? "" : ",", key, val);
+        err = kp_buf_printf(out, "%s%s:%s", first ? "" : ",", key, val);
         first = false;
         free(key), free(val);
         cJSON_Delete(name);
     }
-    kp_buf_putc(out, '}');
     free(members);
+    return err ? err : kp_buf_putc(out, '}');
 }
 
+/* The canonical text of `v` (free() it). Larger than the cap (far beyond
+ * any object the API server stores), the plain text stands in: complete,
+ * though not canonical, rather than a canonical text with a hole in it. */
 static char *canonical(const cJSON *v)
 {
     if (!cJSON_IsArray(v) && !cJSON_IsObject(v))
         return cJSON_PrintUnformatted(v);
     kp_buf out = KP_BUF_INIT(64u << 20);
-    if (cJSON_IsArray(v))
-        canonical_array(&out, v);
-    else
-        canonical_object(&out, v);
-    char *s = strdup(kp_buf_cstr(&out));
+    int err = cJSON_IsArray(v) ? canonical_array(&out, v) : canonical_object(&out, v);
+    char *s = err ? cJSON_PrintUnformatted(v) : strdup(kp_buf_cstr(&out));
     kp_buf_free(&out);
     return s;
 }

@@ -367,29 +367,37 @@ static size_t smallest_strings(const kp_symtab *symtab, const kp_requirement *re
     return n;
 }
 
-static void append_requirement(kp_buf *b, const kp_symtab *symtab, const kp_requirement *req)
+static int append_values(kp_buf *b, const kp_symtab *symtab, const kp_requirement *req)
+{
+    const char *shown[STRING_VALUES_SHOWN];
+    size_t n = smallest_strings(symtab, req, shown);
+    int err = kp_buf_puts(b, " [");
+    for (size_t i = 0; i < n && !err; i++)
+        err = kp_buf_printf(b, "%s%s", i ? " " : "", shown[i]);
+    if (!err && req->n_values > STRING_VALUES_SHOWN)
+        err = kp_buf_printf(b, " and %u others", req->n_values - STRING_VALUES_SHOWN);
+    return err ? err : kp_buf_putc(b, ']');
+}
+
+static int append_requirement(kp_buf *b, const kp_symtab *symtab, const kp_requirement *req)
 {
     enum kp_selector_op op = kp_requirement_operator(req);
     const char *key = kp_sym_str(symtab, req->key);
-    kp_buf_printf(b, "%s %s", key ? key : "", op_names[op]);
-    if (op == KP_OP_IN || op == KP_OP_NOT_IN) {
-        const char *shown[STRING_VALUES_SHOWN];
-        size_t n = smallest_strings(symtab, req, shown);
-        kp_buf_puts(b, " [");
-        for (size_t i = 0; i < n; i++)
-            kp_buf_printf(b, "%s%s", i ? " " : "", shown[i]);
-        if (req->n_values > STRING_VALUES_SHOWN)
-            kp_buf_printf(b, " and %u others", req->n_values - STRING_VALUES_SHOWN);
-        kp_buf_putc(b, ']');
-    }
-    if (req->has_gte) kp_buf_printf(b, " >=%lld", (long long)req->gte);
-    if (req->has_lte) kp_buf_printf(b, " <=%lld", (long long)req->lte);
-    if (req->min_values) kp_buf_printf(b, " minValues %d", (int)req->min_values);
+    int err = kp_buf_printf(b, "%s %s", key ? key : "", op_names[op]);
+    if (!err && (op == KP_OP_IN || op == KP_OP_NOT_IN))
+        err = append_values(b, symtab, req);
+    if (!err && req->has_gte) err = kp_buf_printf(b, " >=%lld", (long long)req->gte);
+    if (!err && req->has_lte) err = kp_buf_printf(b, " <=%lld", (long long)req->lte);
+    if (!err && req->min_values) err = kp_buf_printf(b, " minValues %d", (int)req->min_values);
+    return err;
 }
 
-static char *buf_to_arena(kp_arena *arena, kp_buf *b)
+/* The text in `arena`; when an append failed (past STRING_MAX), what fit,
+ * marked as cut, rather than a text that reads complete. */
+static char *buf_to_arena(kp_arena *arena, kp_buf *b, int err)
 {
-    char *s = kp_arena_strdup(arena, kp_buf_cstr(b));
+    char *s = err < 0 ? kp_arena_printf(arena, "%s ... (cut at %d bytes)", kp_buf_cstr(b), STRING_MAX)
+                      : kp_arena_strdup(arena, kp_buf_cstr(b));
     kp_buf_free(b);
     return s;
 }
@@ -397,8 +405,8 @@ static char *buf_to_arena(kp_arena *arena, kp_buf *b)
 char *kp_requirement_string(const kp_symtab *symtab, kp_arena *arena, const kp_requirement *req)
 {
     kp_buf b = KP_BUF_INIT(STRING_MAX);
-    append_requirement(&b, symtab, req);
-    return buf_to_arena(arena, &b);
+    int err = append_requirement(&b, symtab, req);
+    return buf_to_arena(arena, &b, err);
 }
 
 /* --- sets of requirements --- */
@@ -643,7 +651,8 @@ char *kp_requirements_string(const kp_symtab *symtab, kp_arena *arena, const kp_
     }
     qsort(parts, n, sizeof(*parts), compare_strings);
     kp_buf b = KP_BUF_INIT(STRING_MAX);
-    for (size_t i = 0; i < n; i++)
-        kp_buf_printf(&b, "%s%s", i ? ", " : "", parts[i]);
-    return buf_to_arena(arena, &b);
+    int err = 0;
+    for (size_t i = 0; i < n && !err; i++)
+        err = kp_buf_printf(&b, "%s%s", i ? ", " : "", parts[i]);
+    return buf_to_arena(arena, &b, err);
 }

@@ -4,7 +4,10 @@
 #include <stdarg.h>
 #include <string.h>
 #include <strings.h>
+#include <stdio.h>
 #include <time.h>
+
+#define LINE_MAX_BYTES (64 * 1024) /* one log line, fields included */
 
 static enum kp_log_level current_level = KP_LOG_INFO;
 static FILE *current_output;
@@ -62,7 +65,8 @@ bool kp_log_enabled(enum kp_log_level level)
     return level >= current_level && level < KP_LOG_OFF;
 }
 
-static void put_time(kp_buf *line)
+/* "2026-01-02T15:04:05.000Z" */
+static void timestamp(char *out, size_t size)
 {
     struct timespec ts;
     struct tm tm;
@@ -70,37 +74,61 @@ static void put_time(kp_buf *line)
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-    kp_buf_printf(line, "%s.%03ldZ", stamp, ts.tv_nsec / 1000000);
+    snprintf(out, size, "%s.%03ldZ", stamp, ts.tv_nsec / 1000000);
+}
+
+static int format_fields(kp_buf *line, va_list ap)
+{
+    int err = 0;
+    for (const char *key; !err && (key = va_arg(ap, const char *)) != NULL;) {
+        const char *value = va_arg(ap, const char *);
+        err = kp_buf_putc(line, ',');
+        if (!err)
+            err = kp_buf_json_string(line, key);
+        if (!err)
+            err = kp_buf_putc(line, ':');
+        if (!err)
+            err = kp_buf_json_string(line, value ? value : "");
+    }
+    return err;
+}
+
+static int format_line(kp_buf *line, enum kp_log_level level, const char *logger, const char *message, va_list ap)
+{
+    char now[40];
+    timestamp(now, sizeof(now));
+    int err = kp_buf_printf(line, "{\"level\":\"%s\",\"time\":\"%s\",\"logger\":", level_names[level], now);
+    if (!err)
+        err = kp_buf_json_string(line, logger ? logger : "");
+    if (!err)
+        err = kp_buf_puts(line, ",\"message\":");
+    if (!err)
+        err = kp_buf_json_string(line, message ? message : "");
+    if (!err)
+        err = format_fields(line, ap);
+    return err ? err : kp_buf_puts(line, "}\n");
 }
 
 void kp_log_write(enum kp_log_level level, const char *logger, const char *message, ...)
 {
-    kp_buf line = KP_BUF_INIT(64 * 1024);
+    kp_buf line = KP_BUF_INIT(LINE_MAX_BYTES);
     va_list ap;
-
-    kp_buf_printf(&line, "{\"level\":\"%s\",\"time\":\"", level_names[level]);
-    put_time(&line);
-    kp_buf_puts(&line, "\",\"logger\":");
-    kp_buf_json_string(&line, logger ? logger : "");
-    kp_buf_puts(&line, ",\"message\":");
-    kp_buf_json_string(&line, message ? message : "");
     va_start(ap, message);
-    for (;;) {
-        const char *key = va_arg(ap, const char *);
-        if (!key)
-            break;
-        const char *value = va_arg(ap, const char *);
-        kp_buf_putc(&line, ',');
-        kp_buf_json_string(&line, key);
-        kp_buf_putc(&line, ':');
-        kp_buf_json_string(&line, value ? value : "");
-    }
+    int err = format_line(&line, level, logger, message, ap);
     va_end(ap);
-    kp_buf_puts(&line, "}\n");
-    if (n_outputs) {
+    if (err < 0) { /* a line with a hole in it would not parse: say so instead */
+        char now[40];
+        timestamp(now, sizeof(now));
+        kp_buf_reset(&line);
+        err = kp_buf_printf(&line,
+                            "{\"level\":\"%s\",\"time\":\"%s\",\"logger\":\"log\",\"message\":"
+                            "\"log line dropped: longer than %d bytes\"}\n",
+                            level_names[level], now, LINE_MAX_BYTES);
+    }
+    if (err == 0 && n_outputs) {
         for (size_t i = 0; i < n_outputs; i++)
             put_line(outputs[i], kp_buf_cstr(&line), line.len);
-    } else {
+    } else if (err == 0) {
         put_line(current_output ? current_output : stderr, kp_buf_cstr(&line), line.len);
     }
     kp_buf_free(&line);

@@ -2,7 +2,6 @@
  * Event recording with de-duplication (see events.h).
  */
 #include "kube/events.h"
-#include "base/buf.h"
 #include "base/error.h"
 #include "base/xalloc.h"
 #include "kube/ops.h"
@@ -106,12 +105,21 @@ static cJSON *new_event(kp_kube_recorder *r, const kp_kube_resource *res, const 
 
 static char *dedup_key(const kp_kube_resource *res, const cJSON *obj, const char *const text[3])
 {
-    kp_buf b = KP_BUF_INIT((size_t)64 << 10);
     const char *uid = kp_kube_meta(obj, "uid");
     const char *ns = kp_kube_meta(obj, "namespace");
-    kp_buf_printf(&b, "%s\n%s\n%s\n%s\n%s\n%s\n%s", res->kind, ns ? ns : "",
-                  kp_kube_meta(obj, "name"), uid ? uid : "", text[0], text[1], text[2]);
-    return kp_buf_detach(&b);
+    const char *name = kp_kube_meta(obj, "name");
+    const char *parts[] = {res->kind, ns ? ns : "", name ? name : "", uid ? uid : "", text[0], text[1], text[2]};
+    size_t len = 0;
+    for (size_t i = 0; i < 7; i++)
+        len += strlen(parts[i]) + 1;
+    char *key = kp_xmalloc(len), *p = key; /* as long as its parts: a key cut short could be another's */
+    for (size_t i = 0; i < 7; i++) {
+        size_t n = strlen(parts[i]);
+        memcpy(p, parts[i], n);
+        p[n] = i < 6 ? '\n' : '\0';
+        p += n + 1;
+    }
+    return key;
 }
 
 /* Bump the Event we wrote before; KP_ENOTFOUND when it has expired. */

@@ -2,9 +2,9 @@
  * What the disruption scenario suites share: a five-size catalog (doubling in
  * CPU, memory and price; on-demand, and spot at 40%, in three zones), builders
  * for NodePools, Nodes with their NodeClaims and Pods as YAML, and the
- * planning and assertion helpers. Included by tests/unit/test_disruption_
- * consolidation_*.c and test_disruption_plan_*.c; everything is static inline
- * so each suite uses what it needs.
+ * planning and assertion helpers. Included by the consolidation, planner,
+ * blocked-reason and other disruption suites; everything is static inline so
+ * each suite uses what it needs.
  */
 #ifndef KP_TESTS_DISRUPTION_SCENARIOS_H
 #define KP_TESTS_DISRUPTION_SCENARIOS_H
@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 #define NOW "2026-11-21T12:00:00Z"
 #define OLD "2026-11-20T08:00:00Z"
@@ -45,25 +46,25 @@ static inline const itype *type_of(const char *name)
 static inline void catalog_type(kp_buf *b, const char *name, int cpu, int mem_gi, double od,
                                 double spot)
 {
-    kp_buf_printf(
+    KP_ASSERT_OK(kp_buf_printf(
         b,
         "%s{\"name\":\"%s\",\"capacity\":{\"cpu\":\"%d\",\"memory\":\"%dGi\",\"pods\":\"110\"},"
         "\"labels\":{\"kubernetes.io/arch\":\"amd64\"},\"offerings\":[",
-        b->len > strlen("json:[") ? "," : "", name, cpu, mem_gi);
+        b->len > strlen("json:[") ? "," : "", name, cpu, mem_gi));
     static const char *const zones[] = {"test-zone-1a", "test-zone-1b", "test-zone-1c"};
     for (int z = 0; z < 3; z++) {
         if (od > 0)
-            kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"on-demand\",\"price\":%.4f}",
-                          z ? "," : "", zones[z], od);
+            KP_ASSERT_OK(kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"on-demand\",\"price\":%.4f}",
+                          z ? "," : "", zones[z], od));
         if (spot > 0)
-            kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"spot\",\"price\":%.4f}",
-                          z || od > 0 ? "," : "", zones[z], spot);
+            KP_ASSERT_OK(kp_buf_printf(b, "%s{\"zone\":\"%s\",\"capacityType\":\"spot\",\"price\":%.4f}",
+                          z || od > 0 ? "," : "", zones[z], spot));
     }
-    kp_buf_puts(b, "]}");
+    KP_ASSERT_OK(kp_buf_puts(b, "]}"));
 }
 
 typedef struct sc {
-    kp_buf yaml;
+    kp_yaml yaml;
     kp_buf catalog;
     kp_scenario s;
     bool ran;
@@ -72,9 +73,8 @@ typedef struct sc {
 static inline void sc_init(sc *c, bool default_types)
 {
     memset(c, 0, sizeof(*c));
-    kp_buf_init(&c->yaml, 1u << 22);
     kp_buf_init(&c->catalog, 1u << 22);
-    kp_buf_puts(&c->catalog, "json:[");
+    KP_ASSERT_OK(kp_buf_puts(&c->catalog, "json:["));
     for (size_t i = 0; default_types && i < sizeof(TYPES) / sizeof(TYPES[0]); i++)
         catalog_type(&c->catalog, TYPES[i].name, TYPES[i].cpu, TYPES[i].mem_gi, TYPES[i].od,
                      TYPES[i].spot);
@@ -82,7 +82,7 @@ static inline void sc_init(sc *c, bool default_types)
 
 static inline void sc_free(sc *c)
 {
-    kp_buf_free(&c->yaml);
+    kp_yaml_free(&c->yaml);
     kp_buf_free(&c->catalog);
     if (c->ran) kp_scenario_free(&c->s);
 }
@@ -91,7 +91,7 @@ __attribute__((format(printf, 2, 3))) static inline void add(sc *c, const char *
 {
     va_list ap;
     va_start(ap, fmt);
-    cr_assert_eq(kp_buf_vprintf(&c->yaml, fmt, ap), 0, "scenario too large");
+    kp_yaml_vadd(&c->yaml, fmt, ap);
     va_end(ap);
 }
 
@@ -110,12 +110,10 @@ __attribute__((format(printf, 2, 3))) static inline void add(sc *c, const char *
 
 static inline void pool(sc *c, const char *name, const char *requirements, const char *disruption)
 {
-    add(c,
-        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
-        "name: default}, "
-        "requirements: [%s]}}, disruption: {%s}}\n",
-        name, requirements ? requirements : OD_ONLY, disruption ? disruption : UNDERUTILIZED);
+    char spec[512];
+    snprintf(spec, sizeof(spec), "disruption: {%s}", disruption ? disruption : UNDERUTILIZED);
+    kp_yaml_nodepool(&c->yaml,
+                     &(kp_yaml_pool){.name = name, .requirements = requirements ? requirements : OD_ONLY, .spec = spec});
 }
 
 typedef struct nopt {
@@ -198,11 +196,10 @@ static inline void pod(sc *c, const char *name, const char *node_name, const cha
 
 static inline kp_scenario *plan_opts(sc *c, const kp_disrupt_opts *opts)
 {
-    kp_buf_puts(&c->catalog, "]");
+    KP_ASSERT_OK(kp_buf_puts(&c->catalog, "]"));
     c->ran = true;
-    cr_assert_eq(kp_scenario_run(&c->s, kp_buf_cstr(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0,
-                 "%s", kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(&c->s, NOW, opts), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), NULL));
+    KP_ASSERT_OK(kp_scenario_disrupt(&c->s, NOW, opts));
     return &c->s;
 }
 

@@ -1,6 +1,6 @@
 /*
- * Shared by the test_solver_affinity_*.c and test_solver_volume_*.c
- * programs: a YAML buffer the helpers append documents to, builders for
+ * Shared by the affinity, preference, host-port and volume solver suites
+ * (test_solver_*affinity*.c, _preferences, _host_ports, _volume_*): a YAML buffer the helpers append documents to, builders for
  * NodePools, pods, Deployments and spreads, where-did-it-go lookups, and
  * Karpenter's fake catalog (5 pods per type; spot in zones 1-2, on-demand in
  * 1-3). Static, so each program has its own copy and tests/unit/helpers/
@@ -23,13 +23,12 @@
 
 #define HELPER static __attribute__((unused))
 
-static kp_buf yaml;
+static kp_yaml yaml;
 static kp_arena *arena;
 static kp_scenario sc;
 
 static void setup(void)
 {
-    kp_buf_init(&yaml, 1 << 20);
     arena = kp_arena_new();
     memset(&sc, 0, sizeof(sc));
 }
@@ -38,19 +37,16 @@ static void teardown(void)
 {
     kp_scenario_free(&sc);
     kp_arena_free(arena);
-    kp_buf_free(&yaml);
+    kp_yaml_free(&yaml);
 }
 
 /* Append one YAML document. */
 HELPER void __attribute__((format(printf, 1, 2))) add(const char *fmt, ...)
 {
     va_list ap;
-    if (yaml.len)
-        kp_buf_puts(&yaml, "---\n");
     va_start(ap, fmt);
-    kp_buf_vprintf(&yaml, fmt, ap);
+    kp_yaml_vdoc(&yaml, fmt, ap);
     va_end(ap);
-    kp_buf_putc(&yaml, '\n');
 }
 
 /* A YAML fragment that lives until the test ends. */
@@ -66,18 +62,17 @@ HELPER const char *__attribute__((format(printf, 1, 2))) frag(const char *fmt, .
 /* A NodePool; `spec` holds more template spec fields, each starting with ", ". */
 HELPER void nodepool_with(const char *name, const char *requirements, const char *spec)
 {
-    add("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\nspec:\n  template:\n"
-        "    spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, "
-        "requirements: [%s]%s}",
-        name, requirements, spec);
+    kp_yaml_nodepool(&yaml, &(kp_yaml_pool){.name = name,
+                                           .requirements = requirements,
+                                           .template_spec = spec + strspn(spec, ", ")});
 }
 
 HELPER void weighted_nodepool(const char *name, int weight, const char *requirements, const char *spec)
 {
-    add("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\nspec:\n  weight: %d\n  template:\n"
-        "    spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, "
-        "requirements: [%s]%s}",
-        name, weight, requirements, spec);
+    kp_yaml_nodepool(&yaml, &(kp_yaml_pool){.name = name,
+                                           .requirements = requirements,
+                                           .template_spec = spec + strspn(spec, ", "),
+                                           .spec = frag("weight: %d", weight)});
 }
 
 HELPER void nodepool(const char *name, const char *requirements)
@@ -141,7 +136,7 @@ HELPER const char *spread(const char *key, const char *selector)
 /* Set KP_DUMP=1 to print each plan while debugging a scenario. */
 HELPER void solve_with(const char *catalog, const kp_solve_opts *opts)
 {
-    int err = kp_scenario_run(&sc, kp_buf_cstr(&yaml), catalog, opts);
+    int err = kp_scenario_run(&sc, kp_yaml_text(&yaml), catalog, opts);
     cr_assert_eq(err, 0, "scenario failed: %s", kp_error_last());
     if (getenv("KP_DUMP")) {
         char *text = cJSON_Print(sc.json);

@@ -1,5 +1,7 @@
 /*
- * Shared by the test_solver_basic_*.c programs: a YAML builder for manifests
+ * Shared by the solver suites on resources, DaemonSet overhead, NodePool
+ * requirements and bounds, instance selection, existing capacity and
+ * regressions: a YAML builder for manifests
  * (NodePools, Pods, Deployments, DaemonSets, Nodes, NodeClaims) in flow style,
  * and Karpenter's fake instance-type catalog as inline JSON. Static inline, so
  * each test program compiles its own copy and tests/unit/helpers/ stays generic.
@@ -14,36 +16,12 @@
 #include <string.h>
 
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
-/* ---- manifests: YAML documents appended one by one (flow style keeps them short) ---- */
+/* ---- manifests: YAML documents appended one by one (helpers/scenario.h) ---- */
 
-typedef struct yb {
-    char *s;
-    size_t len, cap;
-} yb;
-
-static inline void yb_add(yb *y, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static inline void yb_add(yb *y, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    cr_assert_geq(n, 0);
-    size_t need = y->len + (size_t)n + 8;
-    if (need > y->cap) {
-        y->cap = need * 2;
-        y->s = realloc(y->s, y->cap);
-    }
-    if (y->len) {
-        memcpy(y->s + y->len, "---\n", 4);
-        y->len += 4;
-    }
-    va_start(ap, fmt);
-    vsnprintf(y->s + y->len, y->cap - y->len, fmt, ap);
-    va_end(ap);
-    y->len += (size_t)n;
-}
+typedef kp_yaml yb;
+#define yb_add kp_yaml_doc
 
 #define SEP(x) ((x) && *(x) ? ", " : ""), ((x) ? (x) : "")
 #define NODECLASS "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}"
@@ -53,10 +31,11 @@ static inline void yb_add(yb *y, const char *fmt, ...)
 static inline void pool(yb *y, const char *name, const char *reqs, const char *tspec, const char *tmeta,
                         const char *spec)
 {
-    yb_add(y,
-           "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-           "spec: {template: {metadata: {%s}, spec: {" NODECLASS ", requirements: [%s]%s%s}}%s%s}\n",
-           name, tmeta ? tmeta : "", reqs ? reqs : "", SEP(tspec), SEP(spec));
+    kp_yaml_nodepool(y, &(kp_yaml_pool){.name = name,
+                                        .requirements = reqs,
+                                        .template_meta = tmeta,
+                                        .template_spec = tspec,
+                                        .spec = spec});
 }
 
 /* A pending pod: `requests` is the inside of the container's requests map,
@@ -120,10 +99,9 @@ static inline void bound(yb *y, const char *name, const char *node_name, const c
 
 static inline void run_opts(kp_scenario *s, yb *y, const char *catalog, const kp_solve_opts *opts)
 {
-    int err = kp_scenario_run(s, y->s ? y->s : "", catalog, opts);
-    free(y->s);
-    memset(y, 0, sizeof(*y));
-    cr_assert_eq(err, 0, "%s", kp_error_last());
+    int err = kp_scenario_run(s, kp_yaml_text(y), catalog, opts);
+    kp_yaml_free(y);
+    KP_ASSERT_OK(err);
 }
 
 static inline void run(kp_scenario *s, yb *y, const char *catalog)

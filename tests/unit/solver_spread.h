@@ -1,5 +1,5 @@
 /*
- * Shared by the test_solver_spread_*.c programs: YAML builders for pools,
+ * Shared by the test_solver_spread_*.c suites: YAML builders for pools,
  * pods and nodes in flow style, spread-constraint macros, and Karpenter's
  * ExpectSkew over a plan (skew(): pods per domain, largest first). Static
  * inline, so each program has its own copy and tests/unit/helpers/ stays
@@ -15,35 +15,11 @@
 #include <string.h>
 
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
-/* Manifests: YAML documents appended one by one, in flow style. */
-typedef struct yb {
-    char *s;
-    size_t len, cap;
-} yb;
-
-static inline void yb_add(yb *y, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static inline void yb_add(yb *y, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    cr_assert_geq(n, 0);
-    size_t need = y->len + (size_t)n + 8;
-    if (need > y->cap) {
-        y->cap = need * 2;
-        y->s = realloc(y->s, y->cap);
-    }
-    if (y->len) {
-        memcpy(y->s + y->len, "---\n", 4);
-        y->len += 4;
-    }
-    va_start(ap, fmt);
-    vsnprintf(y->s + y->len, y->cap - y->len, fmt, ap);
-    va_end(ap);
-    y->len += (size_t)n;
-}
+/* Manifests: YAML documents appended one by one (helpers/scenario.h). */
+typedef kp_yaml yb;
+#define yb_add kp_yaml_doc
 
 #define OR(x) ((x) ? (x) : "")
 #define SEP(x) ((x) && *(x) ? ", " : ""), OR(x)
@@ -62,11 +38,11 @@ static inline void yb_add(yb *y, const char *fmt, ...)
  * of the template's labels map, `tspec` more template spec fields, `spec` more spec fields. */
 static inline void pool(yb *y, const char *name, const char *reqs, const char *labels, const char *tspec, const char *spec)
 {
-    yb_add(y,
-           "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\n"
-           "spec: {template: {metadata: {labels: {%s}}, spec: {nodeClassRef: {group: karpenter.k8s.aws, "
-           "kind: EC2NodeClass, name: default}, requirements: [%s]%s%s}}%s%s}\n",
-           name, OR(labels), OR(reqs), SEP(tspec), SEP(spec));
+    kp_yaml_nodepool(y, &(kp_yaml_pool){.name = name,
+                                        .requirements = reqs,
+                                        .template_labels = OR(labels),
+                                        .template_spec = tspec,
+                                        .spec = spec});
 }
 
 /* `n` pending pods PREFIX-0 .. in namespace `ns` (NULL: default) labelled
@@ -114,10 +90,9 @@ static inline void bound(yb *y, const char *prefix, int n, const char *node_name
 
 static inline void run(kp_scenario *s, yb *y, const char *catalog, const kp_solve_opts *opts)
 {
-    int err = kp_scenario_run(s, y->s, catalog, opts);
-    cr_assert_eq(err, 0, "%s", kp_error_last());
-    free(y->s);
-    memset(y, 0, sizeof(*y));
+    int err = kp_scenario_run(s, kp_yaml_text(y), catalog, opts);
+    kp_yaml_free(y);
+    KP_ASSERT_OK(err);
 }
 
 /* ---- reading the plan ---- */

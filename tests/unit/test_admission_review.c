@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "webhook/handler.h"
 #include "webhook/review.h"
+#include "helpers/assert.h"
 
 #include <openssl/evp.h>
 
@@ -49,7 +50,7 @@ Test(review_parse, valid_request)
 {
     char *body = review_json(nodepool_request);
     kp_review r;
-    cr_assert_eq(kp_review_parse(&r, body, strlen(body)), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_review_parse(&r, body, strlen(body)));
     cr_expect_str_eq(r.uid, "705ab4f5-6393-11e8-b7cc-42010a800002");
     cr_expect_str_eq(r.group, "karpenter.sh");
     cr_expect_str_eq(r.version, "v1");
@@ -74,7 +75,7 @@ Test(review_parse, body_need_not_be_terminated_and_may_end_in_whitespace)
     memcpy(copy, body, n);
     memcpy(copy + n, " \nX", 3); /* the X is past the length given */
     kp_review r;
-    cr_assert_eq(kp_review_parse(&r, copy, n + 2), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_review_parse(&r, copy, n + 2));
     kp_review_clear(&r);
     free(copy);
     free(body);
@@ -145,7 +146,7 @@ Test(review_parse, repeated_keys_keep_the_last_as_go_does)
                        "\"request\":{\"uid\":\"first\",\"operation\":\"DELETE\",\"uid\":\"last\","
                        "\"operation\":\"CREATE\",\"object\":{\"spec\":{\"a\":1},\"spec\":{\"b\":2}}}}";
     kp_review r;
-    cr_assert_eq(kp_review_parse(&r, body, strlen(body)), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_review_parse(&r, body, strlen(body)));
     cr_expect_str_eq(r.uid, "last");
     cr_expect_eq(r.op, KP_REVIEW_OP_CREATE);
     const cJSON *spec = cJSON_GetObjectItem(r.object, "spec");
@@ -241,7 +242,7 @@ Test(review_response, too_small_a_buffer_is_an_error_and_leaves_it)
 {
     kp_review_response resp = {"u", true, 0, NULL, NULL, NULL, 0, NULL};
     kp_buf out = KP_BUF_INIT(20);
-    kp_buf_puts(&out, "x");
+    KP_ASSERT_OK(kp_buf_puts(&out, "x"));
     cr_expect_eq(kp_review_response_write(&out, &resp), KP_ETOOLARGE);
     cr_expect_str_eq(kp_buf_cstr(&out), "x");
     kp_buf_free(&out);
@@ -270,8 +271,7 @@ static void handle_with(handled *h, const char *policy_yaml, enum kp_webhook_end
                         const char *body, size_t len)
 {
     kp_policy *policy = NULL;
-    cr_assert_eq(kp_policy_parse(&policy, policy_yaml, strlen(policy_yaml), NULL), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_policy_parse(&policy, policy_yaml, strlen(policy_yaml), NULL));
     kp_arena *arena = kp_arena_new();
     kp_buf out = KP_BUF_INIT(KP_WEBHOOK_MAX_RESPONSE);
     kp_webhook_handle(policy, ep, body, len, arena, &out, &h->outcome);
@@ -461,13 +461,13 @@ Test(handler, pod_mutation_too_large_for_the_reply_is_one_summary_warning)
 {
     enum { N = 40000 };
     kp_buf body = KP_BUF_INIT((size_t)8 << 20);
-    kp_buf_puts(&body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+    KP_ASSERT_OK(kp_buf_puts(&body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
                        "\"request\":{\"uid\":\"big\",\"operation\":\"CREATE\",\"kind\":"
                        "{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"namespace\":\"d\","
-                       "\"object\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[");
+                       "\"object\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":["));
     for (int i = 0; i < N; i++)
-        kp_buf_printf(&body, "%s{\"name\":\"c%d\"}", i ? "," : "", i);
-    kp_buf_puts(&body, "]}}}}");
+        KP_ASSERT_OK(kp_buf_printf(&body, "%s{\"name\":\"c%d\"}", i ? "," : "", i));
+    KP_ASSERT_OK(kp_buf_puts(&body, "]}}}}"));
     cr_assert_lt(body.len, KP_REVIEW_MAX_BYTES);
     handled h;
     handle_with(&h, "pods: {defaultRequests: {cpu: 100m, memory: 128Mi}}", KP_WEBHOOK_MUTATE,

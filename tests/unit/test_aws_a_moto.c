@@ -32,6 +32,7 @@
 
 #define MOTO_PROGRAM "test_aws_a_moto"
 #include "moto_hooks.h"
+#include "helpers/assert.h"
 
 static kp_aws_client *client;
 static kp_arena *arena;
@@ -48,10 +49,10 @@ static void connect_moto(void)
     unsetenv("AWS_SESSION_TOKEN");
     kp_aws_client_options o = {
         .region = "us-east-1", .endpoint_url = url, .max_attempts = 1, .timeout_ms = 60000};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
     arena = kp_arena_new();
     kp_aws_prices_opts po = {.ec2 = client, .pricing = client};
-    cr_assert_eq(kp_aws_prices_new(&prices, &po), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_prices_new(&prices, &po));
     ice = kp_aws_ice_cache_new(NULL);
     cr_assert_eq(kp_aws_instancetypes_new(&types, client, prices, ice, NULL), 0);
 }
@@ -89,7 +90,7 @@ static const kp_ec2nodeclass *two_zone_class(void)
         "\"us-east-1a\",\"zoneID\":\"use1-az6\"},{\"id\":\"subnet-2\",\"zone\":\"us-east-1b\","
         "\"zoneID\":\"use1-az1\"}]}}");
     kp_ec2nodeclass *nc = KP_ARENA_NEW(arena, kp_ec2nodeclass, 1);
-    cr_assert_eq(kp_decode_ec2nodeclass(arena, doc, nc), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_ec2nodeclass(arena, doc, nc));
     cJSON_Delete(doc);
     return nc;
 }
@@ -101,14 +102,13 @@ static int64_t alloc_of(const kp_instance_type *t, const char *res)
 
 Test(aws_a_moto, instance_types_to_catalog)
 {
-    cr_assert_eq(kp_aws_instancetypes_refresh(types), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_refresh(types));
     const char **zones = NULL;
     uint32_t n_zones = 0;
     cr_assert_eq(kp_aws_instancetypes_zones(types, arena, &zones, &n_zones), 0);
     cr_expect_geq(n_zones, 3, "moto offers types in several us-east-1 zones");
     const kp_catalog *cat = NULL;
-    cr_assert_eq(kp_aws_instancetypes_catalog(types, two_zone_class(), &cat), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_catalog(types, two_zone_class(), &cat));
     cr_expect_gt(cat->count, 100);
     /* core resources of the types Karpenter publishes figures for */
     char *text = read_file(DATA "instancetypes/karpenter-allocatable-al2023.json");
@@ -146,7 +146,7 @@ Test(aws_a_moto, instance_types_to_catalog)
 
 Test(aws_a_moto, spot_price_history_and_missing_price_list_api)
 {
-    cr_assert_eq(kp_aws_prices_update_spot(prices), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_prices_update_spot(prices));
     double p = 0;
     cr_assert(kp_aws_prices_spot(prices, "m5.large", "us-east-1a", &p));
     cr_expect_float_eq(p, 0.00001, 1e-12, "moto's fixed spot price");
@@ -158,7 +158,7 @@ Test(aws_a_moto, spot_price_history_and_missing_price_list_api)
     cr_assert(kp_aws_prices_on_demand(prices, "m5.large", &after));
     cr_expect_float_eq(before, after, 1e-12);
     /* and the catalog prices spot offerings from the history */
-    cr_assert_eq(kp_aws_instancetypes_refresh(types), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_refresh(types));
     const kp_catalog *cat = NULL;
     cr_assert_eq(kp_aws_instancetypes_catalog(types, two_zone_class(), &cat), 0);
     const kp_instance_type *m5 = kp_catalog_find(cat, "m5.large");
@@ -211,13 +211,13 @@ Test(aws_a_moto, sqs_interruption_round_trip)
     char queue[64];
     snprintf(queue, sizeof(queue), "kp-interruption-%ld-%d", (long)time(NULL), (int)getpid());
     const char *url = NULL;
-    cr_assert_eq(kp_sqs_create_queue(client, arena, queue, &url), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_sqs_create_queue(client, arena, queue, &url));
     for (size_t i = 0; i < N_MESSAGES; i++) {
         char path[512];
         snprintf(path, sizeof(path), DATA "interruption/%s", MESSAGES[i]);
         char *body = read_file(path);
         const char *id = NULL;
-        cr_assert_eq(kp_sqs_send_message(client, arena, url, body, &id), 0, "%s", kp_error_last());
+        KP_ASSERT_OK(kp_sqs_send_message(client, arena, url, body, &id));
         free(body);
     }
     kp_interruption_source *src = NULL;
@@ -246,5 +246,5 @@ Test(aws_a_moto, sqs_interruption_round_trip)
     cr_assert_eq(src->ops->receive(src, arena, &left, &n_left, 1), 0);
     cr_expect_eq(n_left, 0, "acknowledged notices are gone");
     kp_interruption_source_free(src);
-    cr_expect_eq(kp_sqs_delete_queue(client, url), 0, "%s", kp_error_last());
+    KP_EXPECT_OK(kp_sqs_delete_queue(client, url));
 }

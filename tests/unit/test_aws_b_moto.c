@@ -43,6 +43,7 @@
 
 #define MOTO_PROGRAM "test_aws_b_moto"
 #include "moto_hooks.h"
+#include "helpers/assert.h"
 
 static kp_aws_client *ec2, *iam, *ssm;
 static kp_arena *arena;
@@ -58,7 +59,7 @@ static void connect_moto(void)
     kp_fake_clock_init(&clock_, (int64_t)time(NULL) * KP_NS_PER_SEC);
     kp_aws_client_options o = {
         .region = "us-east-1", .endpoint_url = url, .max_attempts = 1, .timeout_ms = 60000};
-    cr_assert_eq(kp_aws_client_new(&ec2, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&ec2, &o));
     cr_assert_eq(kp_aws_client_new(&iam, &o), 0);
     cr_assert_eq(kp_aws_client_new(&ssm, &o), 0);
     arena = kp_arena_new();
@@ -100,7 +101,7 @@ static void raw(kp_aws_client *c, const char *service, enum kp_aws_protocol prot
 static void tag(const char *id, const char *key, const char *value)
 {
     kp_ec2_tag t = {key, value};
-    cr_assert_eq(kp_ec2_create_tags(ec2, &id, 1, &t, 1), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_create_tags(ec2, &id, 1, &t, 1));
 }
 
 typedef struct account {
@@ -122,7 +123,7 @@ static const char *first_image(const char *arch)
     kp_ec2_describe_images_input in = {
         .owners = owners, .n_owners = 1, .filters = f, .n_filters = 2};
     kp_ec2_image_list l = {0};
-    cr_assert_eq(kp_ec2_describe_images(ec2, arena, &in, &l), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_images(ec2, arena, &in, &l));
     cr_assert_gt(l.n, 0, "moto has %s AL2023 images", arch);
     return l.items[0].id;
 }
@@ -171,7 +172,7 @@ static const kp_ec2nodeclass *decode(const char *json)
     cJSON *doc = cJSON_Parse(json);
     cr_assert_not_null(doc, "%s", json);
     kp_ec2nodeclass *nc = KP_ARENA_NEW(arena, kp_ec2nodeclass, 1);
-    cr_assert_eq(kp_decode_ec2nodeclass(arena, doc, nc), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_ec2nodeclass(arena, doc, nc));
     cJSON_Delete(doc);
     return nc;
 }
@@ -188,7 +189,7 @@ static cJSON *resolve(kp_aws_nc_resolver *r, const kp_ec2nodeclass *nc)
 {
     kp_aws_nc_clients c = {ec2, ssm, iam};
     cJSON *st = NULL;
-    cr_assert_eq(kp_aws_nc_resolve(r, &c, nc, &st), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_nc_resolve(r, &c, nc, &st));
     return st;
 }
 
@@ -230,7 +231,7 @@ Test(aws_b_moto, a_node_class_resolves_against_the_account)
     const char *profile = jstr(st, "instanceProfile");
     cr_assert(strncmp(profile, "c1_", 3) == 0, "%s", profile);
     kp_iam_instance_profile p;
-    cr_assert_eq(kp_iam_get_instance_profile(iam, arena, profile, &p), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_iam_get_instance_profile(iam, arena, profile, &p));
     cr_assert_eq(p.n_roles, 1);
     cr_expect_str_eq(p.roles[0], "node-resolve");
     cr_expect_str_eq(p.path, "/karpenter/us-east-1/c1/u-b/");
@@ -286,7 +287,7 @@ static kp_cloud_provider *provider_unfetched(void)
     o.clock = &clock_.base;
     o.disable_dry_run = true; /* moto performs CreateFleet with DryRun=true */
     kp_cloud_provider *cp = NULL;
-    cr_assert_eq(kp_aws_provider_new(&o, &cp), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_new(&o, &cp));
     return cp;
 }
 
@@ -305,12 +306,12 @@ static void make_ready(kp_cloud_provider *cp, const char *mark)
     const char *meta = "{\"name\":\"b\",\"uid\":\"u-launch\",\"generation\":1}";
     const kp_ec2nodeclass *nc = decode(fmt("{\"metadata\":%s,\"spec\":%s}", meta, spec_json(mark)));
     cJSON *st = NULL;
-    cr_assert_eq(kp_aws_provider_resolve_nodeclass(cp, nc, arena, &st), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_resolve_nodeclass(cp, nc, arena, &st));
     char *status = cJSON_PrintUnformatted(st);
     ready_class = fmt("{\"metadata\":%s,\"spec\":%s,\"status\":%s}", meta, spec_json(mark), status);
     free(status);
     cJSON_Delete(st);
-    cr_assert_eq(kp_aws_nodeclass_check_ready(decode(ready_class)), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_nodeclass_check_ready(decode(ready_class)));
 }
 
 static const kp_nodeclaim *claim(const char *name)
@@ -324,7 +325,7 @@ static const kp_nodeclaim *claim(const char *name)
             "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}}",
             name));
     kp_nodeclaim *c = KP_ARENA_NEW(arena, kp_nodeclaim, 1);
-    cr_assert_eq(kp_decode_nodeclaim(arena, doc, c), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_nodeclaim(arena, doc, c));
     cJSON_Delete(doc);
     return c;
 }
@@ -400,8 +401,7 @@ Test(aws_b_moto, launch_describe_list_drift_terminate)
     /* interruption.instancestatus: moto's instances are healthy */
     kp_aws_unhealthy *sick = NULL;
     size_t n_sick = 0;
-    cr_expect_eq(kp_aws_instance_health(ec2, arena, clock_.ns, &sick, &n_sick), 0, "%s",
-                 kp_error_last());
+    KP_EXPECT_OK(kp_aws_instance_health(ec2, arena, clock_.ns, &sick, &n_sick));
     cr_expect_eq(n_sick, 0);
     /* terminate; gone afterwards */
     cr_assert_eq(cp->ops->delete_instance(cp, &launched), 0, "%s", kp_error_last());
@@ -425,7 +425,7 @@ static size_t class_templates(void)
 static size_t profiles_under(const char *path)
 {
     kp_iam_instance_profile_list all = {0};
-    cr_assert_eq(kp_iam_list_instance_profiles(iam, arena, NULL, &all), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_iam_list_instance_profiles(iam, arena, NULL, &all));
     size_t n = 0;
     for (size_t i = 0; i < all.n; i++)
         if (all.items[i].path && strncmp(all.items[i].path, path, strlen(path)) == 0) n++;
@@ -450,7 +450,7 @@ Test(aws_b_moto, templates_are_reused_then_swept)
     kp_cloud_instance three;
     cr_assert_eq(cp->ops->create(cp, claim("claim-3"), arena, &three), 0, "%s", kp_error_last());
     cr_assert_gt(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0, "resolving made one");
-    cr_expect_eq(kp_aws_provider_delete_nodeclass(cp, "b", "u-launch"), 0, "%s", kp_error_last());
+    KP_EXPECT_OK(kp_aws_provider_delete_nodeclass(cp, "b", "u-launch"));
     cr_expect_eq(class_templates(), 0, "the class's templates are gone");
     cr_expect_eq(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0,
                  "the class's instance profiles are gone");
@@ -473,7 +473,7 @@ Test(aws_b_moto, orphan_instance_profile_gc_against_moto)
     make_ready(cp, "gc"); /* makes the instance profile of class u-launch */
     cr_assert_gt(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0);
     const char *live[] = {"u-launch", "u-b"};
-    cr_expect_eq(kp_aws_provider_gc_instance_profiles(cp, live, 2), 0, "%s", kp_error_last());
+    KP_EXPECT_OK(kp_aws_provider_gc_instance_profiles(cp, live, 2));
     cr_expect_gt(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0, "its class exists");
     cr_expect_gt(kp_aws_provider_gc_instance_profiles(cp, live + 1, 1), 0, "%s", kp_error_last());
     cr_expect_eq(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0,

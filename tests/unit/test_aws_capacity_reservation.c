@@ -11,6 +11,7 @@
 #include "cloud/aws/launch.h"
 #include "cloud/aws/nodeclass.h"
 #include "test_aws_provider_fixture.h"
+#include "helpers/assert.h"
 
 static kp_aws_reservations *crs;
 static kp_aws_nc_resolver *resolver;
@@ -79,9 +80,7 @@ static cJSON *list(const char *terms_json)
         fmt("{\"metadata\":{\"name\":\"nc\"},\"spec\":{\"capacityReservationSelectorTerms\":%s}}",
             terms_json));
     cJSON *st = NULL;
-    cr_assert_eq(kp_aws_crs_list(crs, fx.ec2, nc->capacity_reservation_selector_terms,
-                                 nc->n_capacity_reservation_selector_terms, &st),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_crs_list(crs, fx.ec2, nc->capacity_reservation_selector_terms, nc->n_capacity_reservation_selector_terms, &st));
     return st;
 }
 
@@ -218,7 +217,7 @@ Test(aws_capacity_reservation, capacity_reservations_ready_with_status)
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddItemToObject(doc, "status", st);
     kp_ec2nodeclass back;
-    cr_assert_eq(kp_decode_ec2nodeclass(fx.arena, doc, &back), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_ec2nodeclass(fx.arena, doc, &back));
     cr_expect_eq(back.n_status_capacity_reservations, 1);
     cr_expect_str_eq(back.status_capacity_reservations[0].instance_type, "m5.large");
     cJSON_Delete(doc);
@@ -265,7 +264,7 @@ Test(aws_capacity_reservation, capacity_reservations_refused_when_the_gate_is_of
         nodeclass("{\"metadata\":{\"name\":\"nc\",\"generation\":1},\"spec\":{" FULL_SPEC "}}");
     kp_aws_nc_clients c = {fx.ec2, fx.ssm, fx.iam};
     cJSON *st = NULL;
-    cr_assert_eq(kp_aws_nc_resolve(off, &c, nc, &st), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_nc_resolve(off, &c, nc, &st));
     const cJSON *cond = condition(st, "CapacityReservationsReady");
     cr_expect_str_eq(jstr_at(cond, "status"), "False", "never accepted and ignored");
     cr_expect_str_eq(jstr_at(cond, "reason"), "ReservedCapacityDisabled");
@@ -319,8 +318,7 @@ static kp_aws_launch_choice choose(const kp_ec2nodeclass *nc, const kp_nodeclaim
 {
     kp_aws_launch_reservations r = {nc, crs};
     kp_aws_launch_choice ch;
-    cr_assert_eq(kp_aws_launch_select(cat, c, ice, &r, NULL, fx.arena, &ch), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_aws_launch_select(cat, c, ice, &r, NULL, fx.arena, &ch));
     return ch;
 }
 
@@ -476,7 +474,7 @@ Test(aws_capacity_reservation, capacity_reservation_launch_targets_the_reservati
     answer(200, fleet(fleet_instance("i-1", "m5.large", "us-west-2a", "subnet-a", "on-demand"), ""));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(nc, claim_req(ANY_CT), &out), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(launch(nc, claim_req(ANY_CT), &out));
     cr_expect_str_eq(out.capacity_type, "reserved");
     cr_expect_str_eq(out.reservation_id, "cr-1");
     cr_expect_str_eq(out.reservation_type, "default");
@@ -513,7 +511,7 @@ Test(aws_capacity_reservation, capacity_block_launch_market_type)
                  ""));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(nc, claim_req(ANY_CT), &out), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(launch(nc, claim_req(ANY_CT), &out));
     cr_expect_str_eq(out.reservation_type, "capacity-block");
     size_t lt = find("CreateLaunchTemplate", 0);
     cr_expect_str_eq(sent(lt, "LaunchTemplateData.InstanceMarketOptions.MarketType"),
@@ -536,7 +534,7 @@ Test(aws_capacity_reservation, interruptible_capacity_reservation_launch)
     answer(200, fleet(fleet_instance("i-3", "m5.large", "us-west-2a", "subnet-a", "on-demand"), ""));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(nc, claim_req(ANY_CT), &out), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(launch(nc, claim_req(ANY_CT), &out));
     cr_expect(out.reservation_interruptible);
     size_t lt = find("CreateLaunchTemplate", 0);
     cr_expect_str_eq(sent(lt, "LaunchTemplateData.InstanceMarketOptions.MarketType"),
@@ -562,7 +560,7 @@ Test(aws_capacity_reservation, capacity_reservation_exhausted_ice_falls_back_to_
     answer(200, fleet(fleet_instance("i-4", "m5.large", "us-west-2b", "subnet-b", "on-demand"), ""));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(nc, claim_req(ANY_CT), &out), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(launch(nc, claim_req(ANY_CT), &out));
     cr_expect_str_eq(out.capacity_type, "on-demand");
     cr_expect_null(out.reservation_id);
     cr_expect_eq(kp_aws_crs_available(crs, "cr-1"), 0, "marked exhausted, not ICE-cached");

@@ -10,6 +10,7 @@
 
 #include "cloud/aws/capacityreservation.h"
 #include "test_aws_instancetypes.h"
+#include "helpers/assert.h"
 
 static kp_aws_reservations *crs;
 
@@ -44,9 +45,7 @@ static const kp_catalog *catalog_of(const char *spec, const char *reservations,
                                     const kp_aws_pg_info *pg)
 {
     const kp_catalog *cat = NULL;
-    cr_assert_eq(kp_aws_instancetypes_catalog_pg(env.it, nodeclass(klass(spec, reservations)), pg,
-                                                 &cat),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_catalog_pg(env.it, nodeclass(klass(spec, reservations)), pg, &cat));
     return cat;
 }
 

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "cloud/aws_catalog.h"
+#include "helpers/assert.h"
 
 static const kp_aws_type_info *must_find(const char *name)
 {
@@ -137,8 +138,7 @@ static void check_labels(const char *name, enum kp_aws_ami_family fam, const exp
 {
     kp_aws_label labels[KP_AWS_MAX_LABELS];
     size_t n = 0;
-    cr_assert_eq(kp_aws_catalog_labels(labels, KP_AWS_MAX_LABELS, &n, must_find(name), fam), 0,
-                 "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_catalog_labels(labels, KP_AWS_MAX_LABELS, &n, must_find(name), fam));
     for (size_t i = 1; i < n; i++)
         cr_assert_lt(strcmp(labels[i - 1].key, labels[i].key), 0, "%s: labels unsorted", name);
     for (size_t i = 0; i < n_exp; i++) {

@@ -16,6 +16,7 @@
 #include "test_aws_provider_fixture.h"
 
 #include "cloud/aws/provider.h"
+#include "helpers/assert.h"
 
 static fake_api *fa;
 static kp_kube_client *kube;
@@ -156,7 +157,7 @@ static void aws_provider(void)
     o.lookup = kp_nodeclass_lookup;
     o.lookup_ctx = &c;
     o.clock = &fx.clock.base;
-    cr_assert_eq(kp_aws_provider_new(&o, &c.cloud), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_new(&o, &c.cloud));
     static const char *const zones[] = {"us-west-2a"};
     const kp_aws_type_info *info = kp_aws_catalog_find("m5.large");
     kp_aws_type_row row = {.info = *info, .zones = zones, .n_zones = 1, .on_demand = true};
@@ -187,7 +188,7 @@ Test(aws_controller_upkeep, name_tag_capacity_block_expiry_capacity_type_and_orp
     watch(KP_CK_NODECLASS, KP_RES_EC2NODECLASS);
     int64_t due = INT64_MAX; /* no instance type fetch in this pass */
     int err = kp_cloud_aws_upkeep(&c, &due);
-    cr_expect_eq(err, 0, "%s", kp_error_last());
+    KP_EXPECT_OK(err);
     /* nodeclaim.tagging */
     size_t t = 1;
     cr_expect_str_eq(action(t), "CreateTags");

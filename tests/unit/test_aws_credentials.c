@@ -15,6 +15,7 @@
 #include "cloud/aws/credentials.h"
 #include "cloud/aws/shared_config.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 static char tmpdir[256];
 
@@ -100,7 +101,7 @@ Test(aws_credentials, shared_files_default_profile)
 {
     write_profiles();
     kp_aws_creds c;
-    cr_assert_eq(kp_aws_creds_from_files(&c, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_creds_from_files(&c, NULL));
     cr_expect_str_eq(c.access_key_id, "AKIDDEFAULT");
     cr_expect_str_eq(c.secret_access_key, "defaultsecret");
     cr_expect_str_eq(c.session_token, "");
@@ -112,7 +113,7 @@ Test(aws_credentials, shared_files_named_profiles)
     write_profiles();
     kp_aws_creds c;
     setenv("AWS_PROFILE", "dev", 1);
-    cr_assert_eq(kp_aws_creds_from_files(&c, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_creds_from_files(&c, NULL));
     /* The credentials file wins over the config file, key by key. */
     cr_expect_str_eq(c.access_key_id, "AKIDDEV");
     cr_expect_str_eq(c.secret_access_key, "devsecret");
@@ -180,7 +181,7 @@ Test(aws_credentials, web_identity_through_sts)
     kp_aws_credentials *p = NULL;
     cr_assert_eq(kp_aws_credentials_new(&p, &o), 0);
     kp_aws_creds c;
-    cr_assert_eq(kp_aws_credentials_get(p, &c), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_credentials_get(p, &c));
     dbl_stop(&s);
     cr_expect_str_eq(c.access_key_id, "ASIAIOSFODNN7EXAMPLE");
     cr_expect_str_eq(c.secret_access_key, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY");
@@ -249,7 +250,7 @@ Test(aws_credentials, eks_pod_identity)
     setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri, 1);
     setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", write_tmp("eks-token", "pod-jwt\n"), 1);
     kp_aws_creds c;
-    cr_assert_eq(kp_aws_creds_from_container(&c, 2000), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_creds_from_container(&c, 2000));
     dbl_stop(&s);
     cr_expect_str_eq(c.access_key_id, "ASIAPODIDENTITYEXAMPLE");
     cr_expect_str_eq(c.session_token, "pod-identity-session-token-EXAMPLE");
@@ -285,7 +286,7 @@ Test(aws_credentials, imds_v2)
     unsetenv("AWS_EC2_METADATA_DISABLED");
     setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", s.url, 1);
     kp_aws_creds c;
-    cr_assert_eq(kp_aws_creds_from_imds(&c, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_creds_from_imds(&c, NULL));
     dbl_stop(&s);
     cr_expect_str_eq(c.access_key_id, "ASIAIMDSEXAMPLE");
     cr_expect_str_eq(c.source, "imds");
@@ -358,7 +359,7 @@ Test(aws_credentials, refreshed_five_minutes_before_expiry)
     kp_aws_credentials *p = NULL;
     kp_aws_credentials_new(&p, &o);
     kp_aws_creds c;
-    cr_assert_eq(kp_aws_credentials_get(p, &c), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_credentials_get(p, &c));
     clock.ns = exp - 6 * 60 * KP_NS_PER_SEC;
     cr_assert_eq(kp_aws_credentials_get(p, &c), 0);
     cr_expect_eq(s.n_requests, 1, "still fresh six minutes before expiry");

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "cloud/aws/ec2.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 static kp_aws_client *client;
 static kp_arena *arena;
@@ -33,7 +34,7 @@ static void serve(const dbl_response *script, size_t n)
     cr_assert_eq(kp_aws_credentials_new_static(&cp, &creds), 0);
     kp_aws_client_options o = {.region = "us-west-2", .endpoint_url = server.url,
                                .credentials = cp, .backoff_base_ms = 1, .backoff_max_ms = 5};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
     creds_of_test = cp; /* borrowed by the client, freed after it */
     arena = kp_arena_new();
 }
@@ -67,8 +68,7 @@ Test(aws_ec2, describe_instance_types_follows_next_token)
     kp_ec2_describe_instance_types_input in = {.filters = filters, .n_filters = 2,
                                                .max_results = 100};
     kp_ec2_instance_type_list types;
-    cr_assert_eq(kp_ec2_describe_instance_types(client, arena, &in, &types), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_instance_types(client, arena, &in, &types));
     dbl_stop(&server);
     cr_assert_eq(types.n, 4);
     cr_expect_str_eq(types.items[0].name, "g5.xlarge");
@@ -149,7 +149,7 @@ Test(aws_ec2, create_fleet_surfaces_the_error_set)
                                     .spot_allocation_strategy = "price-capacity-optimized",
                                     .tag_specs = specs, .n_tag_specs = 2};
     kp_ec2_fleet_result r;
-    cr_assert_eq(kp_ec2_create_fleet(client, arena, &in, &r), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_create_fleet(client, arena, &in, &r));
     dbl_stop(&server);
     cr_expect_str_eq(r.fleet_id, "fleet-3a7c1e2f-0000-4000-8000-00000000abcd");
     cr_assert_eq(r.n_instances, 1);
@@ -200,8 +200,7 @@ Test(aws_ec2, describe_instances_pages_and_fields)
     const char *states[] = {"pending", "running"};
     kp_ec2_filter f = {"instance-state-name", states, 2};
     kp_ec2_instance_list list;
-    cr_assert_eq(kp_ec2_describe_instances(client, arena, NULL, 0, &f, 1, &list), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_instances(client, arena, NULL, 0, &f, 1, &list));
     dbl_stop(&server);
     cr_assert_eq(list.n, 3);
     const kp_ec2_instance *a = &list.items[0], *b = &list.items[1];
@@ -251,7 +250,7 @@ Test(aws_ec2, dry_run_probe)
     dbl_response script[] = {{412, NULL, fx("ec2/error-dry-run.xml")},
                              {403, NULL, fx("ec2/error-unauthorized.xml")}};
     serve(script, 2);
-    cr_expect_eq(kp_ec2_dry_run_describe_instance_types(client), 0, "%s", kp_error_last());
+    KP_EXPECT_OK(kp_ec2_dry_run_describe_instance_types(client));
     cr_expect_eq(kp_ec2_dry_run_describe_instance_types(client), KP_EFORBIDDEN);
     dbl_stop(&server);
     cr_expect(body_has(0, "DryRun=true"));
@@ -294,9 +293,7 @@ Test(aws_ec2, launch_template_form)
         .tag_specs = &spec, .n_tag_specs = 1, .placement_tenancy = "default",
         .capacity_reservation_preference = "none", .extra = &extra, .n_extra = 1};
     kp_ec2_launch_template lt;
-    cr_assert_eq(kp_ec2_create_launch_template(client, arena, "karpenter.k8s.aws/42", &d, tags, 1,
-                                               &lt),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_create_launch_template(client, arena, "karpenter.k8s.aws/42", &d, tags, 1, &lt));
     dbl_stop(&server);
     cr_expect_str_eq(lt.id, "lt-0abc");
     static const char *const want[] = {

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "cloud/aws/ec2.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 static kp_aws_client *client;
 static kp_arena *arena;
@@ -34,7 +35,7 @@ static void serve(const dbl_response *script, size_t n)
     cr_assert_eq(kp_aws_credentials_new_static(&creds, &c), 0);
     kp_aws_client_options o = {.region = "us-west-2", .endpoint_url = server.url,
                                .credentials = creds, .max_attempts = 1};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
     arena = kp_arena_new();
 }
 
@@ -63,8 +64,7 @@ Test(aws_ec2_reservations, describe_capacity_reservation_by_filters)
     const char *active[] = {"active"}, *crit[] = {"targeted"};
     kp_ec2_filter f[] = {{"state", active, 1}, {"instance-match-criteria", crit, 1}};
     kp_ec2_capacity_reservation_list l = {0};
-    cr_assert_eq(kp_ec2_describe_capacity_reservations(client, arena, NULL, 0, f, 2, &l), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_capacity_reservations(client, arena, NULL, 0, f, 2, &l));
     dbl_stop(&server);
     cr_assert_eq(l.n, 2);
     const kp_ec2_capacity_reservation *r = &l.items[0];
@@ -145,8 +145,7 @@ Test(aws_ec2_reservations, describe_instance_status_health_and_events)
     const char *impaired[] = {"impaired"};
     kp_ec2_filter f = {"system-status.status", impaired, 1};
     kp_ec2_instance_status_list l = {0};
-    cr_assert_eq(kp_ec2_describe_instance_status(client, arena, &f, 1, &l), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_instance_status(client, arena, &f, 1, &l));
     dbl_stop(&server);
     cr_assert_eq(l.n, 2);
     cr_expect_str_eq(l.items[0].instance_id, "i-1234567890abcdef0");
@@ -173,7 +172,7 @@ Test(aws_ec2_reservations, dry_run_run_instances_and_create_fleet)
                                           .interface_type = "efa-only"}};
     kp_ec2_run_instances_dry_run run = {"karpenter.k8s.aws/1", "m5.large", "subnet-a", NULL, 0,
                                         tags, 1};
-    cr_expect_eq(kp_ec2_dry_run_run_instances(client, &run), 0, "%s", kp_error_last());
+    KP_EXPECT_OK(kp_ec2_dry_run_run_instances(client, &run));
     run.interfaces = nis, run.n_interfaces = 2;
     cr_expect_eq(kp_ec2_dry_run_run_instances(client, &run), KP_EFORBIDDEN);
     cr_expect_str_eq(kp_aws_client_error(client)->code, "UnauthorizedOperation");
@@ -182,7 +181,7 @@ Test(aws_ec2_reservations, dry_run_run_instances_and_create_fleet)
     kp_ec2_fleet_template_config cfg = {NULL, "karpenter.k8s.aws/1", "$Latest", &ov, 1};
     kp_ec2_create_fleet_input in = {.configs = &cfg, .n_configs = 1, .total_target_capacity = 1,
                                     .default_target_capacity_type = "on-demand"};
-    cr_expect_eq(kp_ec2_dry_run_create_fleet(client, &in), 0, "%s", kp_error_last());
+    KP_EXPECT_OK(kp_ec2_dry_run_create_fleet(client, &in));
     cr_expect_eq(kp_ec2_dry_run_create_fleet(client, &in), KP_EFORBIDDEN);
     dbl_stop(&server);
     cr_expect(body_has(0, "Action=RunInstances"));
@@ -224,8 +223,7 @@ Test(aws_ec2_reservations, launch_template_golden_efa_ipv6_ip_prefix_volume_init
         .capacity_reservation_id = "cr-1", .market_type = "capacity-block",
         .nested_virtualization = "enabled", .enclave = 1};
     kp_ec2_launch_template lt;
-    cr_assert_eq(kp_ec2_create_launch_template(client, arena, "n", &d, NULL, 0, &lt), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_create_launch_template(client, arena, "n", &d, NULL, 0, &lt));
     dbl_stop(&server);
 #define LTD "LaunchTemplateData."
     static const char *const want[] = {
@@ -268,7 +266,7 @@ Test(aws_ec2_reservations, create_fleet_interruptible_capacity_reservation_form)
                                     .reserved_capacity_type =
                                         "interruptible-capacity-reservation"};
     kp_ec2_fleet_result r;
-    cr_assert_eq(kp_ec2_create_fleet(client, arena, &in, &r), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_create_fleet(client, arena, &in, &r));
     dbl_stop(&server);
     cr_expect(body_has(0, "TargetCapacitySpecification.DefaultTargetCapacityType="
                           "reserved-capacity"));

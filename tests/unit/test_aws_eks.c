@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "cloud/aws/eks.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 static kp_aws_client *client;
 static kp_arena *arena;
@@ -24,7 +25,7 @@ static void serve(const dbl_response *script, size_t n)
     kp_aws_client_options o = {.region = "us-west-2", .endpoint_url = server.url,
                                .credentials = creds, .max_attempts = 2, .backoff_base_ms = 1,
                                .backoff_max_ms = 2};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
     arena = kp_arena_new();
 }
 
@@ -54,7 +55,7 @@ Test(aws_eks, describe_cluster_reads_endpoint_ca_cidr_and_version)
     dbl_response script[] = {{200, "Content-Type: application/json\r\n", CLUSTER}};
     serve(script, 1);
     kp_eks_cluster c;
-    cr_assert_eq(kp_eks_describe_cluster(client, arena, "prod", &c), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_eks_describe_cluster(client, arena, "prod", &c));
     dbl_stop(&server);
     cr_expect_str_eq(c.endpoint,
                      "https://A0DCCD80A04F01705DD065655C30CC3D.yl4.us-west-2.eks.amazonaws.com");
@@ -84,7 +85,7 @@ Test(aws_eks, describe_cluster_ipv6_service_cidr)
          "\"ipFamily\":\"ipv6\"}}}"}};
     serve(script, 1);
     kp_eks_cluster c;
-    cr_assert_eq(kp_eks_describe_cluster(client, arena, "v6", &c), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_eks_describe_cluster(client, arena, "v6", &c));
     cr_expect_str_eq(kp_eks_service_cidr(&c), "fd30:1c53:5f8a::/108");
     cr_expect_str_eq(c.ip_family, "ipv6");
     cr_expect_null(c.ca_data);

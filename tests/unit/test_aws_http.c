@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "cloud/aws/aws_http.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 static kp_aws_credentials *creds;
 static kp_aws_client *client;
@@ -45,7 +46,7 @@ static void serve(const dbl_response *script, size_t n)
     dbl_start(&server, script, n);
     kp_aws_client_options o = {.region = "us-east-1", .endpoint_url = server.url,
                                .credentials = creds, .backoff_base_ms = 1, .backoff_max_ms = 4};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
 }
 
 static int send_query(kp_buf *answer)
@@ -62,7 +63,7 @@ Test(aws_http, throttling_is_retried_then_succeeds)
     dbl_response script[] = {{503, NULL, fixture}, {503, NULL, fixture}, {200, NULL, "<ok/>"}};
     serve(script, 3);
     kp_buf answer = KP_BUF_INIT(1 << 20);
-    cr_assert_eq(send_query(&answer), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(send_query(&answer));
     cr_expect_str_eq(kp_buf_cstr(&answer), "<ok/>");
     cr_expect_eq(kp_aws_client_error(client)->http_status, 0, "cleared after success");
     dbl_stop(&server);
@@ -196,7 +197,7 @@ Test(aws_http, endpoints_and_region)
     setenv("AWS_ENDPOINT_URL_SQS", "http://127.0.0.1:4566/", 1);
     kp_aws_endpoint ssm = {"ssm", "http://ssm.test:1"};
     kp_aws_client_options o = {.credentials = creds, .endpoints = &ssm, .n_endpoints = 1};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
     cr_expect_str_eq(kp_aws_client_region(client), "eu-west-1");
     char url[256];
     cr_assert_eq(kp_aws_client_endpoint(client, "ec2", NULL, url, sizeof(url)), 0);

@@ -6,6 +6,7 @@
  */
 #include "api/quantity.h"
 #include "test_aws_instancetypes.h"
+#include "helpers/assert.h"
 
 static void teardown(void)
 {
@@ -59,11 +60,7 @@ Test(aws_instancetypes, allocatable_matches_karpenter_for_al2023)
 {
     it_env_start(NULL, 0);
     const kp_catalog *cat = NULL;
-    cr_assert_eq(kp_aws_instancetypes_catalog(
-                     env.it,
-                     class_with("al2023", "\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}]"),
-                     &cat),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_catalog( env.it, class_with("al2023", "\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}]"), &cat));
     char *text = dbl_fixture("instancetypes/karpenter-allocatable-al2023.json");
     cJSON *expected = cJSON_Parse(text);
     cr_assert_not_null(expected);
@@ -84,9 +81,7 @@ Test(aws_instancetypes, labels_follow_karpenter)
 {
     it_env_start(NULL, 0);
     const kp_catalog *cat = NULL;
-    cr_assert_eq(
-        kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2023\""), &cat), 0,
-        "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2023\""), &cat));
     const kp_instance_type *m5 = type_of(cat, "m5.large");
     struct {
         const char *key, *value;
@@ -129,9 +124,7 @@ Test(aws_instancetypes, accelerator_storage_and_name_labels)
 {
     it_env_start(NULL, 0);
     const kp_catalog *cat = NULL;
-    cr_assert_eq(
-        kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2\""), &cat), 0,
-        "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2\""), &cat));
     const kp_instance_type *g5 = type_of(cat, "g5.xlarge");
     cr_expect_str_eq(label_of(g5, "karpenter.k8s.aws/instance-gpu-name"), "a10g");
     cr_expect_str_eq(label_of(g5, "karpenter.k8s.aws/instance-gpu-manufacturer"), "nvidia");
@@ -207,7 +200,7 @@ Test(aws_instancetypes, conversion_of_unusual_answers)
 {
     dbl_response again[] = {{200, NULL, ODD_TYPES}, {200, NULL, ODD_OFFERINGS}};
     it_env_start(again, 2);
-    cr_assert_eq(kp_aws_instancetypes_refresh(env.it), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_refresh(env.it));
     kp_aws_type_row mac, u7;
     cr_assert_eq(kp_aws_instancetypes_get(env.it, "mac-m4.metal", env.arena, &mac), 0);
     cr_expect_str_eq(mac.info.category, "", "mac-m4 has no category/generation");

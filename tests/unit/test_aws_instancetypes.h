@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "cloud/aws/instancetypes.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 typedef struct it_env {
     dbl_server server;
@@ -52,7 +53,7 @@ static __attribute__((unused)) void it_env_start(const dbl_response *extra, size
                                .endpoint_url = env.server.url,
                                .credentials = env.creds,
                                .max_attempts = 1};
-    cr_assert_eq(kp_aws_client_new(&env.client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&env.client, &o));
     kp_fake_clock_init(&env.clock, 1000 * KP_NS_PER_SEC);
     kp_aws_prices_opts po = {.region = "eu-west-1", .clock = &env.clock.base};
     cr_assert_eq(kp_aws_prices_new(&env.prices, &po), 0);
@@ -60,7 +61,7 @@ static __attribute__((unused)) void it_env_start(const dbl_response *extra, size
     cr_assert_eq(
         kp_aws_instancetypes_new(&env.it, env.client, env.prices, env.ice, &env.clock.base), 0);
     env.arena = kp_arena_new();
-    cr_assert_eq(kp_aws_instancetypes_refresh(env.it), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_refresh(env.it));
 }
 
 static __attribute__((unused)) void it_env_stop(void)
@@ -82,7 +83,7 @@ static __attribute__((unused)) const kp_ec2nodeclass *nodeclass(const char *json
     cJSON *doc = cJSON_Parse(json);
     cr_assert_not_null(doc, "bad test JSON: %s", json);
     kp_ec2nodeclass *nc = KP_ARENA_NEW(env.arena, kp_ec2nodeclass, 1);
-    cr_assert_eq(kp_decode_ec2nodeclass(env.arena, doc, nc), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_ec2nodeclass(env.arena, doc, nc));
     cJSON_Delete(doc);
     return nc;
 }

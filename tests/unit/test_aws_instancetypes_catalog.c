@@ -5,6 +5,7 @@
  * block devices, instance store policy and AMI family change allocatable.
  */
 #include "test_aws_instancetypes.h"
+#include "helpers/assert.h"
 
 static void setup(void)
 {
@@ -27,7 +28,7 @@ TestSuite(aws_it_catalog, .init = setup, .fini = teardown);
 static const kp_catalog *catalog(const kp_ec2nodeclass *nc)
 {
     const kp_catalog *cat = NULL;
-    cr_assert_eq(kp_aws_instancetypes_catalog(env.it, nc, &cat), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_instancetypes_catalog(env.it, nc, &cat));
     return cat;
 }
 
@@ -237,7 +238,7 @@ Test(aws_it_catalog, alloc_opts_for_launch_code)
     const kp_ec2nodeclass *nc = class_with(
         "x", "\"amiFamily\":\"Bottlerocket\",\"kubelet\":{\"maxPods\":42,\"kubeReserved\":"
              "{\"memory\":\"2Gi\"}}");
-    cr_assert_eq(kp_aws_alloc_opts_for_nodeclass(env.it, nc, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_alloc_opts_for_nodeclass(env.it, nc, &o));
     cr_expect_eq(o.ami_family, KP_AWS_AMI_BOTTLEROCKET);
     cr_expect(o.kubelet.has_max_pods);
     cr_expect_eq(o.kubelet.max_pods, 42);

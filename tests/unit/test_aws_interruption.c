@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "cloud/aws/interruption.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 typedef struct parse_case {
     const char *file;
@@ -182,11 +183,11 @@ static void serve(const dbl_response *script, size_t n, const char *queue)
     cr_assert_eq(kp_aws_credentials_new_static(&creds, &c), 0);
     kp_aws_client_options o = {
         .region = "eu-west-1", .endpoint_url = server.url, .credentials = creds, .max_attempts = 1};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
     kp_fake_clock_init(&clk, 1000 * KP_NS_PER_SEC);
     ice = kp_aws_ice_cache_new(&clk.base);
     kp_aws_interruption_opts io = {.sqs = client, .queue_name = queue, .ice = ice};
-    cr_assert_eq(kp_aws_interruption_source_new(&io, &src), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_interruption_source_new(&io, &src));
 }
 
 static void sqs_teardown(void)
@@ -208,16 +209,16 @@ TestSuite(interruption_sqs, .fini = sqs_teardown);
 static char *receive_answer(const char *const *msgs, size_t n)
 {
     kp_buf b = KP_BUF_INIT(1 << 20);
-    kp_buf_puts(&b, "{\"Messages\":[");
+    KP_ASSERT_OK(kp_buf_puts(&b, "{\"Messages\":["));
     for (size_t i = 0; i < n; i++) {
-        kp_buf_printf(&b,
+        KP_ASSERT_OK(kp_buf_printf(&b,
                       "%s{\"MessageId\":\"m-%zu\",\"ReceiptHandle\":\"rh-%zu\","
                       "\"Attributes\":{\"SentTimestamp\":\"1772600000000\"},\"Body\":",
-                      i ? "," : "", i, i);
-        kp_buf_json_string(&b, msgs[i]);
-        kp_buf_puts(&b, "}");
+                      i ? "," : "", i, i));
+        KP_ASSERT_OK(kp_buf_json_string(&b, msgs[i]));
+        KP_ASSERT_OK(kp_buf_puts(&b, "}"));
     }
-    kp_buf_puts(&b, "]}");
+    KP_ASSERT_OK(kp_buf_puts(&b, "]}"));
     return kp_buf_detach(&b);
 }
 

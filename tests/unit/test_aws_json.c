@@ -13,6 +13,7 @@
 #include "cloud/aws/sqs.h"
 #include "cloud/aws/ssm.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 static kp_aws_credentials *creds;
 static kp_aws_client *client;
@@ -33,7 +34,7 @@ static void serve(const dbl_response *script, size_t n, const char *region)
     cr_assert_eq(kp_aws_credentials_new_static(&creds, &c), 0);
     kp_aws_client_options o = {.region = region, .endpoint_url = server.url, .credentials = creds,
                                .backoff_base_ms = 1, .backoff_max_ms = 2};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
     arena = kp_arena_new();
 }
 
@@ -58,7 +59,7 @@ Test(aws_json, sqs_receive_message_long_poll)
     kp_sqs_receive_input in = {"https://sqs.us-west-2.amazonaws.com/123456789012/karpenter",
                                10, 20, 20, attrs, 1, all, 1};
     kp_sqs_message_list got;
-    cr_assert_eq(kp_sqs_receive_message(client, arena, &in, &got), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_sqs_receive_message(client, arena, &in, &got));
     dbl_stop(&server);
     cr_assert_eq(got.n, 1);
     const kp_sqs_message *m = &got.items[0];
@@ -106,7 +107,7 @@ Test(aws_json, ssm_get_parameter)
     const char *name = "/aws/service/eks/optimized-ami/1.32/amazon-linux-2023/x86_64/standard/"
                        "recommended/image_id";
     kp_ssm_parameter p;
-    cr_assert_eq(kp_ssm_get_parameter(client, arena, name, &p), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ssm_get_parameter(client, arena, name, &p));
     cr_expect_str_eq(p.value, "ami-0e1d2c3b4a5968778");
     cr_expect_str_eq(p.name, name);
     cr_expect_str_eq(p.type, "String");
@@ -130,8 +131,7 @@ Test(aws_json, pricing_get_products_pages)
                                    {"operatingSystem", "Linux"},    {"capacitystatus", "Used"},
                                    {"preInstalledSw", "NA"},        {"marketoption", "OnDemand"}};
     kp_pricing_price_list prices;
-    cr_assert_eq(kp_pricing_get_products(client, arena, filters, 6, NULL, &prices), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_pricing_get_products(client, arena, filters, 6, NULL, &prices));
     dbl_stop(&server);
     cr_assert_eq(prices.n, 3, "the zero-priced entry is left out");
     cr_expect_str_eq(prices.items[0].instance_type, "m5.large");

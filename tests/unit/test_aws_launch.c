@@ -8,6 +8,7 @@
  */
 #include "cloud/aws/launch.h"
 #include "test_aws_provider_fixture.h"
+#include "helpers/assert.h"
 
 static kp_catalog *cat;
 static kp_aws_ice_cache *ice;
@@ -144,8 +145,7 @@ Test(aws_launch, spot_fleet_request_and_answer)
     answer(200, fleet(fleet_instance("i-0c5", "c5.large", "us-west-2b", "subnet-b", "spot"), ""));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(the_class(""), claim_allowing("\"spot\",\"on-demand\""), &out), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(launch(the_class(""), claim_allowing("\"spot\",\"on-demand\""), &out));
     cr_assert_eq(requests(), 6);
     cr_expect_str_eq(action(0), "DescribeSubnets");
     size_t f = find("CreateFleet", 0);
@@ -201,8 +201,7 @@ Test(aws_launch, on_demand_uses_lowest_price_and_the_context)
            fleet(fleet_instance("i-1", "m5.large", "us-west-2a", "subnet-a2", "on-demand"), ""));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(the_class(",\"context\":\"ctx-1\""), claim_allowing("\"on-demand\""), &out),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(launch(the_class(",\"context\":\"ctx-1\""), claim_allowing("\"on-demand\""), &out));
     size_t f = find("CreateFleet", 0);
     cr_expect_str_eq(sent(f, "TargetCapacitySpecification.DefaultTargetCapacityType"), "on-demand");
     cr_expect_str_eq(sent(f, "OnDemandOptions.AllocationStrategy"), "lowest-price");
@@ -222,8 +221,7 @@ Test(aws_launch, types_with_different_pod_counts_get_their_own_templates)
            fleet(fleet_instance("i-1", "m5.xlarge", "us-west-2a", "subnet-a2", "on-demand"), ""));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(the_class(""), claim_allowing("\"on-demand\""), &out), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(launch(the_class(""), claim_allowing("\"on-demand\""), &out));
     size_t f = find("CreateFleet", 0);
     cr_expect_str_eq(overrides(f, 1), "m5.large/subnet-a2/us-west-2a/ami-x86 "
                                       "m5.large/subnet-b/us-west-2b/ami-x86");
@@ -247,7 +245,7 @@ Test(aws_launch, partial_answers_launch_and_still_mark_ice)
                                   "subnet-a2")));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(the_class(""), claim_allowing("\"spot\""), &out), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(launch(the_class(""), claim_allowing("\"spot\""), &out));
     cr_expect_str_eq(out.instance_id, "i-1");
     cr_expect(kp_aws_ice_unavailable(ice, "spot", "m6g.large", "us-west-2a"));
     cr_expect_not(kp_aws_ice_unavailable(ice, "spot", "m6g.large", "us-west-2b"));
@@ -288,8 +286,7 @@ Test(aws_launch, spot_ice_falls_back_to_on_demand)
            fleet(fleet_instance("i-od", "m5.large", "us-west-2b", "subnet-b", "on-demand"), ""));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(the_class(""), claim_allowing("\"spot\",\"on-demand\""), &out), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(launch(the_class(""), claim_allowing("\"spot\",\"on-demand\""), &out));
     size_t first = find("CreateFleet", 0), second = find("CreateFleet", first + 1);
     cr_expect_str_eq(sent(first, "TargetCapacitySpecification.DefaultTargetCapacityType"), "spot");
     cr_expect_str_eq(sent(second, "TargetCapacitySpecification.DefaultTargetCapacityType"),
@@ -367,7 +364,7 @@ Test(aws_launch, a_full_subnet_goes_last)
     cr_expect(kp_aws_ice_unavailable(ice, "on-demand", "m5.large", "us-west-2a"));
     /* without the ICE mark, the subnet mark is still read: a1 now */
     kp_aws_ice_flush(ice);
-    cr_assert_eq(launch(nc, claim_allowing("\"on-demand\""), &out), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(launch(nc, claim_allowing("\"on-demand\""), &out));
     cr_expect_str_eq(overrides(find("CreateFleet", 4), 1),
                      "m5.large/subnet-a1/us-west-2a/ami-x86 m5.large/subnet-b/us-west-2b/ami-x86");
 }
@@ -383,8 +380,7 @@ Test(aws_launch, a_vanished_template_is_created_again)
            fleet(fleet_instance("i-1", "m5.large", "us-west-2a", "subnet-a2", "on-demand"), ""));
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(the_class(""), claim_allowing("\"on-demand\""), &out), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(launch(the_class(""), claim_allowing("\"on-demand\""), &out));
     cr_expect_eq(requests(), 7);
     cr_expect_str_eq(action(4), "DescribeLaunchTemplates", "asked again, not from the cache");
     cr_expect_str_eq(out.instance_id, "i-1");
@@ -428,8 +424,7 @@ Test(aws_launch, an_answer_without_placement_is_completed_from_ec2)
     answer(200, "<CreateTagsResponse><return>true</return></CreateTagsResponse>");
     start();
     kp_aws_launched out;
-    cr_assert_eq(launch(the_class(""), claim_allowing("\"on-demand\""), &out), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(launch(the_class(""), claim_allowing("\"on-demand\""), &out));
     cr_expect_str_eq(out.zone, "us-west-2b");
     cr_expect_str_eq(out.subnet_id, "subnet-b");
     cr_expect_str_eq(action(4), "DescribeInstances");

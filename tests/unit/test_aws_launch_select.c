@@ -6,6 +6,7 @@
  */
 #include "cloud/aws/launch.h"
 #include "test_aws_provider_fixture.h"
+#include "helpers/assert.h"
 
 static kp_catalog *cat;
 static kp_aws_ice_cache *ice;
@@ -42,7 +43,7 @@ static const kp_nodeclaim *any_claim(void)
 static kp_aws_launch_choice pick(const kp_nodeclaim *c, const char *ct)
 {
     kp_aws_launch_choice ch;
-    cr_assert_eq(kp_aws_launch_select(cat, c, ice, NULL, ct, fx.arena, &ch), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_launch_select(cat, c, ice, NULL, ct, fx.arena, &ch));
     return ch;
 }
 

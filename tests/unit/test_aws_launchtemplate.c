@@ -9,6 +9,7 @@
 #include "cloud/aws/launchtemplate.h"
 #include "kube/config.h"
 #include "test_aws_provider_fixture.h"
+#include "helpers/assert.h"
 
 static kp_aws_lts *lts;
 
@@ -68,7 +69,7 @@ static kp_aws_lt_params params(const kp_ec2nodeclass *nc, const char *ct, int32_
 static const char *render(const kp_aws_lt_params *p, kp_ec2_launch_template_data *d)
 {
     const char *name = NULL;
-    cr_assert_eq(kp_aws_lt_render(lts, fx.arena, p, &name, d), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_lt_render(lts, fx.arena, p, &name, d));
     return name;
 }
 
@@ -286,7 +287,7 @@ static const char *not_found(void)
 static kp_aws_lt ensure(const kp_aws_lt_params *p)
 {
     kp_aws_lt lt;
-    cr_assert_eq(kp_aws_lt_ensure(lts, fx.ec2, fx.arena, p, &lt), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_lt_ensure(lts, fx.ec2, fx.arena, p, &lt));
     return lt;
 }
 
@@ -396,11 +397,11 @@ Test(aws_launchtemplate, hydrate_and_delete_a_class)
     answer(200, lt_set("lt-a", "karpenter.k8s.aws/1"));
     answer(200, lt_one("DeleteLaunchTemplate", "lt-a", "karpenter.k8s.aws/1"));
     start();
-    cr_assert_eq(kp_aws_lt_hydrate(lts, fx.ec2), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_lt_hydrate(lts, fx.ec2));
     cr_expect_str_eq(filter(0, "tag:eks:eks-cluster-name"), "c1");
     cr_expect_str_eq(sent(0, "MaxResults"), "200");
     cr_expect_eq(kp_aws_lt_cached(lts), 2);
-    cr_assert_eq(kp_aws_lt_delete_all(lts, fx.ec2, "nc"), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_lt_delete_all(lts, fx.ec2, "nc"));
     cr_expect_str_eq(filter(1, "tag:karpenter.k8s.aws/ec2nodeclass"), "nc");
     cr_expect_str_eq(filter(1, "tag:eks:eks-cluster-name"), "c1");
     cr_expect_str_eq(sent(2, "LaunchTemplateName"), "karpenter.k8s.aws/1");

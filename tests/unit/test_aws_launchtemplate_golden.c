@@ -15,6 +15,7 @@
 
 #include "cloud/aws/launchtemplate.h"
 #include "test_aws_provider_fixture.h"
+#include "helpers/assert.h"
 
 static kp_aws_lts *lts;
 
@@ -122,7 +123,7 @@ static void golden(const char *name, const kp_aws_lt_params *p)
                 "</launchTemplateId></launchTemplate></CreateLaunchTemplateResponse>");
     start();
     kp_aws_lt lt;
-    cr_assert_eq(kp_aws_lt_ensure(lts, fx.ec2, fx.arena, p, &lt), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_lt_ensure(lts, fx.ec2, fx.arena, p, &lt));
     dbl_stop(&fx.server);
     free(fx.server.requests[0].body);
     fx.server.requests[0] = fx.server.requests[1]; /* the create, not the describe */
@@ -244,7 +245,7 @@ Test(aws_lt_golden, every_setting_changes_the_template_name)
     kp_ec2_launch_template_data d;
     for (size_t i = 0; i < 6; i++) {
         kp_aws_lt_params p = params(klass(specs[i]), claim_requesting("\"cpu\":\"1\""));
-        cr_assert_eq(kp_aws_lt_render(lts, fx.arena, &p, &names[i], &d), 0, "%s", kp_error_last());
+        KP_ASSERT_OK(kp_aws_lt_render(lts, fx.arena, &p, &names[i], &d));
     }
     kp_aws_lt_params p = params(klass(""), claim_requesting("\"eks.amazonaws.com/nitro-sandbox\":"
                                                             "\"1\""));

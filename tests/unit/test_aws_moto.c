@@ -21,6 +21,7 @@
 
 #define MOTO_PROGRAM "test_aws_moto"
 #include "moto_hooks.h"
+#include "helpers/assert.h"
 
 static kp_aws_client *client;
 static kp_arena *arena;
@@ -35,7 +36,7 @@ static void connect_moto(void)
     unsetenv("AWS_SESSION_TOKEN");
     kp_aws_client_options o = {.region = "us-east-1", .endpoint_url = url, .max_attempts = 2,
                                .backoff_base_ms = 10, .timeout_ms = 30000};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
     arena = kp_arena_new();
 }
 
@@ -58,8 +59,7 @@ static kp_ec2_subnet_list default_subnets(void)
     const char *yes[] = {"true"};
     kp_ec2_filter f = {"default-for-az", yes, 1};
     kp_ec2_subnet_list subnets;
-    cr_assert_eq(kp_ec2_describe_subnets(client, arena, NULL, 0, &f, 1, &subnets), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_subnets(client, arena, NULL, 0, &f, 1, &subnets));
     cr_assert_gt(subnets.n, 0, "moto's default VPC has subnets");
     return subnets;
 }
@@ -86,8 +86,7 @@ Test(aws_moto, instance_types_and_offerings)
     const char *names[] = {"m5.large", "m6g.xlarge"};
     kp_ec2_describe_instance_types_input in = {.instance_types = names, .n_instance_types = 2};
     kp_ec2_instance_type_list types;
-    cr_assert_eq(kp_ec2_describe_instance_types(client, arena, &in, &types), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_instance_types(client, arena, &in, &types));
     cr_assert_eq(types.n, 2);
     for (size_t i = 0; i < types.n; i++) {
         kp_ec2_instance_type *t = &types.items[i];
@@ -100,8 +99,7 @@ Test(aws_moto, instance_types_and_offerings)
     const char *type[] = {"m5.large"};
     kp_ec2_filter f = {"instance-type", type, 1};
     kp_ec2_offering_list offers;
-    cr_assert_eq(kp_ec2_describe_instance_type_offerings(client, arena, NULL, &f, 1, &offers), 0,
-                 "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_instance_type_offerings(client, arena, NULL, &f, 1, &offers));
     cr_expect_gt(offers.n, 0);
     for (size_t i = 0; i < offers.n; i++)
         cr_expect_str_eq(offers.items[i].instance_type, "m5.large");
@@ -112,7 +110,7 @@ static const char *an_image(void)
     const char *owners[] = {"amazon"};
     kp_ec2_describe_images_input in = {.owners = owners, .n_owners = 1};
     kp_ec2_image_list images;
-    cr_assert_eq(kp_ec2_describe_images(client, arena, &in, &images), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_images(client, arena, &in, &images));
     for (size_t i = 0; i < images.n; i++)
         if (images.items[i].architecture && strcmp(images.items[i].architecture, "x86_64") == 0)
             return images.items[i].id;
@@ -129,8 +127,7 @@ Test(aws_moto, launch_template_lifecycle)
                                         .metadata = {"enabled", "required", "disabled", NULL, 1}};
     kp_ec2_tag tags[] = {{"karpenter.k8s.aws/ec2nodeclass", "default"}};
     kp_ec2_launch_template lt;
-    cr_assert_eq(kp_ec2_create_launch_template(client, arena, name, &data, tags, 1, &lt), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_create_launch_template(client, arena, name, &data, tags, 1, &lt));
     cr_expect(strncmp(lt.id, "lt-", 3) == 0, "%s", lt.id);
     cr_expect_str_eq(lt.name, name);
     cr_expect_eq(lt.latest_version, 1);
@@ -143,7 +140,7 @@ Test(aws_moto, launch_template_lifecycle)
                                     "karpenter.k8s.aws/ec2nodeclass"),
                      "default");
 
-    cr_assert_eq(kp_ec2_delete_launch_template(client, NULL, name), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_delete_launch_template(client, NULL, name));
     int err = kp_ec2_describe_launch_templates(client, arena, &name, 1, NULL, 0, &found);
     cr_expect_eq(err, KP_ENOTFOUND, "%s", kp_error_last());
     cr_expect_str_eq(kp_aws_client_error(client)->code,
@@ -164,8 +161,7 @@ Test(aws_moto, fleet_instances_tags_terminate)
     kp_ec2_launch_template_data data = {.image_id = an_image(), .tag_specs = &spec,
                                         .n_tag_specs = 1};
     kp_ec2_launch_template lt;
-    cr_assert_eq(kp_ec2_create_launch_template(client, arena, lt_name, &data, NULL, 0, &lt), 0,
-                 "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_create_launch_template(client, arena, lt_name, &data, NULL, 0, &lt));
     kp_ec2_fleet_override ov = {"m5.large", subnets.items[0].id, subnets.items[0].availability_zone,
                                 NULL, 0.096, true};
     kp_ec2_fleet_template_config cfg = {NULL, lt_name, NULL, &ov, 1};
@@ -174,7 +170,7 @@ Test(aws_moto, fleet_instances_tags_terminate)
                                     .on_demand_allocation_strategy = "lowest-price",
                                     .tag_specs = &spec, .n_tag_specs = 1};
     kp_ec2_fleet_result fleet;
-    cr_assert_eq(kp_ec2_create_fleet(client, arena, &in, &fleet), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_create_fleet(client, arena, &in, &fleet));
     cr_expect(strncmp(fleet.fleet_id, "fleet-", 6) == 0, "%s", fleet.fleet_id);
     cr_assert_eq(fleet.n_instances, 1, "errors: %zu", fleet.n_errors);
     cr_assert_eq(fleet.instances[0].n_instance_ids, 1);
@@ -184,8 +180,7 @@ Test(aws_moto, fleet_instances_tags_terminate)
     const char *claim_v[] = {claim};
     kp_ec2_filter by_tag = {"tag:karpenter.sh/nodeclaim", claim_v, 1};
     kp_ec2_instance_list found;
-    cr_assert_eq(kp_ec2_describe_instances(client, arena, NULL, 0, &by_tag, 1, &found), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_instances(client, arena, NULL, 0, &by_tag, 1, &found));
     cr_assert_eq(found.n, 1);
     cr_expect_str_eq(found.items[0].id, id);
     cr_expect_str_eq(found.items[0].instance_type, "m5.large");
@@ -193,15 +188,14 @@ Test(aws_moto, fleet_instances_tags_terminate)
     cr_expect_gt(found.items[0].launch_time_ns, 0);
 
     kp_ec2_tag name_tag[] = {{"Name", "ip-10-0-0-1.ec2.internal"}};
-    cr_assert_eq(kp_ec2_create_tags(client, &id, 1, name_tag, 1), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ec2_create_tags(client, &id, 1, name_tag, 1));
     cr_assert_eq(kp_ec2_describe_instances(client, arena, &id, 1, NULL, 0, &found), 0);
     cr_assert_eq(found.n, 1);
     cr_expect_str_eq(kp_ec2_tag_get(found.items[0].tags, found.items[0].n_tags, "Name"),
                      "ip-10-0-0-1.ec2.internal");
 
     kp_ec2_state_change_list changes;
-    cr_assert_eq(kp_ec2_terminate_instances(client, arena, &id, 1, &changes), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_terminate_instances(client, arena, &id, 1, &changes));
     cr_assert_eq(changes.n, 1);
     cr_expect_str_eq(changes.items[0].instance_id, id);
     cr_expect(strcmp(changes.items[0].current_state, "shutting-down") == 0 ||
@@ -226,8 +220,7 @@ Test(aws_moto, spot_price_history)
     const char *products[] = {"Linux/UNIX", "Linux/UNIX (Amazon VPC)"};
     kp_ec2_spot_price_input in = {types, 1, products, 2, 0, NULL, 0, 1000};
     kp_ec2_spot_price_list prices;
-    cr_assert_eq(kp_ec2_describe_spot_price_history(client, arena, &in, &prices), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ec2_describe_spot_price_history(client, arena, &in, &prices));
     for (size_t i = 0; i < prices.n; i++) {
         cr_expect_str_eq(prices.items[i].instance_type, "m5.large");
         cr_expect_gt(prices.items[i].price_usd, 0);
@@ -238,23 +231,21 @@ Test(aws_moto, sqs_round_trip)
 {
     const char *name = unique("kp-interruption");
     const char *url = NULL, *looked_up = NULL, *msg_id = NULL;
-    cr_assert_eq(kp_sqs_create_queue(client, arena, name, &url), 0, "%s", kp_error_last());
-    cr_assert_eq(kp_sqs_get_queue_url(client, arena, name, &looked_up), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_sqs_create_queue(client, arena, name, &url));
+    KP_ASSERT_OK(kp_sqs_get_queue_url(client, arena, name, &looked_up));
     cr_expect_str_eq(looked_up, url);
     const char *event = "{\"version\":\"0\",\"source\":\"aws.ec2\",\"detail-type\":"
                         "\"EC2 Spot Instance Interruption Warning\"}";
-    cr_assert_eq(kp_sqs_send_message(client, arena, url, event, &msg_id), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_sqs_send_message(client, arena, url, event, &msg_id));
     const char *attrs[] = {"SentTimestamp"}, *all[] = {"All"};
     kp_sqs_receive_input in = {url, 10, 20, 1, attrs, 1, all, 1};
     kp_sqs_message_list got;
-    cr_assert_eq(kp_sqs_receive_message(client, arena, &in, &got), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_sqs_receive_message(client, arena, &in, &got));
     cr_assert_eq(got.n, 1);
     cr_expect_str_eq(got.items[0].message_id, msg_id);
     cr_expect_str_eq(got.items[0].body, event);
     cr_expect_gt(got.items[0].sent_timestamp_ms, 0);
-    cr_assert_eq(kp_sqs_delete_message(client, url, got.items[0].receipt_handle), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_sqs_delete_message(client, url, got.items[0].receipt_handle));
     in.wait_time_seconds = 0;
     cr_assert_eq(kp_sqs_receive_message(client, arena, &in, &got), 0);
     cr_expect_eq(got.n, 0, "the deleted message does not come back");

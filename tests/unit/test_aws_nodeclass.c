@@ -6,6 +6,7 @@
  */
 #include "cloud/aws/nodeclass.h"
 #include "test_aws_provider_fixture.h"
+#include "helpers/assert.h"
 
 static kp_aws_nc_resolver *resolver;
 
@@ -39,7 +40,7 @@ static cJSON *resolve(const kp_ec2nodeclass *nc)
 {
     kp_aws_nc_clients c = {fx.ec2, fx.ssm, fx.iam};
     cJSON *st = NULL;
-    cr_assert_eq(kp_aws_nc_resolve(resolver, &c, nc, &st), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_nc_resolve(resolver, &c, nc, &st));
     return st;
 }
 

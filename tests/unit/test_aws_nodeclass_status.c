@@ -7,6 +7,7 @@
  */
 #include "cloud/aws/nodeclass.h"
 #include "test_aws_provider_fixture.h"
+#include "helpers/assert.h"
 
 static kp_aws_nc_resolver *resolver;
 
@@ -57,7 +58,7 @@ Test(aws_nodeclass_status, a_resolvable_class_is_ready)
                                           "\"spec\":{" FULL_SPEC "}}");
     kp_aws_nc_clients c = {fx.ec2, fx.ssm, fx.iam};
     cJSON *st = NULL;
-    cr_assert_eq(kp_aws_nc_resolve(resolver, &c, nc, &st), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_nc_resolve(resolver, &c, nc, &st));
     static const char *types[] = {"AMIsReady",
                                   "SubnetsReady",
                                   "SecurityGroupsReady",
@@ -85,7 +86,7 @@ Test(aws_nodeclass_status, a_resolvable_class_is_ready)
     const kp_ec2nodeclass *back = nodeclass(text);
     free(text);
     cJSON_Delete(doc);
-    cr_expect_eq(kp_aws_nodeclass_check_ready(back), 0, "%s", kp_error_last());
+    KP_EXPECT_OK(kp_aws_nodeclass_check_ready(back));
     cr_assert_eq(back->n_status_amis, 1);
     cr_expect_str_eq(back->status_amis[0].id, "ami-1");
     cr_expect_str_eq(back->status_subnets[0].zone_id, "usw2-az1");
@@ -104,7 +105,7 @@ Test(aws_nodeclass_status, transition_times_move_only_on_change)
         "\"2025-05-05T05:05:05Z\"}]}}");
     kp_aws_nc_clients c = {fx.ec2, fx.ssm, fx.iam};
     cJSON *st = NULL;
-    cr_assert_eq(kp_aws_nc_resolve(resolver, &c, nc, &st), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_nc_resolve(resolver, &c, nc, &st));
     cr_expect_str_eq(jstr_at(condition(st, "AMIsReady"), "lastTransitionTime"),
                      "2025-05-05T05:05:05Z", "still True: kept");
     cr_expect_str_eq(jstr_at(condition(st, "SubnetsReady"), "lastTransitionTime"),

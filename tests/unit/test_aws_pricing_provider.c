@@ -12,6 +12,7 @@
 #include "cloud/aws/pricing_provider.h"
 #include "cloud/aws_catalog.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 static kp_aws_credentials *creds;
 static kp_aws_client *client;
@@ -28,11 +29,11 @@ static void serve(const dbl_response *script, size_t n, const char *region, bool
     cr_assert_eq(kp_aws_credentials_new_static(&creds, &c), 0);
     kp_aws_client_options o = {
         .region = region, .endpoint_url = server.url, .credentials = creds, .max_attempts = 1};
-    cr_assert_eq(kp_aws_client_new(&client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&client, &o));
     kp_fake_clock_init(&clk, 1787227200 * KP_NS_PER_SEC); /* 2026-08-20T12:00:00Z */
     kp_aws_prices_opts po = {
         .ec2 = client, .pricing = client, .isolated_vpc = isolated, .clock = &clk.base};
-    cr_assert_eq(kp_aws_prices_new(&prices, &po), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_prices_new(&prices, &po));
 }
 
 static void teardown(void)
@@ -53,7 +54,7 @@ static const char *products(const char *currency, const char *const *types, cons
                             size_t n)
 {
     kp_buf b = KP_BUF_INIT(1 << 20);
-    kp_buf_puts(&b, "{\"FormatVersion\":\"aws_v1\",\"PriceList\":[");
+    KP_ASSERT_OK(kp_buf_puts(&b, "{\"FormatVersion\":\"aws_v1\",\"PriceList\":["));
     for (size_t i = 0; i < n; i++) {
         char inner[1024];
         snprintf(
@@ -63,10 +64,10 @@ static const char *products(const char *currency, const char *const *types, cons
             "{\"OnDemand\":{\"X.JRTCKXETXF\":{\"priceDimensions\":{\"X.JRTCKXETXF.6YS6EN2CT7\":"
             "{\"unit\":\"Hrs\",\"pricePerUnit\":{\"%s\":\"%s\"}}}}}}}",
             types[i], currency, amounts[i]);
-        kp_buf_puts(&b, i ? "," : "");
-        kp_buf_json_string(&b, inner);
+        KP_ASSERT_OK(kp_buf_puts(&b, i ? "," : ""));
+        KP_ASSERT_OK(kp_buf_json_string(&b, inner));
     }
-    kp_buf_puts(&b, "]}");
+    KP_ASSERT_OK(kp_buf_puts(&b, "]}"));
     return owned[n_owned++] = kp_buf_detach(&b);
 }
 
@@ -114,7 +115,7 @@ Test(prices, on_demand_update_merges_both_queries_over_old_prices)
                              {200, NULL, products("USD", t2, a2, 1)}};
     serve(script, 2, "us-west-2", false);
     uint64_t seq = kp_aws_prices_seqnum(prices);
-    cr_assert_eq(kp_aws_prices_update_on_demand(prices), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_prices_update_on_demand(prices));
     cr_expect_neq(kp_aws_prices_seqnum(prices), seq);
     double p = 0;
     cr_assert(kp_aws_prices_on_demand(prices, "m5.large", &p));
@@ -185,7 +186,7 @@ Test(prices, china_prices_are_read_in_yuan)
     dbl_response script[] = {{200, NULL, products("CNY", t, a, 1)},
                              {200, NULL, products("CNY", t, a, 1)}};
     serve(script, 2, "cn-north-1", false);
-    cr_assert_eq(kp_aws_prices_update_on_demand(prices), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_prices_update_on_demand(prices));
     double p = 0;
     cr_assert(kp_aws_prices_on_demand(prices, "m5.large", &p));
     cr_expect_float_eq(p, 0.7, 1e-12);
@@ -222,7 +223,7 @@ Test(prices, spot_update_keeps_the_newest_record_and_then_missing_zones_have_no_
 {
     dbl_response script[] = {{200, NULL, SPOT_ANSWER}};
     serve(script, 1, "us-west-2", false);
-    cr_assert_eq(kp_aws_prices_update_spot(prices), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_prices_update_spot(prices));
     cr_assert(kp_aws_prices_spot_updated(prices));
     double p = 0;
     cr_assert(kp_aws_prices_spot(prices, "m5.large", "us-west-2a", &p));
@@ -247,9 +248,9 @@ Test(prices, a_later_spot_update_merges_over_the_earlier_one)
 {
     dbl_response script[] = {{200, NULL, SPOT_ANSWER}, {200, NULL, SPOT_ANSWER_2}};
     serve(script, 2, "us-west-2", false);
-    cr_assert_eq(kp_aws_prices_update_spot(prices), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_prices_update_spot(prices));
     uint64_t seq = kp_aws_prices_seqnum(prices);
-    cr_assert_eq(kp_aws_prices_update_spot(prices), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_prices_update_spot(prices));
     cr_expect_neq(kp_aws_prices_seqnum(prices), seq);
     double p = 0;
     cr_assert(kp_aws_prices_spot(prices, "m5.large", "us-west-2b", &p));

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 
 #include "test_aws_provider_env.h"
+#include "helpers/assert.h"
 
 static void setup(void)
 {
@@ -353,11 +354,10 @@ Test(aws_provider, node_class_status_and_upkeep)
     const kp_ec2nodeclass *nc =
         nodeclass("{\"metadata\":{\"name\":\"n\"},\"spec\":{\"instanceProfile\":\"p\","
                   "\"subnetSelectorTerms\":[{\"id\":\"subnet-a\"}]}}");
-    cr_assert_eq(kp_aws_provider_resolve_nodeclass(cp, nc, fx.arena, &st), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_resolve_nodeclass(cp, nc, fx.arena, &st));
     cr_expect_str_eq(jstr_at(st, "subnets.0.zoneID"), "usw2-az1");
     cJSON_Delete(st);
-    cr_assert_eq(kp_aws_provider_hydrate(cp), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_hydrate(cp));
     cr_expect_eq(kp_aws_provider_maintain(cp), 0, "just hydrated: in use");
     fx.clock.ns += 61 * KP_NS_PER_SEC;
     cr_expect_eq(kp_aws_provider_maintain(cp), 1);
@@ -403,7 +403,7 @@ Test(aws_provider, deleting_a_class_deletes_its_instance_profiles)
     answer(404, iam_error("NoSuchEntity")); /* ... and the profile */
     start();
     provider();
-    cr_assert_eq(kp_aws_provider_delete_nodeclass(cp, "n", "uid-1"), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_delete_nodeclass(cp, "n", "uid-1"));
     cr_assert_eq(requests(), 6);
     cr_expect_str_eq(action(1), "ListInstanceProfiles");
     cr_expect_str_eq(sent(1, "PathPrefix"), "/karpenter/us-west-2/c1/uid-1/");
@@ -451,7 +451,7 @@ Test(aws_provider, interruption_source_for_the_queue)
     o.interruption_queue = "karpenter-c1";
     cr_assert_eq(kp_aws_provider_new(&o, &cp), 0);
     kp_interruption_source *src = NULL;
-    cr_assert_eq(kp_aws_provider_interruption_source(cp, &src), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_interruption_source(cp, &src));
     cr_expect_not_null(src->ops->name(src));
     kp_interruption_source_free(src);
     cr_expect_eq(requests(), 0, "no network until the first receive");

@@ -9,6 +9,7 @@
 #include "cloud/aws/capacityreservation.h"
 #include "cloud/aws/instancestatus.h"
 #include "test_aws_provider_env.h"
+#include "helpers/assert.h"
 
 static void setup(void)
 {
@@ -83,8 +84,7 @@ Test(aws_provider_controllers, capacity_block_expiring_ahead_of_its_end)
     provider();
     const char *ids[] = {"cr-b", "cr-late", "cr-d"};
     bool expiring[3];
-    cr_assert_eq(kp_aws_provider_expiring_reservations(cp, ids, 3, expiring), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_expiring_reservations(cp, ids, 3, expiring));
     cr_expect(expiring[0], "a capacity block 39 minutes from its end");
     cr_expect_not(expiring[1], "two hours left");
     cr_expect_not(expiring[2], "an ODCR that ends is not a capacity block");
@@ -203,8 +203,7 @@ Test(aws_provider_controllers, instance_status_unhealthy_instances)
     start();
     kp_aws_unhealthy *u = NULL;
     size_t n = 0;
-    cr_assert_eq(kp_aws_instance_health(fx.ec2, fx.arena, fx.clock.ns, &u, &n), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_aws_instance_health(fx.ec2, fx.arena, fx.clock.ns, &u, &n));
     const char *got = "";
     for (size_t i = 0; i < n; i++)
         got = fmt("%s%s/%s ", got, u[i].instance_id, u[i].category);
@@ -279,7 +278,7 @@ Test(aws_provider_controllers, describe_cluster_discovery_fills_what_was_not_giv
     provider_with(eks_on);
     cr_expect(kp_aws_provider_eks_control_plane(cp));
     kp_aws_cluster_info info;
-    cr_assert_eq(kp_aws_provider_discover(cp, fx.arena, &info), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_discover(cp, fx.arena, &info));
     cr_expect_str_eq(info.endpoint, "https://ABC.gr7.us-west-2.eks.amazonaws.com");
     cr_expect_str_eq(info.ca_bundle, "Q0E=");
     cr_expect_str_eq(info.service_cidr, "172.20.0.0/16");

@@ -10,6 +10,7 @@
 #include "cloud/aws/nodeclass.h"
 #include "cloud/aws/provider.h"
 #include "test_aws_provider_fixture.h"
+#include "helpers/assert.h"
 
 static kp_cloud_provider *cp;
 static const char *classes[4][2]; /* name, JSON */
@@ -62,7 +63,7 @@ static __attribute__((unused)) void provider_with(void (*tweak)(kp_aws_provider_
     o.lookup = lookup;
     o.clock = &fx.clock.base;
     if (tweak) tweak(&o);
-    cr_assert_eq(kp_aws_provider_new(&o, &cp), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_new(&o, &cp));
     static const char *const zones[] = {"us-west-2a", "us-west-2b"};
     const char *names[] = {"m5.large", "c5.large", "m6g.large"};
     kp_aws_type_row rows[3];

@@ -12,6 +12,7 @@
 
 #include "cloud/aws/capacityreservation.h"
 #include "test_aws_provider_env.h"
+#include "helpers/assert.h"
 
 #define CR_STATUS                                                                                  \
     "\"capacityReservations\":[{\"id\":\"cr-1\",\"availabilityZone\":\"us-west-2a\","              \
@@ -246,8 +247,7 @@ static const cJSON *condition(const cJSON *st, const char *type)
 static cJSON *resolve_class(const char *json)
 {
     cJSON *st = NULL;
-    cr_assert_eq(kp_aws_provider_resolve_nodeclass(cp, nodeclass(json), fx.arena, &st), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_aws_provider_resolve_nodeclass(cp, nodeclass(json), fx.arena, &st));
     return st;
 }
 

@@ -24,6 +24,7 @@
 #include "cloud/aws/aws_http.h"
 #include "cloud/instance_types.h"
 #include "test_aws_double.h"
+#include "helpers/assert.h"
 
 #define FX_FN static __attribute__((unused))
 
@@ -85,7 +86,7 @@ FX_FN void start(void)
                                .endpoint_url = fx.server.url,
                                .credentials = fx.creds,
                                .max_attempts = 1};
-    cr_assert_eq(kp_aws_client_new(&fx.ec2, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_aws_client_new(&fx.ec2, &o));
     cr_assert_eq(kp_aws_client_new(&fx.ssm, &o), 0);
     cr_assert_eq(kp_aws_client_new(&fx.iam, &o), 0);
 }
@@ -356,7 +357,7 @@ FX_FN const kp_ec2nodeclass *nodeclass(const char *json)
     cJSON *doc = cJSON_Parse(json);
     cr_assert_not_null(doc, "bad test JSON: %s", json);
     kp_ec2nodeclass *nc = KP_ARENA_NEW(fx.arena, kp_ec2nodeclass, 1);
-    cr_assert_eq(kp_decode_ec2nodeclass(fx.arena, doc, nc), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_ec2nodeclass(fx.arena, doc, nc));
     cJSON_Delete(doc);
     return nc;
 }
@@ -366,7 +367,7 @@ FX_FN const kp_nodeclaim *nodeclaim(const char *json)
     cJSON *doc = cJSON_Parse(json);
     cr_assert_not_null(doc, "bad test JSON: %s", json);
     kp_nodeclaim *c = KP_ARENA_NEW(fx.arena, kp_nodeclaim, 1);
-    cr_assert_eq(kp_decode_nodeclaim(fx.arena, doc, c), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_nodeclaim(fx.arena, doc, c));
     cJSON_Delete(doc);
     return c;
 }

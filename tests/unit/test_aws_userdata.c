@@ -16,6 +16,7 @@
 #include "cloud/aws/userdata.h"
 #include "cloud/aws/userdata_internal.h"
 #include "kube/config.h"
+#include "helpers/assert.h"
 
 static kp_arena *arena;
 
@@ -83,7 +84,7 @@ static const kp_kubelet_config *kubelet(const char *json)
     cJSON *j = cJSON_Parse(doc);
     cr_assert_not_null(j);
     kp_ec2nodeclass *nc = KP_ARENA_NEW(arena, kp_ec2nodeclass, 1);
-    cr_assert_eq(kp_decode_ec2nodeclass(arena, j, nc), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_ec2nodeclass(arena, j, nc));
     cJSON_Delete(j);
     return &nc->kubelet;
 }
@@ -280,7 +281,7 @@ Test(userdata, bottlerocket_takes_over_kubernetes_settings)
     golden("br_merged.golden", out);
     /* what it says, read back */
     cJSON *root = NULL;
-    cr_assert_eq(kp_ud_toml_parse(out, &root), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_ud_toml_parse(out, &root));
     cJSON *k8s = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "settings"), "kubernetes");
     cr_assert_str_eq(cJSON_GetObjectItem(k8s, "api-server")->valuestring, "https://test-cluster");
     cr_assert_str_eq(cJSON_GetObjectItem(k8s, "max-pods")->valuestring, "110");

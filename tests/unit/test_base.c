@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/path.h"
+#include "helpers/assert.h"
 
 Test(arena, allocations_are_aligned_and_distinct)
 {
@@ -53,8 +54,8 @@ Test(buf, appends_until_cap_then_refuses)
 Test(buf, printf_and_json_strings)
 {
     kp_buf b = KP_BUF_INIT(1024);
-    kp_buf_printf(&b, "%s=%d ", "n", 7);
-    kp_buf_json_string(&b, "a\"b\\c\n\x01");
+    KP_ASSERT_OK(kp_buf_printf(&b, "%s=%d ", "n", 7));
+    KP_ASSERT_OK(kp_buf_json_string(&b, "a\"b\\c\n\x01"));
     cr_assert_str_eq(kp_buf_cstr(&b), "n=7 \"a\\\"b\\\\c\\n\\u0001\"");
     char *s = kp_buf_detach(&b);
     cr_assert_eq(b.len, 0);

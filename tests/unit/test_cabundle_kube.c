@@ -23,6 +23,7 @@
 #include "kube/config.h"
 #include "webhook/cabundle_kube.h"
 #include "webhook/certs.h"
+#include "helpers/assert.h"
 
 #define COLL_V "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 #define COLL_M "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
@@ -106,7 +107,7 @@ static cJSON *config_with(const char *bundle_a, const char *bundle_b)
 static char *merge(const cJSON *config, const char *ours, size_t max)
 {
     char *out = NULL;
-    cr_assert_eq(kp_cabundle_merge(&out, config, ours, max, NOW), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_cabundle_merge(&out, config, ours, max, NOW));
     cr_assert_not_null(out);
     return out;
 }
@@ -117,7 +118,7 @@ Test(cabundle_merge, alone_the_bundle_is_our_ca_as_it_was_made)
 {
     kp_cert_request req = {"karpenter", "karpenter", NULL, 0, NULL, 0, 30};
     kp_cert_bundle made = {NULL, NULL, NULL};
-    cr_assert_eq(kp_certs_generate(&made, &req), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_certs_generate(&made, &req));
     cJSON *config = config_with(NULL, NULL);
     char *out = merge(config, made.ca_cert, 4);
     cr_assert_str_eq(out, made.ca_cert, "byte for byte, so --ca-bundle-file equals the caBundle");
@@ -262,7 +263,7 @@ static void setup(void)
     cfg.server = (char *)fake_api_url(fa);
     kp_kube_client_opts o = KP_KUBE_CLIENT_OPTS_INIT;
     o.qps = 0;
-    cr_assert_eq(kp_kube_client_new(&kube, &cfg, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_client_new(&kube, &cfg, &o));
     kp_cabundle_kube_client(&client, kube);
 }
 
@@ -306,8 +307,7 @@ Test(cabundle_kube, get_reads_the_configuration)
 {
     put_configs();
     cJSON *obj = NULL;
-    cr_assert_eq(client.get(client.ctx, KP_CABUNDLE_MUTATING, MNAME, &obj), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(client.get(client.ctx, KP_CABUNDLE_MUTATING, MNAME, &obj));
     cr_assert_str_eq(
         cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "name")),
         MNAME);
@@ -337,8 +337,7 @@ Test(cabundle_kube, patch_sends_a_json_patch)
 {
     put_configs();
     const char *patch = "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"a\":\"b\"}}]";
-    cr_assert_eq(client.patch(client.ctx, KP_CABUNDLE_VALIDATING, VNAME, patch), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(client.patch(client.ctx, KP_CABUNDLE_VALIDATING, VNAME, patch));
     fake_logged r;
     cr_assert(fake_api_find(fa, "PATCH", COLL_V "/" VNAME, 0, &r));
     cr_assert_str_eq(r.content_type, "application/json-patch+json");
@@ -390,11 +389,9 @@ Test(cabundle_kube, publish_sets_every_webhook_in_both_configurations)
     put_configs();
     char *ca = make_ca("ca", -60, 30);
     int changed = -1;
-    cr_assert_eq(kp_cabundle_publish(&client, KP_CABUNDLE_VALIDATING, VNAME, ca, &changed), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_cabundle_publish(&client, KP_CABUNDLE_VALIDATING, VNAME, ca, &changed));
     cr_assert_eq(changed, 1);
-    cr_assert_eq(kp_cabundle_publish(&client, KP_CABUNDLE_MUTATING, MNAME, ca, &changed), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_cabundle_publish(&client, KP_CABUNDLE_MUTATING, MNAME, ca, &changed));
     const char *colls[2] = {COLL_V, COLL_M}, *names[2] = {VNAME, MNAME};
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < 2; i++) {
@@ -414,11 +411,9 @@ Test(cabundle_kube, replicas_share_the_bundle_without_undoing_each_other)
     put_configs();
     char *a = make_ca("a", -120, 30), *b = make_ca("b", -60, 30);
     int changed = -1;
-    cr_assert_eq(kp_cabundle_share(&client, KP_CABUNDLE_VALIDATING, VNAME, a, 4, NOW, &changed), 0,
-                 "%s", kp_error_last());
+    KP_ASSERT_OK(kp_cabundle_share(&client, KP_CABUNDLE_VALIDATING, VNAME, a, 4, NOW, &changed));
     cr_assert_eq(changed, 1);
-    cr_assert_eq(kp_cabundle_share(&client, KP_CABUNDLE_VALIDATING, VNAME, b, 4, NOW, &changed), 0,
-                 "%s", kp_error_last());
+    KP_ASSERT_OK(kp_cabundle_share(&client, KP_CABUNDLE_VALIDATING, VNAME, b, 4, NOW, &changed));
     cr_assert_eq(changed, 1);
     for (int i = 0; i < 2; i++) {
         char *pem = stored_bundle(COLL_V, VNAME, i);
@@ -463,7 +458,7 @@ Test(cabundle_kube, a_concurrent_write_is_read_again_and_kept)
     int changed = -1;
     int err = kp_cabundle_share(&client, KP_CABUNDLE_VALIDATING, VNAME, ours, 4, NOW, &changed);
     fake_api_set_hook(fa, NULL, NULL);
-    cr_assert_eq(err, 0, "%s", kp_error_last());
+    KP_ASSERT_OK(err);
     cr_assert_eq(changed, 1);
     cr_assert_eq(fake_api_count(fa, "PATCH", NULL), 2, "the stale patch failed, then a new one");
     cr_assert_eq(fake_api_count(fa, "GET", NULL), 2, "read again after the conflict");

@@ -21,6 +21,7 @@
 #include "webhook/cabundle.h"
 #include "webhook/certs.h"
 #include "webhook/filewatch.h"
+#include "helpers/assert.h"
 
 static X509 *parse_cert(const char *pem)
 {
@@ -37,7 +38,7 @@ static void generate(kp_cert_bundle *b)
     const char *ips[] = {"127.0.0.1", "::1"};
     kp_cert_request req = {"karpenter", "kube-system", extra, 1, ips, 2, 30};
     memset(b, 0, sizeof(*b));
-    cr_assert_eq(kp_certs_generate(b, &req), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_certs_generate(b, &req));
 }
 
 static char *make_tempdir(void)
@@ -96,7 +97,7 @@ Test(certs, generated_chain_names_and_key)
     cr_expect_lt(X509_cmp_current_time(X509_get0_notBefore(leaf)), 0);
     cr_expect_gt(X509_cmp_current_time(X509_get0_notAfter(leaf)), 0);
     kp_tls_pair pair;
-    cr_assert_eq(kp_certs_check_pair(&pair, b.cert, b.key), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_certs_check_pair(&pair, b.cert, b.key));
     time_t now = time(NULL);
     cr_expect(pair.not_after > now + 29 * 86400 && pair.not_after < now + 31 * 86400);
     kp_tls_pair_clear(&pair);
@@ -145,7 +146,7 @@ Test(certs, write_dir_then_read_pair_back)
     kp_cert_bundle b;
     generate(&b);
     char *dir = make_tempdir();
-    cr_assert_eq(kp_certs_write_dir(&b, dir), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_certs_write_dir(&b, dir));
     char cert[512], key[512], ca[512];
     snprintf(cert, sizeof(cert), "%s/tls.crt", dir);
     snprintf(key, sizeof(key), "%s/tls.key", dir);
@@ -155,7 +156,7 @@ Test(certs, write_dir_then_read_pair_back)
     cr_expect_eq(st.st_mode & 0777, 0600);
     cr_assert_eq(stat(ca, &st), 0);
     kp_tls_pair pair;
-    cr_assert_eq(kp_certs_read_pair(&pair, cert, key), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_certs_read_pair(&pair, cert, key));
     cr_expect_str_eq(pair.cert, b.cert);
     cr_expect_str_eq(pair.key, b.key);
     char hex[17];
@@ -305,8 +306,7 @@ Test(cabundle, publish_retries_conflicts_then_gives_up)
     fake_client f = {two_hooks, 0, 0, 2, 0, NULL, ""};
     kp_cabundle_client client = {fake_get, fake_patch, &f};
     int changed = 0;
-    cr_assert_eq(kp_cabundle_publish(&client, KP_CABUNDLE_MUTATING, "m", "PEM\n", &changed), 0,
-                 "%s", kp_error_last());
+    KP_ASSERT_OK(kp_cabundle_publish(&client, KP_CABUNDLE_MUTATING, "m", "PEM\n", &changed));
     cr_expect_eq(changed, 1);
     cr_expect_eq(f.gets, 3);
     cr_expect_eq(f.patches, 3);

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "controller/discovery.h"
 #include "helpers/fake_apiserver.h"
+#include "helpers/assert.h"
 
 Test(discovery, versions_compare_as_kubernetes_versions)
 {
@@ -65,8 +66,7 @@ Test(discovery, version_endpoint_ca_and_dns)
     for (size_t i = 0; i < 2; i++) {
         kp_cluster_facts f;
         dns_ip = ips[i], version_status = 200;
-        cr_assert_eq(discover(&f, "-----BEGIN CERTIFICATE-----\nAA\n-----END CERTIFICATE-----\n"), 0, "%s",
-                     kp_error_last());
+        KP_ASSERT_OK(discover(&f, "-----BEGIN CERTIFICATE-----\nAA\n-----END CERTIFICATE-----\n"));
         cr_expect_str_eq(f.git_version, "v1.33.4-eks-9");
         cr_expect_str_eq(f.version, "1.33", "major.minor of gitVersion, not the '33+' minor field");
         cr_expect_str_eq(f.dns_ip, ips[i], "IPv4 and IPv6 clusters alike");
@@ -86,7 +86,7 @@ Test(discovery, no_dns_service_and_no_ca_are_not_errors)
 {
     kp_cluster_facts f;
     dns_ip = NULL, version_status = 200;
-    cr_assert_eq(discover(&f, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(discover(&f, NULL));
     cr_expect_str_eq(f.dns_ip, "");
     cr_expect_null(f.ca_bundle);
     kp_cluster_facts_clear(&f);

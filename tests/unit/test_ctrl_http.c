@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "controller/http.h"
 #include "metrics/metrics.h"
+#include "helpers/assert.h"
 
 enum { SLOW = 100 };
 
@@ -58,8 +59,7 @@ Test(ctrl_http, probes_answer_under_slow_clients_and_slow_clients_are_cut, .time
 {
     kp_metrics *metrics = kp_metrics_new();
     kp_ctrl_http *h = NULL;
-    cr_assert_eq(kp_ctrl_http_start(&h, "127.0.0.1", 0, metrics, NULL, NULL), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_ctrl_http_start(&h, "127.0.0.1", 0, metrics, NULL, NULL));
     uint16_t port = kp_ctrl_http_port(h);
     int slow[SLOW];
     for (int i = 0; i < SLOW; i++) {

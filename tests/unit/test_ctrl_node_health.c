@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/wellknown.h"
 #include "controller/node_health.h"
 #include "helpers/ctrl_harness.h"
 
@@ -123,4 +124,26 @@ Test(node_health, off_without_the_gate_and_for_other_providers)
     size_t before = fake_api_count(h.fa, NULL, NULL);
     pass("aws");
     cr_expect_eq(fake_api_count(h.fa, NULL, NULL), before, "another provider's node: no request");
+}
+
+/* Repair is forceful: the claim's termination time is now, so the drain does
+ * not wait out a grace period, and it is written before the delete. */
+Test(node_health, repair_sets_the_termination_time_before_deleting)
+{
+    put_node("ok", "True", "2025-12-31T00:00:00Z");
+    put_node("ok2", "True", "2025-12-31T00:00:00Z");
+    put_node("ok3", "True", "2025-12-31T00:00:00Z");
+    put_node("ok4", "True", "2025-12-31T00:00:00Z");
+    put_node("sick", "Unknown", "2025-12-31T00:00:00Z");
+    size_t before = fake_api_count(h.fa, NULL, NULL);
+    pass("ok");
+    cr_expect_eq(fake_api_count(h.fa, NULL, NULL), before, "a healthy node: no request");
+    pass("sick");
+    fake_logged patch, del;
+    cr_assert(fake_api_find(h.fa, "PATCH", CLAIMS "/sick", 0, &patch), "the claim was patched");
+    cr_expect(strstr(patch.body, "\"" KP_ANNOTATION_TERMINATION_TIMESTAMP "\":\"2026-01-01T00:00:00Z\""), "%s",
+              patch.body);
+    cr_assert(fake_api_find(h.fa, "DELETE", CLAIMS "/sick", 0, &del), "then deleted");
+    cr_expect_eq(fake_api_count(h.fa, "PATCH", CLAIMS "/sick") + fake_api_count(h.fa, "DELETE", CLAIMS "/sick"), 2);
+    cr_expect(claim_gone("sick"));
 }

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "controller/cloud_aws.h"
 #include "controller/options.h"
+#include "helpers/assert.h"
 
 static const char *const *env_pairs;
 
@@ -30,14 +31,14 @@ Test(ctrl_options, a_cloud_provider_is_required)
     cr_expect(strstr(kp_error_last(), "no cloud provider") && strstr(kp_error_last(), "CLOUD_PROVIDER"), "%s",
               kp_error_last());
     const char *env[] = {"CLOUD_PROVIDER", "kwok", NULL};
-    cr_expect_eq(parse(&o, env, 1, argv), 0, "%s", kp_error_last());
+    KP_EXPECT_OK(parse(&o, env, 1, argv));
 }
 
 Test(ctrl_options, defaults_are_karpenters)
 {
     kp_ctrl_opts o;
     const char *argv[] = {"run", "--cloud-provider", "kwok"};
-    cr_assert_eq(parse(&o, NULL, 3, argv), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse(&o, NULL, 3, argv));
     cr_expect_eq(o.batch_idle_ms, 1000);
     cr_expect_eq(o.batch_max_ms, 10000);
     cr_expect_eq(o.metrics_port, 8080);
@@ -63,7 +64,7 @@ Test(ctrl_options, flags_in_both_spellings)
     const char *argv[] = {"run", "--batch-idle-duration=2s", "--batch-max-duration", "1m30s", "--metrics-port", "0",
                           "--disable-leader-election", "--kube-client-qps=50.5", "--log-level", "debug",
                           "--cloud-provider=aws"};
-    cr_assert_eq(parse(&o, NULL, 11, argv), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse(&o, NULL, 11, argv));
     cr_expect_eq(o.batch_idle_ms, 2000);
     cr_expect_eq(o.batch_max_ms, 90000);
     cr_expect_eq(o.metrics_port, 0);
@@ -79,7 +80,7 @@ Test(ctrl_options, environment_then_flags)
                          "Other=false,SpotToSpotConsolidation=true", "DISABLE_LEADER_ELECTION", "true",
                          "CLOUD_PROVIDER", "aws", NULL};
     const char *argv[] = {"run", "--batch-idle-duration", "500ms"};
-    cr_assert_eq(parse(&o, env, 3, argv), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse(&o, env, 3, argv));
     cr_expect_eq(o.batch_idle_ms, 500, "the flag wins over the variable");
     cr_expect_str_eq(o.cluster_name, "prod");
     cr_expect(o.spot_to_spot);
@@ -283,7 +284,7 @@ Test(ctrl_options, aws_settings_with_kwok_are_named)
     const char *env[] = {"CLOUD_PROVIDER", "kwok", "CLUSTER_ENDPOINT", "https://x", "RESERVED_ENIS", "1", NULL};
     const char *argv[] = {"run"};
     kp_ctrl_opts o;
-    cr_assert_eq(parse(&o, env, 1, argv), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse(&o, env, 1, argv));
     cr_expect(warned(&o, "CLUSTER_ENDPOINT is set and has no effect: it is a setting of the aws provider"));
     cr_expect(warned(&o, "RESERVED_ENIS is set and has no effect"));
 }
@@ -304,7 +305,7 @@ Test(ctrl_options, aws_settings_reach_the_provider)
                          "ReservedCapacity=false", "RESERVED_ENIS", "3", "ISOLATED_VPC", "true", NULL};
     const char *argv[] = {"run"};
     kp_ctrl_opts o;
-    cr_assert_eq(parse(&o, env, 1, argv), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse(&o, env, 1, argv));
     kp_aws_provider_opts ao;
     kp_cloud_aws_opts(&o, &ao);
     cr_expect(ao.disable_dry_run);
@@ -315,7 +316,7 @@ Test(ctrl_options, aws_settings_reach_the_provider)
     cr_expect_eq(ao.reserved_enis, 3);
     cr_expect(ao.isolated_vpc);
     const char *plain[] = {"CLOUD_PROVIDER", "aws", NULL};
-    cr_assert_eq(parse(&o, plain, 1, argv), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse(&o, plain, 1, argv));
     kp_cloud_aws_opts(&o, &ao);
     cr_expect(!ao.disable_dry_run && !ao.eks_control_plane && !ao.reserved_capacity_disabled);
     cr_expect_eq(ao.ami_refresh_interval_ns, 60LL * 1000000000);

@@ -3,6 +3,7 @@
  * every field's error message.
  */
 #include "test_decode_util.h"
+#include "helpers/assert.h"
 
 #define MI (INT64_C(1024) * 1024 * 1000) /* one Mi in milli-units */
 
@@ -389,7 +390,7 @@ Test(decode_pod, direct_call_needs_no_type_meta)
     kp_arena *arena = kp_arena_new();
     cJSON *json = sq_json("{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c'}]}}");
     kp_pod pod;
-    cr_assert_eq(kp_decode_pod(arena, json, &pod), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_pod(arena, json, &pod));
     cr_expect_str_eq(pod.meta.name, "p");
     cr_expect_eq(pod.n_containers, 1);
     cJSON_Delete(json);
@@ -575,6 +576,12 @@ static const decode_error_case toleration_and_spread_errors[] = {
      "status.phase: Unsupported value: \"Sleeping\": supported values: \"Failed\", \"Pending\", "
      "\"Running\", \"Succeeded\", \"Unknown\""},
     {"{'status':{'conditions':{}}}", "status.conditions: expected array, got object"},
+    {"{'status':{'containerStatuses':{}}}", "status.containerStatuses: expected array, got object"},
+    {"{'status':{'containerStatuses':[{'allocatedResources':{'cpu':'lots'}}]}}",
+     "status.containerStatuses[0].allocatedResources.cpu: quantity \"lots\": unexpected character 'l' at position 0"},
+    {"{'status':{'initContainerStatuses':[{'resources':{'requests':[]}}]}}",
+     "status.initContainerStatuses[0].resources.requests: expected object, got array"},
+    {"{'status':{'resize':1}}", "status.resize: expected string, got number"},
     {"{'status':{'conditions':[{'lastTransitionTime':'2024-13-01T00:00:00Z'}]}}",
      "status.conditions[0].lastTransitionTime: invalid RFC 3339 time..."},
     {"{'status':{'nominatedNodeName':0}}", "status.nominatedNodeName: expected string, got number"},

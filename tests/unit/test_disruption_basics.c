@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 #define POOL                                                                                                   \
     "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\n"                                 \
@@ -34,11 +35,8 @@
 Test(disruption_basics, empty_node_is_removed)
 {
     kp_scenario s;
-    cr_assert_eq(kp_scenario_run(&s, POOL NODE("a", "2026-11-20T08:00:00Z") NODE("b", "2026-11-20T08:00:00Z")
-                                          BOUND("p", "b", ""),
-                                 "builtin", NULL),
-                 0, "%s", kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(&s, NOW, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, POOL NODE("a", "2026-11-20T08:00:00Z") NODE("b", "2026-11-20T08:00:00Z") BOUND("p", "b", ""), "builtin", NULL));
+    KP_ASSERT_OK(kp_scenario_disrupt(&s, NOW, NULL));
     cr_assert_geq(kp_scenario_n_commands(&s), 1);
     cr_expect_str_eq(kp_scenario_command_method(&s, 0), "emptiness");
     cr_expect_str_eq(kp_scenario_command_nodes(&s, 0), "a");
@@ -57,9 +55,8 @@ Test(disruption_basics, consolidate_after_not_elapsed_keeps_an_empty_node)
     kp_scenario s;
     /* Created two minutes before NOW and never held a pod: consolidateAfter 5m
      * counts from then. */
-    cr_assert_eq(kp_scenario_run(&s, POOL NODE("a", "2026-11-21T11:58:00Z"), "builtin", NULL), 0, "%s",
-                 kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(&s, NOW, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, POOL NODE("a", "2026-11-21T11:58:00Z"), "builtin", NULL));
+    KP_ASSERT_OK(kp_scenario_disrupt(&s, NOW, NULL));
     cr_expect_eq(kp_scenario_n_commands(&s), 0);
     const char *why = kp_scenario_blocked_reason(&s, "a");
     cr_assert_not_null(why);
@@ -70,12 +67,8 @@ Test(disruption_basics, consolidate_after_not_elapsed_keeps_an_empty_node)
 Test(disruption_basics, do_not_disrupt_pod_keeps_its_node)
 {
     kp_scenario s;
-    cr_assert_eq(kp_scenario_run(&s, POOL NODE("a", "2026-11-20T08:00:00Z") NODE("b", "2026-11-20T08:00:00Z")
-                                          BOUND("p", "a", "karpenter.sh/do-not-disrupt: 'true'")
-                                              BOUND("q", "b", ""),
-                                 "builtin", NULL),
-                 0, "%s", kp_error_last());
-    cr_assert_eq(kp_scenario_disrupt(&s, NOW, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, POOL NODE("a", "2026-11-20T08:00:00Z") NODE("b", "2026-11-20T08:00:00Z") BOUND("p", "a", "karpenter.sh/do-not-disrupt: 'true'") BOUND("q", "b", ""), "builtin", NULL));
+    KP_ASSERT_OK(kp_scenario_disrupt(&s, NOW, NULL));
     cr_expect_eq(kp_scenario_disrupted_by(&s, "a"), -1);
     const char *why = kp_scenario_blocked_reason(&s, "a");
     cr_assert_not_null(why);

@@ -14,14 +14,14 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 #include "disruption_scenarios.h"
+#include "helpers/assert.h"
 
 /* Plan with the provider's answer: `drift` names node=reason pairs. */
 static kp_scenario *plan_cloud(sc *c, const char *const *nodes, const char *const *reasons, uint32_t n)
 {
-    kp_buf_puts(&c->catalog, "]");
+    KP_ASSERT_OK(kp_buf_puts(&c->catalog, "]"));
     c->ran = true;
-    cr_assert_eq(kp_scenario_run(&c->s, kp_buf_cstr(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), NULL));
     static const char *answer[64];
     memset(answer, 0, sizeof(answer));
     cr_assert_leq(c->s.snap->n_nodes, 64);
@@ -32,7 +32,7 @@ static kp_scenario *plan_cloud(sc *c, const char *const *nodes, const char *cons
     kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
     o.max_loops = 1;
     o.cloud_drift = answer;
-    cr_assert_eq(kp_scenario_disrupt(&c->s, NOW, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_disrupt(&c->s, NOW, &o));
     return &c->s;
 }
 

@@ -9,6 +9,7 @@
 
 #include "api/duration.h"
 #include "base/error.h"
+#include "helpers/assert.h"
 
 #define NS   INT64_C(1)
 #define US   (1000 * NS)
@@ -203,10 +204,10 @@ Test(duration_parse, never)
     kp_duration d = {.ns = 42, .never = false};
     char buf[KP_DURATION_STRLEN];
 
-    cr_assert_eq(kp_duration_parse_nillable("Never", &d), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_duration_parse_nillable("Never", &d));
     cr_expect(d.never);
     cr_expect_str_eq(kp_duration_format(d, buf, sizeof(buf)), "Never");
-    cr_assert_eq(kp_duration_parse_nillable("720h", &d), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_duration_parse_nillable("720h", &d));
     cr_expect_not(d.never);
     cr_expect_eq(d.ns, 720 * HOUR);
     /* Exact case only, as Karpenter compares the string. */

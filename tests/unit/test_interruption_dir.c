@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "cloud/aws/interruption.h"
 #include "cloud/interruption_dir.h"
+#include "helpers/assert.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -42,7 +43,7 @@ static void setup(void)
 {
     memcpy(dir, "/tmp/kp-interruption-XXXXXX", sizeof(dir));
     cr_assert_not_null(mkdtemp(dir));
-    cr_assert_eq(kp_interruption_dir_new(dir, kp_aws_interruption_parse, &src), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_interruption_dir_new(dir, kp_aws_interruption_parse, &src));
     arena = kp_arena_new();
 }
 

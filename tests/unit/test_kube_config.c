@@ -9,6 +9,7 @@
 #include "base/base64.h"
 #include "base/error.h"
 #include "kube/config.h"
+#include "helpers/assert.h"
 
 #define CA_PEM "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 /* base64 of CA_PEM */
@@ -74,7 +75,7 @@ static const char basic[] = "apiVersion: v1\n"
 Test(kubeconfig, current_context_picks_cluster_user_and_namespace)
 {
     kp_kube_config *c = NULL;
-    cr_assert_eq(parse(basic, NULL, &c), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse(basic, NULL, &c));
     cr_assert_str_eq(c->server, "https://127.0.0.1:6443");
     cr_assert_eq(c->ca_len, strlen(CA_PEM));
     cr_assert_str_eq(c->ca_data, CA_PEM);
@@ -88,7 +89,7 @@ Test(kubeconfig, current_context_picks_cluster_user_and_namespace)
 Test(kubeconfig, explicit_context_overrides_current)
 {
     kp_kube_config *c = NULL;
-    cr_assert_eq(parse(basic, "prod", &c), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse(basic, "prod", &c));
     cr_assert_str_eq(c->server, "https://big.example:6443", "trailing slash dropped");
     cr_assert(c->insecure);
     cr_assert_str_eq(c->token, "s3cret");
@@ -111,7 +112,7 @@ Test(kubeconfig, files_are_relative_to_the_kubeconfig)
                                       "users: [{name: u, user: {client-certificate: client.crt, "
                                       "client-key: client.key, tokenFile: token}}]\n");
     kp_kube_config *c = NULL;
-    cr_assert_eq(kp_kube_config_load(&c, path, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_config_load(&c, path, NULL));
     char want[300];
     snprintf(want, sizeof(want), "%s/ca.crt", tmpdir);
     cr_assert_str_eq(c->ca_file, want);
@@ -131,7 +132,7 @@ Test(kubeconfig, inline_client_certificate_and_key)
         "clusters: [{name: c, cluster: {server: 'https://h:1'}}]\n"
         "users: [{name: u, user: {client-certificate-data: Y2VydA==, client-key-data: a2V5}}]\n";
     kp_kube_config *c = NULL;
-    cr_assert_eq(parse(text, NULL, &c), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse(text, NULL, &c));
     cr_assert_str_eq(c->cert_data, "cert");
     cr_assert_eq(c->cert_len, 4);
     cr_assert_str_eq(c->key_data, "key");
@@ -153,7 +154,7 @@ Test(kubeconfig, several_files_first_one_wins)
     char list[600];
     snprintf(list, sizeof(list), "%s:%s/missing:%s", first, tmpdir, second);
     kp_kube_config *c = NULL;
-    cr_assert_eq(kp_kube_config_load(&c, list, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_config_load(&c, list, NULL));
     cr_assert_str_eq(c->token, "A");
     cr_assert_str_eq(c->server, "http://h:2");
     kp_kube_config_free(c);
@@ -279,7 +280,7 @@ Test(in_cluster, reads_the_service_account)
     write_file("namespace", "karpenter\n");
     kp_kube_incluster_opts o = {tmpdir, "10.96.0.1", "443"};
     kp_kube_config *c = NULL;
-    cr_assert_eq(kp_kube_config_in_cluster(&c, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_config_in_cluster(&c, &o));
     cr_assert_str_eq(c->server, "https://10.96.0.1:443");
     char want[200];
     snprintf(want, sizeof(want), "%s/token", tmpdir);
@@ -298,7 +299,7 @@ Test(in_cluster, ipv6_host_is_bracketed_and_namespace_defaults)
     write_file("ca.crt", CA_PEM);
     kp_kube_incluster_opts o = {tmpdir, "fd00::1", "6443"};
     kp_kube_config *c = NULL;
-    cr_assert_eq(kp_kube_config_in_cluster(&c, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_config_in_cluster(&c, &o));
     cr_assert_str_eq(c->server, "https://[fd00::1]:6443");
     cr_assert_str_eq(c->namespace, "default");
     kp_kube_config_free(c);
@@ -333,13 +334,13 @@ Test(in_cluster, auto_prefers_explicit_then_env_then_in_cluster)
     snprintf(explicit_path, sizeof(explicit_path), "%s", path);
     kp_kube_config *c = NULL;
     setenv("KUBECONFIG", "/nonexistent/kubeconfig", 1);
-    cr_assert_eq(kp_kube_config_auto(&c, explicit_path, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_config_auto(&c, explicit_path, NULL));
     cr_assert_str_eq(c->token, "t");
     kp_kube_config_free(c);
     c = NULL;
     cr_assert_eq(kp_kube_config_auto(&c, NULL, NULL), KP_ENOTFOUND, "KUBECONFIG points nowhere");
     setenv("KUBECONFIG", explicit_path, 1);
-    cr_assert_eq(kp_kube_config_auto(&c, NULL, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_config_auto(&c, NULL, NULL));
     kp_kube_config_free(c);
     unsetenv("KUBECONFIG");
 }

@@ -12,6 +12,7 @@
 #include "helpers/fake_apiserver.h"
 #include "kube/informer.h"
 #include "kube/ops.h"
+#include "helpers/assert.h"
 
 static fake_api *fa;
 static kp_kube_client *client;
@@ -159,7 +160,7 @@ Test(informer, initial_list_fills_the_cache_and_notifies)
     kp_informer_opts o = quick();
     fixture f;
     start(&f, KP_RES_POD, &o);
-    cr_assert_eq(kp_informer_wait_synced(f.inf, 10000), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_informer_wait_synced(f.inf, 10000));
     cr_assert(kp_informer_synced(f.inf));
     cr_assert_eq(kp_informer_len(f.inf), 3);
     cr_assert_eq(fake_api_count(fa, "GET", "/api/v1/pods?limit=2"), 2, "paginated list");
@@ -340,7 +341,7 @@ Test(informer, failed_lists_are_retried)
     kp_informer_opts o = quick();
     fixture f;
     start(&f, KP_RES_POD, &o);
-    cr_assert_eq(kp_informer_wait_synced(f.inf, 10000), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_informer_wait_synced(f.inf, 10000));
     cr_assert_eq(kp_informer_len(f.inf), 1);
     kp_informer_stats st;
     kp_informer_get_stats(f.inf, &st);
@@ -383,7 +384,7 @@ Test(informer, relists_after_gone_are_backed_off)
     kp_informer_opts o = quick(); /* 20 ms doubling to 100 ms */
     fixture f;
     start(&f, KP_RES_POD, &o);
-    cr_assert_eq(kp_informer_wait_synced(f.inf, 10000), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_informer_wait_synced(f.inf, 10000));
     usleep(1500 * 1000);
     kp_informer_stats st;
     kp_informer_get_stats(f.inf, &st);
@@ -408,7 +409,7 @@ Test(informer, repeated_failures_are_logged_at_warn)
     kp_informer_opts o = quick();
     fixture f;
     start(&f, KP_RES_POD, &o);
-    cr_assert_eq(kp_informer_wait_synced(f.inf, 10000), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_informer_wait_synced(f.inf, 10000));
     finish(&f);
     kp_log_set_output(stderr);
     fclose(out);

@@ -12,6 +12,7 @@
 #include "format/yaml.h"
 #include "helpers/scenario.h"
 #include "kube/informer_transform.h"
+#include "helpers/assert.h"
 
 #define MANAGED "managedFields: [{manager: kubectl, operation: Apply, fieldsType: FieldsV1, fieldsV1: {f:spec: {}}}]"
 #define BUSY_CONTAINER                                                                                             \
@@ -41,7 +42,8 @@ static const char *const cluster_docs[] = {
     "{claimName: data}}, {name: token, projected: {sources: [{serviceAccountToken: {path: token}}]}}]}\n"
     "status: {phase: Running, podIP: 10.1.0.1, podIPs: [{ip: 10.1.0.1}], hostIP: 10.0.0.1, qosClass: Burstable,"
     " containerStatuses: [{name: app, ready: true, restartCount: 0, image: app:1, imageID: x, state: {running: "
-    "{startedAt: '2024-01-01T00:00:00Z'}}}], conditions: [{type: Ready, status: 'True'}]}\n",
+    "{startedAt: '2024-01-01T00:00:00Z'}}, resources: {requests: {cpu: 250m}}, allocatedResources: {cpu: 250m}}],"
+    " conditions: [{type: Ready, status: 'True'}]}\n",
     "apiVersion: v1\nkind: Pod\nmetadata: {name: pending, namespace: default, " MANAGED "}\n"
     "spec: {initContainers: [{name: side, image: s:1, restartPolicy: Always, env: [{name: Q, value: r}],"
     " resources: {requests: {cpu: 300m}}}], containers: [" BUSY_CONTAINER "],"
@@ -71,7 +73,7 @@ static enum kp_kube_res res_of(const cJSON *doc)
 static cJSON *parse(const char *yaml)
 {
     cJSON *doc = NULL;
-    cr_assert_eq(kp_yaml_parse_one(&doc, yaml, strlen(yaml), "doc", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_yaml_parse_one(&doc, yaml, strlen(yaml), "doc", NULL));
     return doc;
 }
 
@@ -98,7 +100,7 @@ static char *plan_of(bool trimmed)
 {
     kp_scenario s;
     char *yaml = cluster(trimmed);
-    cr_assert_eq(kp_scenario_run(&s, yaml, "builtin", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, yaml, "builtin", NULL));
     cr_assert_eq(s.plan->n_claims, 1, "the pending pod needs a node");
     cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(s.json, "summary"), "solveMillis");
     char *text = cJSON_PrintUnformatted(s.json);
@@ -139,7 +141,10 @@ Test(informer_transform, pods_lose_what_nothing_reads)
     cr_expect_str_eq(at(pod, "spec.volumes.0.persistentVolumeClaim.claimName")->valuestring, "data");
     cr_expect(cJSON_IsObject(at(pod, "spec.volumes.1.projected")), "the source's kind stays");
     cr_expect_null(at(pod, "spec.volumes.1.projected.sources"));
-    cr_expect_null(at(pod, "status.containerStatuses"));
+    const cJSON *cs = at(pod, "status.containerStatuses.0");
+    cr_expect_eq(cJSON_GetArraySize(cs), 3, "name, resources, allocatedResources (in-place resize)");
+    cr_expect_not_null(at(cs, "allocatedResources.cpu"));
+    cr_expect_null(at(cs, "state"));
     cr_expect_null(at(pod, "status.podIPs"));
     cr_expect_str_eq(at(pod, "status.phase")->valuestring, "Running");
     cr_expect_not_null(at(pod, "status.conditions.0"));

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "helpers/fake_apiserver.h"
 #include "kube/leader.h"
+#include "helpers/assert.h"
 
 static fake_api *fa;
 static kp_kube_client *client;
@@ -74,7 +75,7 @@ static void make(replica *r, const char *id, int64_t lease_ms, bool release)
     o.retry_period_ms = 150;
     o.release_on_stop = release;
     o.callbacks = (kp_leader_callbacks){on_started, on_stopped, on_new_leader, r};
-    cr_assert_eq(kp_leader_elector_new(&r->le, client, &o), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_leader_elector_new(&r->le, client, &o));
 }
 
 static void destroy(replica *r)

@@ -9,6 +9,7 @@
 #include "helpers/fake_apiserver.h"
 #include "kube/events.h"
 #include "kube/ops.h"
+#include "helpers/assert.h"
 
 static fake_api *fa;
 static kp_kube_client *client;
@@ -52,7 +53,7 @@ Test(kube_ops, get_returns_the_object)
 {
     add_pod("a", "web");
     cJSON *pod = NULL;
-    cr_assert_eq(kp_kube_get(client, KP_RES_POD, "a", "web", &pod), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_get(client, KP_RES_POD, "a", "web", &pod));
     cr_assert_str_eq(str(pod, "metadata", "name"), "web");
     cr_assert_str_eq(str(pod, "metadata", "namespace"), "a");
     cJSON_Delete(pod);
@@ -71,7 +72,7 @@ Test(kube_ops, list_follows_continue_tokens)
     kp_kube_list_opts lo = KP_KUBE_LIST_OPTS_INIT;
     lo.limit = 3;
     cJSON *list = NULL;
-    cr_assert_eq(kp_kube_list(client, KP_RES_POD, &lo, &list), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_list(client, KP_RES_POD, &lo, &list));
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(list, "items")), 8);
     cr_assert_str_eq(str(list, "kind", NULL), "PodList");
     cr_assert_str_eq(str(list, "apiVersion", NULL), "v1");
@@ -86,7 +87,7 @@ Test(kube_ops, list_follows_continue_tokens)
 
     lo.namespace = "a";
     lo.label_selector = "app in (web,db),tier!=x";
-    cr_assert_eq(kp_kube_list(client, KP_RES_POD, &lo, &list), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_list(client, KP_RES_POD, &lo, &list));
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(list, "items")), 3);
     cr_assert(fake_api_find(fa, "GET", "/api/v1/namespaces/a/pods", 0, &l));
     cr_assert_str_eq(l.target, "/api/v1/namespaces/a/pods?labelSelector=app%20in%20%28web%2Cdb%29"
@@ -117,7 +118,7 @@ Test(kube_ops, expired_continue_token_restarts_with_a_full_list)
     kp_kube_list_opts lo = KP_KUBE_LIST_OPTS_INIT;
     lo.limit = 2;
     cJSON *list = NULL;
-    cr_assert_eq(kp_kube_list(client, KP_RES_POD, &lo, &list), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_list(client, KP_RES_POD, &lo, &list));
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(list, "items")), 5, "no duplicates");
     fake_logged l;
     cr_assert(fake_api_find(fa, "GET", "/api/v1/pods", -1, &l));
@@ -189,8 +190,7 @@ Test(kube_ops, create_with_generate_name)
     cJSON *claim = cJSON_Parse("{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\","
                                "\"metadata\":{\"generateName\":\"default-\"},\"spec\":{}}");
     cJSON *out = NULL;
-    cr_assert_eq(kp_kube_create(client, KP_RES_NODECLAIM, NULL, claim, &out), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_kube_create(client, KP_RES_NODECLAIM, NULL, claim, &out));
     const char *name = str(out, "metadata", "name");
     cr_assert_eq(strlen(name), strlen("default-") + 5, "%s", name);
     cr_assert_eq(strncmp(name, "default-", 8), 0);
@@ -205,8 +205,7 @@ Test(kube_ops, create_with_generate_name)
 Test(kube_ops, create_twice_is_conflict_and_namespace_comes_from_the_object)
 {
     cJSON *cm = cJSON_Parse("{\"metadata\":{\"name\":\"c\",\"namespace\":\"x\"}}");
-    cr_assert_eq(kp_kube_create(client, KP_RES_CONFIGMAP, NULL, cm, NULL), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_kube_create(client, KP_RES_CONFIGMAP, NULL, cm, NULL));
     cr_assert_eq(kp_kube_create(client, KP_RES_CONFIGMAP, NULL, cm, NULL), KP_ECONFLICT);
     cr_assert(strstr(kp_error_last(), "configmaps \"c\" already exists"), "%s", kp_error_last());
     cJSON *orphan = cJSON_Parse("{\"metadata\":{\"name\":\"c\"}}");
@@ -247,8 +246,7 @@ Test(kube_ops, modify_retries_conflicts_on_a_fresh_object)
     add_pod("a", "p");
     mutation m = {0, 2};
     cJSON *out = NULL;
-    cr_assert_eq(kp_kube_modify(client, KP_RES_POD, "a", "p", 0, 0, add_label, &m, &out), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_kube_modify(client, KP_RES_POD, "a", "p", 0, 0, add_label, &m, &out));
     cr_assert_eq(m.calls, 3, "two conflicts, then success");
     cr_assert_eq(fake_api_count(fa, "PUT", "/api/v1/namespaces/a/pods/p"), 3);
     cr_assert_eq(fake_api_count(fa, "GET", "/api/v1/namespaces/a/pods/p"), 3);
@@ -295,8 +293,7 @@ Test(kube_ops, status_subresource)
     cr_assert_eq(kp_kube_get(client, KP_RES_NODECLAIM, NULL, "c", &claim), 0);
     cJSON_AddItemToObject(claim, "status", cJSON_Parse("{\"providerID\":\"kwok://c\"}"));
     cJSON_ReplaceItemInObject(claim, "spec", cJSON_Parse("{\"a\":2}"));
-    cr_assert_eq(kp_kube_update(client, KP_RES_NODECLAIM, claim, KP_KUBE_STATUS, NULL), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_kube_update(client, KP_RES_NODECLAIM, claim, KP_KUBE_STATUS, NULL));
     cr_assert_eq(fake_api_count(fa, "PUT", "/apis/karpenter.sh/v1/nodeclaims/c/status"), 1);
     cJSON *stored = fake_api_get(fa, "/apis/karpenter.sh/v1/nodeclaims/c");
     cr_assert_str_eq(str(stored, "status", "providerID"), "kwok://c");
@@ -316,9 +313,7 @@ Test(kube_ops, merge_json_and_strategic_patches)
                  "{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"1\",\"b\":\"2\"}},"
                  "\"spec\":{\"taints\":[{\"key\":\"x\",\"effect\":\"NoSchedule\"}]}}");
     cJSON *out = NULL;
-    cr_assert_eq(kp_kube_patch(client, KP_RES_NODE, NULL, "n", KP_PATCH_MERGE,
-                               "{\"metadata\":{\"labels\":{\"a\":null,\"c\":\"3\"}}}", 0, &out),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_patch(client, KP_RES_NODE, NULL, "n", KP_PATCH_MERGE, "{\"metadata\":{\"labels\":{\"a\":null,\"c\":\"3\"}}}", 0, &out));
     cJSON *labels = cJSON_GetObjectItem(cJSON_GetObjectItem(out, "metadata"), "labels");
     cr_assert_null(cJSON_GetObjectItem(labels, "a"));
     cr_assert_str_eq(cJSON_GetObjectItem(labels, "c")->valuestring, "3");
@@ -327,11 +322,7 @@ Test(kube_ops, merge_json_and_strategic_patches)
     cr_assert(fake_api_find(fa, "PATCH", "/api/v1/nodes/n", -1, &l));
     cr_assert_str_eq(l.content_type, "application/merge-patch+json");
 
-    cr_assert_eq(kp_kube_patch(client, KP_RES_NODE, NULL, "n", KP_PATCH_JSON,
-                               "[{\"op\":\"test\",\"path\":\"/spec/taints/0/key\",\"value\":\"x\"},"
-                               "{\"op\":\"remove\",\"path\":\"/spec/taints/0\"}]",
-                               0, &out),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_patch(client, KP_RES_NODE, NULL, "n", KP_PATCH_JSON, "[{\"op\":\"test\",\"path\":\"/spec/taints/0/key\",\"value\":\"x\"}," "{\"op\":\"remove\",\"path\":\"/spec/taints/0\"}]", 0, &out));
     cr_assert_eq(
         cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "spec"), "taints")), 0);
     cJSON_Delete(out);
@@ -361,7 +352,7 @@ Test(kube_ops, delete_with_preconditions_and_propagation)
     d.uid = "u-p";
     d.propagation = "Foreground";
     d.grace_period_seconds = 0;
-    cr_assert_eq(kp_kube_delete(client, KP_RES_POD, "a", "p", &d), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_delete(client, KP_RES_POD, "a", "p", &d));
     fake_logged l;
     cr_assert(fake_api_find(fa, "DELETE", "/api/v1/namespaces/a/pods/p", -1, &l));
     cJSON *body = cJSON_Parse(l.body);
@@ -378,7 +369,7 @@ Test(kube_ops, delete_with_preconditions_and_propagation)
 Test(kube_ops, eviction_uses_policy_v1_when_served)
 {
     add_pod("a", "p");
-    cr_assert_eq(kp_kube_evict(client, "a", "p", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_evict(client, "a", "p", NULL));
     fake_logged l;
     cr_assert(fake_api_find(fa, "POST", "/api/v1/namespaces/a/pods/p/eviction", 0, &l));
     cJSON *body = cJSON_Parse(l.body);
@@ -397,7 +388,7 @@ Test(kube_ops, eviction_falls_back_to_v1beta1)
     add_pod("a", "p");
     kp_kube_delete_opts d = KP_KUBE_DELETE_OPTS_INIT;
     d.grace_period_seconds = 30;
-    cr_assert_eq(kp_kube_evict(client, "a", "p", &d), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_evict(client, "a", "p", &d));
     fake_logged l;
     cr_assert(fake_api_find(fa, "POST", "/api/v1/namespaces/a/pods/p/eviction", 0, &l));
     cJSON *body = cJSON_Parse(l.body);
@@ -455,9 +446,7 @@ Test(kube_ops, events_are_recorded_and_deduplicated)
     kp_fake_clock_init(&clock, (int64_t)1767225600 * KP_NS_PER_SEC);
     kp_kube_recorder *r = kp_kube_recorder_new(client, "karpenter", &clock.base);
     cJSON *node = cJSON_Parse("{\"metadata\":{\"name\":\"n1\",\"uid\":\"u1\"}}");
-    cr_assert_eq(kp_kube_record(r, KP_RES_NODE, node, KP_EVENT_NORMAL, "DisruptionBlocked",
-                                "pdb prevents it"),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_record(r, KP_RES_NODE, node, KP_EVENT_NORMAL, "DisruptionBlocked", "pdb prevents it"));
     fake_logged l;
     cr_assert(fake_api_find(fa, "POST", "/api/v1/namespaces/default/events", 0, &l));
     cJSON *ev = cJSON_Parse(l.body);
@@ -475,9 +464,7 @@ Test(kube_ops, events_are_recorded_and_deduplicated)
     cJSON_Delete(ev);
 
     clock.ns += 5 * KP_NS_PER_SEC;
-    cr_assert_eq(kp_kube_record(r, KP_RES_NODE, node, KP_EVENT_NORMAL, "DisruptionBlocked",
-                                "pdb prevents it"),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_record(r, KP_RES_NODE, node, KP_EVENT_NORMAL, "DisruptionBlocked", "pdb prevents it"));
     cr_assert_eq(fake_api_count(fa, "POST", "/api/v1/namespaces/default/events"), 1);
     cJSON *stored = fake_api_get(fa, path);
     cr_assert_eq(cJSON_GetObjectItem(stored, "count")->valueint, 2);
@@ -486,9 +473,7 @@ Test(kube_ops, events_are_recorded_and_deduplicated)
 
     /* The API server dropped it (events expire): a new one is written. */
     cr_assert(fake_api_remove(fa, path));
-    cr_assert_eq(kp_kube_record(r, KP_RES_NODE, node, KP_EVENT_NORMAL, "DisruptionBlocked",
-                                "pdb prevents it"),
-                 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_record(r, KP_RES_NODE, node, KP_EVENT_NORMAL, "DisruptionBlocked", "pdb prevents it"));
     cr_assert_eq(fake_api_count(fa, "POST", "/api/v1/namespaces/default/events"), 2);
 
     /* Different message: a different event. */

@@ -12,6 +12,7 @@
 #include "kube/ops.h"
 #include "kube/ratelimit.h"
 #include "kube/rest.h"
+#include "helpers/assert.h"
 
 static fake_api *fa;
 
@@ -34,7 +35,7 @@ static kp_kube_client *client_with(const char *token, const char *token_file,
     cfg.token = (char *)token;
     cfg.token_file = (char *)token_file;
     kp_kube_client *c = NULL;
-    cr_assert_eq(kp_kube_client_new(&c, &cfg, opts), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_client_new(&c, &cfg, opts));
     return c;
 }
 
@@ -189,7 +190,7 @@ Test(kube_rest, bearer_token_is_sent_and_never_in_messages)
     kp_kube_client *good = client_with("sekrit-token", NULL, NULL);
     kp_kube_client *bad = client_with("wrong-token", NULL, NULL);
     kp_kube_request req = {"GET", "/api/v1/namespaces", NULL, NULL, NULL};
-    cr_assert_eq(kp_kube_do(good, &req, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_do(good, &req, NULL));
     fake_logged l;
     cr_assert(fake_api_find(fa, "GET", "/api/v1/namespaces", 0, &l));
     cr_assert_str_eq(l.authorization, "Bearer sekrit-token");
@@ -226,7 +227,7 @@ Test(kube_rest, rotated_token_file_is_re_read)
     kp_kube_client *c = client_with(NULL, path, &o);
     kp_kube_request req = {"GET", "/api/v1/nodes", NULL, NULL, NULL};
     fake_api_require_token(fa, "first");
-    cr_assert_eq(kp_kube_do(c, &req, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_do(c, &req, NULL));
     write_token(path, "second-token");
     fake_api_require_token(fa, "second-token");
     cr_assert_eq(kp_kube_do(c, &req, NULL), 0, "a changed file is re-read: %s", kp_error_last());

@@ -12,6 +12,7 @@
 #include "helpers/fake_apiserver.h"
 #include "kube/ops.h"
 #include "kube/watch.h"
+#include "helpers/assert.h"
 
 typedef struct seen {
     int n;
@@ -62,7 +63,7 @@ Test(watch_stream, events_split_anywhere_are_joined)
         kp_watch_stream_init(&ws, 4096, record, &s);
         for (size_t off = 0; off < len; off += step) {
             size_t n = len - off < step ? len - off : step;
-            cr_assert_eq(kp_watch_stream_feed(&ws, three + off, n), 0, "%s", kp_error_last());
+            KP_ASSERT_OK(kp_watch_stream_feed(&ws, three + off, n));
         }
         check_three(&s);
         cr_assert_eq(ws.events, 3);
@@ -353,7 +354,7 @@ Test(kube_watch, server_closing_the_stream_ends_the_watch)
     fake_api_put(fa, "/api/v1/nodes", POD("n1"));
     fake_api_close_watches(fa); /* what was stored before still goes out */
     pthread_join(w.thread, NULL);
-    cr_assert_eq(w.err, 0, "%s", kp_error_last());
+    KP_ASSERT_OK(w.err);
     cr_assert_eq(w.s.n, 1);
 }
 

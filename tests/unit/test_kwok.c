@@ -8,6 +8,7 @@
 #include "cloud/kwok/kwok.h"
 #include "helpers/fake_apiserver.h"
 #include "kube/ops.h"
+#include "helpers/assert.h"
 
 #define NOW_NS (INT64_C(1767225600) * KP_NS_PER_SEC) /* 2026-01-01T00:00:00Z */
 #define GI     (INT64_C(1) << 30)
@@ -98,7 +99,7 @@ static void setup(void)
     kp_kwok_opts ko = KP_KWOK_OPTS_INIT;
     ko.catalog = catalog;
     ko.clock = &clk.base;
-    cr_assert_eq(kp_kwok_provider_new(client, &ko, &cp), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kwok_provider_new(client, &ko, &cp));
     arena = kp_arena_new();
     put_class("default", NULL);
 }
@@ -128,7 +129,7 @@ static kp_nodeclaim claim_with(const char *name, const char *reqs)
     cJSON *obj = cJSON_Parse(json);
     cr_assert_not_null(obj, "bad test JSON: %s", json);
     kp_nodeclaim claim;
-    cr_assert_eq(kp_decode_nodeclaim(arena, obj, &claim), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_decode_nodeclaim(arena, obj, &claim));
     cJSON_Delete(obj);
     return claim;
 }
@@ -517,7 +518,7 @@ Test(kwok, catalog_name_and_drift)
 Test(kwok, default_catalog_is_the_builtin_one)
 {
     kp_cloud_provider *p = NULL;
-    cr_assert_eq(kp_kwok_provider_new(client, NULL, &p), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kwok_provider_new(client, NULL, &p));
     const kp_catalog *c = NULL;
     cr_assert_eq(p->ops->instance_types(p, NULL, &c), 0);
     cr_expect_gt(c->count, 100);

@@ -15,6 +15,7 @@
 #include "cloud/kwok/kwok_kubelet.h"
 #include "helpers/fake_apiserver.h"
 #include "kube/informer.h"
+#include "helpers/assert.h"
 
 #define NOW_NS (INT64_C(1767225600) * KP_NS_PER_SEC) /* 2026-01-01T00:00:00Z */
 #define NODES  "/api/v1/nodes"
@@ -58,7 +59,7 @@ TestSuite(kwok_kubelet, .init = setup, .fini = teardown);
 static void start_with(kp_kwok_kubelet_opts o)
 {
     o.clock = &clk.base;
-    cr_assert_eq(kp_kwok_kubelet_new(client, nodes, pods, &o, &kubelet), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kwok_kubelet_new(client, nodes, pods, &o, &kubelet));
     cr_assert_eq(kp_kwok_kubelet_start(kubelet), 0);
     cr_assert_eq(kp_informer_start(nodes), 0);
     cr_assert_eq(kp_informer_start(pods), 0);

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "format/json_out.h"
 #include "format/load.h"
+#include "helpers/assert.h"
 
 #define DATA KP_SOURCE_DIR "/tests/unit/data/yaml"
 
@@ -32,7 +33,7 @@ static const char *kind_of(const kp_doc *d)
 Test(load, directory_in_sorted_order_with_origins)
 {
     kp_doc_list *list = kp_doc_list_new();
-    cr_assert_eq(kp_load_path(list, DATA "/tree", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_load_path(list, DATA "/tree", NULL));
     static const struct {
         const char *file, *name;
         size_t doc, line;
@@ -62,7 +63,7 @@ Test(load, non_recursive_directory_stays_at_the_top)
     kp_load_opts opts = KP_LOAD_OPTS_INIT;
     opts.recursive = 0;
     kp_doc_list *list = kp_doc_list_new();
-    cr_assert_eq(kp_load_path(list, DATA "/tree/", &opts), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_load_path(list, DATA "/tree/", &opts));
     cr_expect_eq(kp_doc_list_count(list), 6);
     /* a trailing slash does not double up */
     cr_expect_str_eq(kp_doc_list_at(list, 0)->file, DATA "/tree/a.yaml");
@@ -72,7 +73,7 @@ Test(load, non_recursive_directory_stays_at_the_top)
 Test(load, explicit_file_is_read_whatever_its_extension)
 {
     kp_doc_list *list = kp_doc_list_new();
-    cr_assert_eq(kp_load_path(list, DATA "/manifest.txt", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_load_path(list, DATA "/manifest.txt", NULL));
     cr_assert_eq(kp_doc_list_count(list), 1);
     cr_expect_str_eq(kind_of(kp_doc_list_at(list, 0)), "ExplicitPathAnyExtension");
     kp_doc_list_free(list);
@@ -145,8 +146,7 @@ Test(load, lists_unpack_into_their_items)
                        "---\nkind: WatchList\nitems: not-a-list\n"
                        "---\nkind: List\nitems: [{kind: List, items: [{kind: Inner}]}]\n";
     kp_doc_list *list = kp_doc_list_new();
-    cr_assert_eq(kp_load_buffer(list, text, strlen(text), "lists", KP_LOAD_AUTO, NULL), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_load_buffer(list, text, strlen(text), "lists", KP_LOAD_AUTO, NULL));
     cr_assert_eq(kp_doc_list_count(list), 5);
     cr_expect_str_eq(kind_of(kp_doc_list_at(list, 0)), "A");
     cr_expect_str_eq(kind_of(kp_doc_list_at(list, 1)), "B");
@@ -184,7 +184,7 @@ Test(load, list_items_must_be_objects)
 Test(load, json_numbers_stay_exact)
 {
     kp_doc_list *list = kp_doc_list_new();
-    cr_assert_eq(kp_load_path(list, DATA "/tree/c.json", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_load_path(list, DATA "/tree/c.json", NULL));
     const cJSON *spec = cJSON_GetObjectItem(kp_doc_list_at(list, 1)->obj, "spec");
     int64_t v = 0;
     cr_assert_eq(kp_json_int64(&v, cJSON_GetObjectItem(spec, "resourceVersion")), 0);
@@ -199,8 +199,7 @@ Test(load, json_stream_duplicates_nulls_and_sniffing)
     const char *text = "\xEF\xBB\xBF {\"kind\": \"A\", \"n\": [1.5, -9007199254740993, 3e2],"
                        " \"kind\": \"B\"}\n null \n{\"kind\": \"C\"}";
     kp_doc_list *list = kp_doc_list_new();
-    cr_assert_eq(kp_load_buffer(list, text, strlen(text), "-", KP_LOAD_AUTO, NULL), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_load_buffer(list, text, strlen(text), "-", KP_LOAD_AUTO, NULL));
     cr_assert_eq(kp_doc_list_count(list), 2);
     const kp_doc *d = kp_doc_list_at(list, 0);
     cr_expect_str_eq(kind_of(d), "B");
@@ -270,7 +269,7 @@ Test(load, stream_reads_to_the_end)
     fputs("kind: A\n---\nkind: B\n", f);
     rewind(f);
     kp_doc_list *list = kp_doc_list_new();
-    cr_assert_eq(kp_load_stream(list, f, "-", KP_LOAD_AUTO, NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_load_stream(list, f, "-", KP_LOAD_AUTO, NULL));
     cr_expect_eq(kp_doc_list_count(list), 2);
     cr_expect_str_eq(kp_doc_list_at(list, 1)->file, "-");
     kp_doc_list_free(list);
@@ -352,6 +351,6 @@ Test(load, symlinks_to_files_only)
         unlink(target);
     }
     rmdir(dir);
-    cr_assert_eq(err, 0, "%s", kp_error_last());
+    KP_ASSERT_OK(err);
     cr_expect_eq(count, 2);
 }

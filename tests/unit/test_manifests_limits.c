@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "format/load.h"
 #include "scheduling/manifests.h"
+#include "helpers/assert.h"
 
 /* Load `yaml` as the file "w.yaml" and add it; the result of adding. */
 static int add(kp_manifests *m, const char *yaml)
@@ -60,7 +61,7 @@ Test(manifests_limits, replicas_past_the_cap_are_refused_naming_file_document_an
 Test(manifests_limits, the_cap_counts_every_workload)
 {
     kp_manifests *m = kp_manifests_new();
-    cr_assert_eq(add_deployment(m, "60000", "100m"), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(add_deployment(m, "60000", "100m"));
     cr_assert_eq(add_deployment(m, "60000", "100m"), KP_ETOOLARGE);
     cr_expect(strstr(kp_error_last(), "60000 so far") != NULL, "%s", kp_error_last());
     kp_manifests_free(m);
@@ -129,9 +130,9 @@ Test(manifests_limits, skipped_files_in_a_directory_are_named_in_notes)
     write_file(dir, ".hidden.yaml", "not: read\n");
     kp_doc_list *docs = kp_doc_list_new();
     kp_load_opts opts = KP_LOAD_OPTS_INIT;
-    cr_assert_eq(kp_load_path(docs, dir, &opts), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_load_path(docs, dir, &opts));
     kp_manifests *m = kp_manifests_new();
-    cr_assert_eq(kp_manifests_add_docs(m, docs), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_manifests_add_docs(m, docs));
     cr_assert_eq(kp_manifests_note_count(m), 1);
     char want[600];
     snprintf(want, sizeof(want), "skipped %s/README.md (not .yaml, .yml or .json)", dir);

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 #include "provisioning/nodeclaim_object.h"
+#include "helpers/assert.h"
 
 /* The first 8 bytes (big-endian) of SHA-256 over BASE_TEMPLATE's canonical form
  * {"metadata":{"labels":{"a":"1","b":"2"}},"spec":{"expireAfter":"720h","nodeClassRef":
@@ -53,7 +54,7 @@ static const cJSON *requirement(const cJSON *claim, const char *key)
 Test(nodeclaim_object, karpenter_shape)
 {
     kp_scenario s;
-    cr_assert_eq(kp_scenario_run(&s, POOL POD, "builtin", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, POOL POD, "builtin", NULL));
     cr_assert_eq(s.plan->n_claims, 1);
     cJSON *nc = kp_nodeclaim_object(s.plan, s.snap, 0, "42");
     cr_assert_not_null(nc);
@@ -108,7 +109,7 @@ Test(nodeclaim_object, karpenter_shape)
 Test(nodeclaim_object, no_hash_no_annotations)
 {
     kp_scenario s;
-    cr_assert_eq(kp_scenario_run(&s, POOL POD, "builtin", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, POOL POD, "builtin", NULL));
     cJSON *nc = kp_nodeclaim_object(s.plan, s.snap, 0, NULL);
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(nc, "metadata"), "annotations");
     cr_expect_null(cJSON_GetObjectItemCaseSensitive(ann, "karpenter.sh/nodepool-hash"));

@@ -14,6 +14,7 @@
 #include "base/arena.h"
 #include "base/error.h"
 #include "webhook/policy.h"
+#include "helpers/assert.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -204,7 +205,7 @@ Test(policy_parse, load_from_file_and_missing_file)
     fputs(full_policy, f);
     fclose(f);
     kp_policy *p = NULL;
-    cr_assert_eq(kp_policy_load(&p, path, false), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_policy_load(&p, path, false));
     kp_policy_unref(p);
     unlink(path);
     p = NULL;
@@ -259,7 +260,7 @@ Test(policy_load, a_policy_with_any_rule_section_is_not_empty)
     char dir[64];
     const char *path = policy_file(dir, sizeof(dir), "pods: {warnMissingRequests: false}\n");
     kp_policy *p = NULL;
-    cr_assert_eq(kp_policy_load(&p, path, false), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_policy_load(&p, path, false));
     kp_policy_unref(p);
     remove_policy_file(dir, path);
 }

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "helpers/scenario.h"
+#include "helpers/assert.h"
 
 static const char *const nodepool = "apiVersion: karpenter.sh/v1\n"
                                     "kind: NodePool\n"
@@ -29,7 +30,7 @@ Test(solver_basics, deployment_of_ten_half_cores_gets_one_nodeclaim)
                                 "  template:\n    metadata: {labels: {app: web}}\n"
                                 "    spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}\n");
     kp_scenario s;
-    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:20", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, yaml, "synthetic:20", NULL));
     cr_assert_eq(s.plan->n_claims, 1);
     cr_assert_eq(s.plan->n_scheduled, 10);
     cr_assert_eq(kp_scenario_claim_of(&s, "web-0"), 0);
@@ -45,7 +46,7 @@ Test(solver_basics, pod_without_nodepool_reports_why)
     kp_scenario s;
     const char *yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: lonely}\n"
                        "spec: {containers: [{name: c}]}\n";
-    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:4", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, yaml, "synthetic:4", NULL));
     cr_assert_eq(s.plan->n_claims, 0);
     cr_assert_not_null(kp_scenario_error_of(&s, "lonely"));
     cr_assert(strstr(kp_scenario_error_of(&s, "lonely"), "no nodepool"), "%s", kp_scenario_error_of(&s, "lonely"));
@@ -71,7 +72,7 @@ Test(solver_basics, min_values_broken_by_truncation_leaves_pods_pending)
     char yaml[1024];
     kp_scenario s;
     snprintf(yaml, sizeof(yaml), pool, 80);
-    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:400", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, yaml, "synthetic:400", NULL));
     const char *why = kp_scenario_error_of(&s, "p");
     cr_assert_not_null(why, "80 distinct types cannot survive truncation to 60");
     cr_assert(strstr(why, "minValues"), "%s", why);
@@ -79,7 +80,7 @@ Test(solver_basics, min_values_broken_by_truncation_leaves_pods_pending)
     kp_scenario_free(&s);
 
     snprintf(yaml, sizeof(yaml), pool, 50);
-    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:400", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, yaml, "synthetic:400", NULL));
     cr_assert_null(kp_scenario_error_of(&s, "p"));
     cr_assert_eq(s.plan->claims[0].n_its, 60);
     cr_assert_str_eq(kp_scenario_claim_type(&s, 0), "fake-it-0");
@@ -105,7 +106,7 @@ Test(solver_basics, unlaunched_nodeclaim_holds_its_pods)
                       "  template:\n    metadata: {labels: {app: web}}\n"
                       "    spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}\n");
     kp_scenario s;
-    cr_assert_eq(kp_scenario_run(&s, yaml, "synthetic:20", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_scenario_run(&s, yaml, "synthetic:20", NULL));
     cr_expect_eq(s.plan->n_claims, 0, "a second claim was made for pods the first one holds");
     cr_expect_str_eq(kp_scenario_node_of(&s, "web-0"), "default-abcde");
     cr_expect_str_eq(kp_scenario_node_of(&s, "web-9"), "default-abcde");

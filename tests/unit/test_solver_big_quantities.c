@@ -9,6 +9,7 @@
 #include "base/error.h"
 
 #include "solver_scenarios.h"
+#include "helpers/assert.h"
 
 #define BIG_LIMITS "limits: {cpu: \"10000000\", memory: 10000000Gi, ephemeral-storage: 100Pi, nvidia.com/gpu: 8Ei}"
 
@@ -24,8 +25,7 @@ Test(big_quantities, admission_accepts_limits_kubernetes_accepts)
     kp_arena *arena = kp_arena_new();
     kp_admission_result res;
     kp_admission_result_init(&res, arena);
-    cr_assert_eq(kp_admission_validate(KP_ADMIT_NODEPOOL, KP_ADMIT_CREATE, obj, NULL, &res), 0, "%s",
-                 kp_error_last());
+    KP_ASSERT_OK(kp_admission_validate(KP_ADMIT_NODEPOOL, KP_ADMIT_CREATE, obj, NULL, &res));
     for (size_t i = 0; i < res.errors.count; i++)
         cr_log_error("%s: %s", res.errors.items[i].path, res.errors.items[i].detail ? res.errors.items[i].detail : "");
     cr_expect_eq(res.errors.count, 0, "a NodePool the API server accepts is refused");

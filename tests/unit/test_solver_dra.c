@@ -31,7 +31,6 @@ static void expect_dra_refused(const char *spec)
     const char *why = kp_scenario_error_of(&s, "dra");
     cr_expect_str_eq(why ? why : "", KP_POD_DRA_UNSUPPORTED, "%s", spec);
     kp_scenario_free(&s);
-    free(y.s);
 }
 
 Test(dra, a_pod_with_resource_claims_is_not_provisioned_for)
@@ -59,7 +58,6 @@ Test(dra, empty_claim_lists_are_not_dra)
     run(&s, &y, FAKE_CATALOG);
     cr_expect_geq(kp_scenario_claim_of(&s, "p"), 0, "%s", kp_scenario_error_of(&s, "p"));
     kp_scenario_free(&s);
-    free(y.s);
 }
 
 /* A DaemonSet that would need more CPU than any instance type has: counted as
@@ -75,7 +73,6 @@ static int claim_for_pod_beside(const char *ds_spec)
     run(&s, &y, FAKE_CATALOG);
     int c = kp_scenario_claim_of(&s, "p");
     kp_scenario_free(&s);
-    free(y.s);
     return c;
 }
 

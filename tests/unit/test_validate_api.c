@@ -11,6 +11,7 @@
 #include "api/admission.h"
 #include "base/error.h"
 #include "format/load.h"
+#include "helpers/assert.h"
 
 static cJSON *parse(const char *json)
 {
@@ -146,7 +147,7 @@ Test(admission, warnings_name_their_field)
 Test(admission, shipped_examples_are_valid)
 {
     kp_doc_list *list = kp_doc_list_new();
-    cr_assert_eq(kp_load_path(list, KP_SOURCE_DIR "/examples", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_load_path(list, KP_SOURCE_DIR "/examples", NULL));
     kp_arena *arena = kp_arena_new();
     size_t checked = 0;
     for (size_t i = 0; i < kp_doc_list_count(list); i++) {

@@ -12,6 +12,7 @@
 #include "api/admission.h"
 #include "api/jsonpatch.h"
 #include "base/error.h"
+#include "helpers/assert.h"
 
 static const char *const full_nodepool =
     "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\",\"metadata\":{\"name\":\"np\"},"
@@ -79,7 +80,7 @@ static void run_all(enum kp_admission_kind kind, const cJSON *obj, const cJSON *
     cr_assert_eq(err, 0, "%s: %s", before, kp_error_last());
     kp_field_errors_string(arena, &res.errors);
     st->denials += res.errors.count > 0;
-    cr_assert_eq(kp_admission_default(kind, obj, &res), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_admission_default(kind, obj, &res));
     if (res.patch) {
         cJSON *copy = cJSON_Duplicate(obj, 1);
         cr_expect_eq(kp_jsonpatch_apply(copy, res.patch), 0, "%s: %s", before, kp_error_last());

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "format/json_out.h"
 #include "format/yaml.h"
+#include "helpers/assert.h"
 
 /* Criterion runs each case in a fresh process, where pointers into this
  * binary's tables would not hold: cases are passed as indexes. */
@@ -423,7 +424,7 @@ Test(yaml, multi_document_stream_skips_empty_documents)
                        "- c\n";
     struct collected c = {0};
     int err = kp_yaml_parse_stream(text, strlen(text), "m.yaml", NULL, collect, &c);
-    cr_assert_eq(err, 0, "%s", kp_error_last());
+    KP_ASSERT_OK(err);
     cr_assert_eq(c.count, 3);
     cr_expect_eq(c.info[0].index, 0);
     cr_expect_eq(c.info[0].line, 2);
@@ -470,7 +471,7 @@ Test(yaml, input_need_not_be_nul_terminated)
 {
     const char text[] = {'a', ':', ' ', '1', '2', '3'};
     cJSON *root = NULL;
-    cr_assert_eq(kp_yaml_parse_one(&root, text, 5, "n", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_yaml_parse_one(&root, text, 5, "n", NULL));
     cr_expect_eq(cJSON_GetObjectItem(root, "a")->valuedouble, 12);
     cJSON_Delete(root);
 }
@@ -532,7 +533,7 @@ Test(yaml, nesting_depth_is_capped)
 {
     kp_yaml_limits lim = KP_YAML_LIMITS_INIT;
     char *ok = nested(256, 0), *deep = nested(257, 0), *block = nested(300, 1);
-    cr_assert_eq(parse_with(ok, strlen(ok), lim), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse_with(ok, strlen(ok), lim));
     cr_assert_eq(parse_with(deep, strlen(deep), lim), KP_ETOOLARGE);
     cr_expect_str_eq(kp_error_last(),
                      "lim.yaml: document 1, line 1 column 257: nesting deeper than 256 levels");
@@ -549,7 +550,7 @@ Test(yaml, alias_cannot_nest_past_the_depth_cap)
     lim.max_depth = 4;
     const char *fits = "a: &a [[1]]\nb: [*a]\n";
     const char *too_deep = "a: &a [[[1]]]\nb: [*a]\n";
-    cr_assert_eq(parse_with(fits, strlen(fits), lim), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse_with(fits, strlen(fits), lim));
     cr_assert_eq(parse_with(too_deep, strlen(too_deep), lim), KP_ETOOLARGE);
     cr_expect_str_eq(kp_error_last(),
                      "lim.yaml: document 1, line 2 column 5: alias 'a' nests deeper than 4 levels");
@@ -559,12 +560,12 @@ Test(yaml, alias_cannot_nest_past_the_depth_cap)
 static char *alias_bomb(int levels)
 {
     kp_buf b = KP_BUF_INIT(1 << 16);
-    kp_buf_puts(&b, "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    KP_ASSERT_OK(kp_buf_puts(&b, "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"));
     for (int i = 1; i < levels; i++) {
-        kp_buf_printf(&b, "a%d: &a%d [", i, i);
+        KP_ASSERT_OK(kp_buf_printf(&b, "a%d: &a%d [", i, i));
         for (int k = 0; k < 9; k++)
-            kp_buf_printf(&b, "%s*a%d", k ? ", " : "", i - 1);
-        kp_buf_puts(&b, "]\n");
+            KP_ASSERT_OK(kp_buf_printf(&b, "%s*a%d", k ? ", " : "", i - 1));
+        KP_ASSERT_OK(kp_buf_puts(&b, "]\n"));
     }
     return kp_buf_detach(&b);
 }
@@ -573,7 +574,7 @@ Test(yaml, alias_bomb_is_stopped)
 {
     kp_yaml_limits lim = KP_YAML_LIMITS_INIT;
     char *small = alias_bomb(3), *bomb = alias_bomb(9);
-    cr_assert_eq(parse_with(small, strlen(small), lim), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse_with(small, strlen(small), lim));
     cr_assert_eq(parse_with(bomb, strlen(bomb), lim), KP_ETOOLARGE);
     cr_expect(strstr(kp_error_last(), "aliases and merges expand to more than 100000 values"), "%s",
               kp_error_last());
@@ -586,9 +587,9 @@ Test(yaml, merge_bomb_is_stopped)
     kp_yaml_limits lim = KP_YAML_LIMITS_INIT;
     lim.max_alias_nodes = 1000;
     kp_buf b = KP_BUF_INIT(1 << 16);
-    kp_buf_puts(&b, "m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}\n");
+    KP_ASSERT_OK(kp_buf_puts(&b, "m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}\n"));
     for (int i = 1; i < 40; i++)
-        kp_buf_printf(&b, "m%d: &m%d {<<: *m%d, k%d: %d}\n", i, i, i - 1, i, i);
+        KP_ASSERT_OK(kp_buf_printf(&b, "m%d: &m%d {<<: *m%d, k%d: %d}\n", i, i, i - 1, i, i));
     cr_assert_eq(parse_with(b.data, b.len, lim), KP_ETOOLARGE);
     cr_expect(strstr(kp_error_last(), "expand to more than 1000 values"), "%s", kp_error_last());
     kp_buf_free(&b);
@@ -598,7 +599,7 @@ Test(yaml, node_count_is_capped)
 {
     kp_yaml_limits lim = KP_YAML_LIMITS_INIT;
     lim.max_nodes = 5;
-    cr_assert_eq(parse_with("[1, 2, 3, 4]", 12, lim), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(parse_with("[1, 2, 3, 4]", 12, lim));
     cr_assert_eq(parse_with("[1, 2, 3, 4, 5]", 15, lim), KP_ETOOLARGE);
     cr_expect_str_eq(kp_error_last(),
                      "lim.yaml: document 1, line 1 column 14: more than 5 values in one stream");
@@ -611,7 +612,7 @@ Test(yaml, big_integers_keep_their_exact_value)
     cJSON *root = NULL;
     const char *text = "a: 9007199254740993\nb: -9007199254740993\nc: 42\nd: 1.5\n"
                        "e: 18446744073709551615\n";
-    cr_assert_eq(kp_yaml_parse_one(&root, text, strlen(text), "n", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_yaml_parse_one(&root, text, strlen(text), "n", NULL));
     int64_t v = 0;
     cr_assert_eq(kp_json_int64(&v, cJSON_GetObjectItem(root, "a")), 0);
     cr_expect_eq(v, INT64_C(9007199254740993));
@@ -745,7 +746,7 @@ Test(json_out, json_output_respects_the_cap_and_keeps_earlier_content)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "long", "0123456789012345678901234567890123456789");
     kp_buf b = KP_BUF_INIT(32);
-    kp_buf_puts(&b, "before;");
+    KP_ASSERT_OK(kp_buf_puts(&b, "before;"));
     cr_assert_eq(kp_json_out_json(&b, root, 0), KP_ETOOLARGE);
     cr_expect_str_eq(kp_buf_cstr(&b), "before;");
     cr_assert_eq(kp_json_out_yaml(&b, root, 0), KP_ETOOLARGE);
@@ -802,11 +803,11 @@ ParameterizedTest(size_t *i, json_out, yaml_quoting)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "v", c->value);
     kp_buf b = KP_BUF_INIT(4096);
-    cr_assert_eq(kp_json_out_yaml(&b, root, 0), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_json_out_yaml(&b, root, 0));
     cr_expect_str_eq(kp_buf_cstr(&b), c->yaml);
     /* and it reads back as the same string */
     cJSON *back = NULL;
-    cr_assert_eq(kp_yaml_parse_one(&back, b.data, b.len, "q", NULL), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_yaml_parse_one(&back, b.data, b.len, "q", NULL));
     cr_expect(cJSON_Compare(root, back, 1), "%s", b.data);
     cJSON_Delete(back);
     kp_buf_free(&b);
@@ -821,7 +822,7 @@ Test(json_out, yaml_of_a_document_reads_like_kubectl_output)
                        "\"x\": [], \"n\": null, \"f\": 0.5, \"b\": false}}";
     cr_assert_eq(kp_yaml_parse_one(&root, text, strlen(text), "k", NULL), 0);
     kp_buf b = KP_BUF_INIT(4096);
-    cr_assert_eq(kp_json_out_yaml(&b, root, 0), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_json_out_yaml(&b, root, 0));
     cr_expect_str_eq(kp_buf_cstr(&b), "kind: Pod\n"
                                       "metadata:\n"
                                       "  labels: {}\n"
@@ -846,7 +847,7 @@ Test(json_out, yaml_stream_separates_documents)
     cJSON_AddNumberToObject(docs[0], "a", 1);
     cJSON_AddItemToArray(docs[1], cJSON_CreateNumber(2));
     kp_buf b = KP_BUF_INIT(4096);
-    cr_assert_eq(kp_json_out_yaml_stream(&b, docs, 3), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_json_out_yaml_stream(&b, docs, 3));
     cr_expect_str_eq(kp_buf_cstr(&b), "a: 1\n---\n- 2\n--- s\n");
     struct collected c = {0};
     cr_assert_eq(kp_yaml_parse_stream(b.data, b.len, "s", NULL, collect, &c), 0);

@@ -178,13 +178,14 @@ static int resolve(const kp_aws_credentials_options *opts, kp_aws_creds *out)
                                       container_source, kp_aws_creds_from_imds};
     kp_buf why = KP_BUF_INIT(4096);
     int err = KP_ENOTFOUND;
+    bool cut = false; /* the reasons passed 4 KiB: the rest are left out, and said to be */
     for (size_t i = 0; i < sizeof(chain) / sizeof(chain[0]) && err == KP_ENOTFOUND; i++) {
         err = chain[i](out, opts);
-        if (err == KP_ENOTFOUND)
-            kp_buf_printf(&why, "%s%s", why.len ? "; " : "", kp_error_last());
+        if (err == KP_ENOTFOUND && !cut)
+            cut = kp_buf_printf(&why, "%s%s", why.len ? "; " : "", kp_error_last()) < 0;
     }
     if (err == KP_ENOTFOUND)
-        kp_error_set(KP_ENOTFOUND, "no AWS credentials found (%s)", kp_buf_cstr(&why));
+        kp_error_set(KP_ENOTFOUND, "no AWS credentials found (%s%s)", kp_buf_cstr(&why), cut ? "; ..." : "");
     kp_buf_free(&why);
     return err;
 }

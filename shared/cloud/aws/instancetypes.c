@@ -420,7 +420,8 @@ static int catalog_locked(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
     int err = kp_aws_it_class_inputs(&it->opts, nc, pg, a, &in);
     if (err < 0) return err;
     discovered_inputs(it, nc, a, &in);
-    const char *key = kp_aws_it_class_key(&in, a);
+    const char *key = NULL;
+    if ((err = kp_aws_it_class_key(&in, a, &key)) < 0) return err;
     seqs q = {it->prices ? kp_aws_prices_seqnum(it->prices) : 0,
               it->ice ? kp_aws_ice_seqnum(it->ice) : 0, it->crs ? kp_aws_crs_seqnum(it->crs) : 0};
     class_entry *e = find_class(it, nc && nc->meta.name ? nc->meta.name : "");

@@ -262,29 +262,47 @@ int kp_aws_it_class_inputs(const kp_aws_instancetypes_opts *flags, const kp_ec2n
     return 0;
 }
 
-const char *kp_aws_it_class_key(const it_class_inputs *in, kp_arena *a)
+static int zones_key(kp_buf *b, const it_class_inputs *in)
+{
+    int err = kp_buf_printf(b, "|%s|%d", in->windows_build ? in->windows_build : "", in->any_zone);
+    for (uint32_t i = 0; i < in->n_zones && !err; i++)
+        err = kp_buf_printf(b, "|%s=%s", in->zones[i], in->zone_ids[i] ? in->zone_ids[i] : "");
+    for (size_t i = 0; i < in->n_nis && !err; i++)
+        err = kp_buf_printf(b, "|ni%d.%d.%s", (int)in->nis[i].network_card_index, (int)in->nis[i].device_index,
+                            in->nis[i].interface_type);
+    return err;
+}
+
+static int capacity_key(kp_buf *b, const it_class_inputs *in)
+{
+    int err = kp_buf_printf(b, "|nv%d|ct%d|pg=%s/%s/%d", in->nested_virtualization, in->connection_tracking,
+                            in->pg.id ? in->pg.id : "", in->pg.strategy ? in->pg.strategy : "",
+                            (int)in->pg.partition_count);
+    for (size_t i = 0; i < in->n_mem && !err; i++)
+        err = kp_buf_printf(b, "|mem=%s/%lld", in->mem_types[i], (long long)in->mem_bytes[i]);
+    for (size_t i = 0; i < in->n_crs && !err; i++) {
+        const kp_nc_capacity_reservation *c = &in->crs[i];
+        err = kp_buf_printf(b, "|cr=%s/%s/%s/%s/%s/%d", c->id, c->availability_zone, c->instance_type,
+                            c->reservation_type, c->state, c->interruptible);
+    }
+    return err;
+}
+
+/* Every input in order: a key cut short could be another class's, so a
+ * failed append fails the key. */
+int kp_aws_it_class_key(const it_class_inputs *in, kp_arena *a, const char **out)
 {
     kp_buf b = KP_BUF_INIT(1 << 20);
     const unsigned char *raw = (const unsigned char *)&in->opts;
-    for (size_t i = 0; i < sizeof(in->opts); i++)
-        kp_buf_printf(&b, "%02x", raw[i]);
-    kp_buf_printf(&b, "|%s|%d", in->windows_build ? in->windows_build : "", in->any_zone);
-    for (uint32_t i = 0; i < in->n_zones; i++)
-        kp_buf_printf(&b, "|%s=%s", in->zones[i], in->zone_ids[i] ? in->zone_ids[i] : "");
-    for (size_t i = 0; i < in->n_nis; i++)
-        kp_buf_printf(&b, "|ni%d.%d.%s", (int)in->nis[i].network_card_index,
-                      (int)in->nis[i].device_index, in->nis[i].interface_type);
-    kp_buf_printf(&b, "|nv%d|ct%d|pg=%s/%s/%d", in->nested_virtualization,
-                  in->connection_tracking, in->pg.id ? in->pg.id : "",
-                  in->pg.strategy ? in->pg.strategy : "", (int)in->pg.partition_count);
-    for (size_t i = 0; i < in->n_mem; i++)
-        kp_buf_printf(&b, "|mem=%s/%lld", in->mem_types[i], (long long)in->mem_bytes[i]);
-    for (size_t i = 0; i < in->n_crs; i++) {
-        const kp_nc_capacity_reservation *c = &in->crs[i];
-        kp_buf_printf(&b, "|cr=%s/%s/%s/%s/%s/%d", c->id, c->availability_zone, c->instance_type,
-                      c->reservation_type, c->state, c->interruptible);
-    }
-    const char *key = kp_arena_strdup(a, kp_buf_cstr(&b));
+    int err = 0;
+    for (size_t i = 0; i < sizeof(in->opts) && !err; i++)
+        err = kp_buf_printf(&b, "%02x", raw[i]);
+    if (!err)
+        err = zones_key(&b, in);
+    if (!err)
+        err = capacity_key(&b, in);
+    if (!err)
+        *out = kp_arena_strdup(a, kp_buf_cstr(&b));
     kp_buf_free(&b);
-    return key;
+    return err < 0 ? kp_error_wrap(err, "instance-type class key") : 0;
 }

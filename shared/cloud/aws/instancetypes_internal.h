@@ -48,8 +48,8 @@ int kp_aws_it_class_inputs(const kp_aws_instancetypes_opts *flags, const kp_ec2n
 /* Whether a type passes the class's compatibility checks. */
 bool kp_aws_it_compatible(const kp_aws_type_row *row, const it_class_inputs *in);
 
-/* A text key of everything in `in` a catalog depends on (in `arena`). */
-const char *kp_aws_it_class_key(const it_class_inputs *in, kp_arena *arena);
+/* A text key of everything in `in` a catalog depends on (*out in `arena`). */
+int kp_aws_it_class_key(const it_class_inputs *in, kp_arena *arena, const char **out);
 
 typedef struct it_build_env {
     const it_snapshot *snap;

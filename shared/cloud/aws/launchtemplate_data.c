@@ -198,29 +198,33 @@ static void placement(kp_aws_lts *lts, const kp_aws_lt_params *p, kp_ec2_launch_
 
 /* ------------------------------------------------------------------ name */
 
-static void put_str(kp_buf *b, const char *s)
+/* The appends below stop at the first failure: a name hashed from text with
+ * a hole in it could be the name of another template. */
+static int put_str(kp_buf *b, const char *s)
 {
-    kp_buf_printf(b, "%zu:%s|", s ? strlen(s) : (size_t)0, s ? s : "");
+    return kp_buf_printf(b, "%zu:%s|", s ? strlen(s) : (size_t)0, s ? s : "");
 }
 
-static void put_devices(kp_buf *b, const kp_ec2_launch_template_data *d)
+static int put_devices(kp_buf *b, const kp_ec2_launch_template_data *d)
 {
-    for (size_t i = 0; i < d->n_block_devices; i++) {
+    int err = 0;
+    for (size_t i = 0; i < d->n_block_devices && !err; i++) {
         const kp_ec2_block_device *v = &d->block_devices[i];
-        put_str(b, v->device_name);
-        put_str(b, v->volume_type);
-        put_str(b, v->kms_key_id);
-        put_str(b, v->snapshot_id);
-        kp_buf_printf(b, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%d,%d,%d|", v->volume_size_gib,
-                      v->iops, v->throughput, v->encrypted, v->delete_on_termination,
-                      (int)v->volume_initialization_rate);
+        const char *strs[] = {v->device_name, v->volume_type, v->kms_key_id, v->snapshot_id};
+        for (size_t k = 0; k < 4 && !err; k++)
+            err = put_str(b, strs[k]);
+        if (!err)
+            err = kp_buf_printf(b, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%d,%d,%d|", v->volume_size_gib,
+                                v->iops, v->throughput, v->encrypted, v->delete_on_termination,
+                                (int)v->volume_initialization_rate);
     }
+    return err;
 }
 
 /* Every field the data sends, in a fixed order, hashed. The tags come sorted
  * from the caller, so equal inputs give equal names. */
-static const char *template_name(kp_arena *a, const kp_ec2_launch_template_data *d,
-                                 const kp_aws_lt_params *p)
+static int template_name(kp_arena *a, const kp_ec2_launch_template_data *d, const kp_aws_lt_params *p,
+                         const char **out)
 {
     kp_buf b = KP_BUF_INIT(1 << 24);
     const kp_ec2_metadata_options *m = &d->metadata;
@@ -236,19 +240,25 @@ static const char *template_name(kp_arena *a, const kp_ec2_launch_template_data 
                             d->capacity_reservation_id,
                             d->market_type,
                             d->nested_virtualization};
-    for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
-        put_str(&b, fields[i]);
-    kp_buf_printf(&b, "%d,%d,%zu,%d,%d|", m->http_put_response_hop_limit, d->monitoring,
-                  d->n_tag_specs, (int)d->placement_partition_number, d->enclave);
-    put_devices(&b, d);
-    kp_aws_lt_hash_interfaces(&b, d);
-    for (size_t i = 0; i < p->n_tags; i++) {
-        put_str(&b, p->tags[i].key);
-        put_str(&b, p->tags[i].value);
-    }
+    int err = 0;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(*fields) && !err; i++)
+        err = put_str(&b, fields[i]);
+    if (!err)
+        err = kp_buf_printf(&b, "%d,%d,%zu,%d,%d|", m->http_put_response_hop_limit, d->monitoring,
+                            d->n_tag_specs, (int)d->placement_partition_number, d->enclave);
+    if (!err)
+        err = put_devices(&b, d);
+    if (!err)
+        err = kp_aws_lt_hash_interfaces(&b, d);
+    for (size_t i = 0; i < p->n_tags && !err; i++)
+        if (!(err = put_str(&b, p->tags[i].key)))
+            err = put_str(&b, p->tags[i].value);
     uint64_t h = kp_aws_fnv1a(KP_AWS_FNV_OFFSET, b.data ? b.data : "", b.len);
     kp_buf_free(&b);
-    return kp_arena_printf(a, KP_AWS_LT_NAME_PREFIX "%" PRIu64, h);
+    if (err < 0)
+        return kp_error_wrap(err, "launch template name");
+    *out = kp_arena_printf(a, KP_AWS_LT_NAME_PREFIX "%" PRIu64, h);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- render */
@@ -281,8 +291,8 @@ int kp_aws_lt_render(kp_aws_lts *lts, kp_arena *a, const kp_aws_lt_params *p, co
     int err = kp_aws_lt_interfaces(a, p, v6, &d);
     if (err == 0) err = block_devices(a, nc, family, &d);
     if (err == 0) err = user_data(lts, a, p, family, &d.user_data);
+    if (err == 0) err = template_name(a, &d, p, name);
     if (err < 0) return err;
-    *name = template_name(a, &d, p);
     *data = d;
     return 0;
 }

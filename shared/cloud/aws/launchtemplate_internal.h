@@ -34,6 +34,6 @@ struct kp_aws_lts {
 int kp_aws_lt_interfaces(kp_arena *arena, const kp_aws_lt_params *p, bool ipv6,
                          kp_ec2_launch_template_data *d);
 /* The interfaces' fields, for the template name. */
-void kp_aws_lt_hash_interfaces(kp_buf *b, const kp_ec2_launch_template_data *d);
+int kp_aws_lt_hash_interfaces(kp_buf *b, const kp_ec2_launch_template_data *d);
 
 #endif

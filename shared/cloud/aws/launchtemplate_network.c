@@ -78,18 +78,20 @@ int kp_aws_lt_interfaces(kp_arena *a, const kp_aws_lt_params *p, bool ipv6,
     return 0;
 }
 
-void kp_aws_lt_hash_interfaces(kp_buf *b, const kp_ec2_launch_template_data *d)
+int kp_aws_lt_hash_interfaces(kp_buf *b, const kp_ec2_launch_template_data *d)
 {
-    for (size_t i = 0; i < d->n_network_interfaces; i++) {
+    int err = 0;
+    for (size_t i = 0; i < d->n_network_interfaces && !err; i++) {
         const kp_ec2_lt_network_interface *ni = &d->network_interfaces[i];
-        kp_buf_printf(b, "ni%d.%d.%s.%d.%d%d.%d%d.%d.%d.%d.%d.%d|", (int)ni->network_card_index,
-                      (int)ni->device_index, ni->interface_type ? ni->interface_type : "",
-                      ni->associate_public_ip, ni->has_ipv4_prefix_count,
-                      (int)ni->ipv4_prefix_count, ni->has_ipv6_prefix_count,
-                      (int)ni->ipv6_prefix_count, ni->primary_ipv6, (int)ni->ipv6_address_count,
-                      (int)ni->tcp_established_timeout, (int)ni->udp_stream_timeout,
-                      (int)ni->udp_timeout);
-        for (size_t j = 0; j < ni->n_security_group_ids; j++)
-            kp_buf_printf(b, "%s,", ni->security_group_ids[j]);
+        err = kp_buf_printf(b, "ni%d.%d.%s.%d.%d%d.%d%d.%d.%d.%d.%d.%d|", (int)ni->network_card_index,
+                            (int)ni->device_index, ni->interface_type ? ni->interface_type : "",
+                            ni->associate_public_ip, ni->has_ipv4_prefix_count,
+                            (int)ni->ipv4_prefix_count, ni->has_ipv6_prefix_count,
+                            (int)ni->ipv6_prefix_count, ni->primary_ipv6, (int)ni->ipv6_address_count,
+                            (int)ni->tcp_established_timeout, (int)ni->udp_stream_timeout,
+                            (int)ni->udp_timeout);
+        for (size_t j = 0; j < ni->n_security_group_ids && !err; j++)
+            err = kp_buf_printf(b, "%s,", ni->security_group_ids[j]);
     }
+    return err;
 }

@@ -35,17 +35,16 @@ void kp_ncr_filter_tags(kp_arena *arena, kp_ncr_filters *f, const kp_labels *tag
     }
 }
 
+/* Built in the arena, as long as the filters are: a key cut at a cap could
+ * be another query's. */
 char *kp_ncr_filters_key(kp_arena *arena, const char *kind, const kp_ncr_filters *f)
 {
-    kp_buf b = KP_BUF_INIT(1 << 20);
-    kp_buf_puts(&b, kind);
+    char *key = kp_arena_strdup(arena, kind);
     for (size_t i = 0; i < f->n; i++) {
-        kp_buf_printf(&b, "|%s=", f->items[i].name);
+        key = kp_arena_printf(arena, "%s|%s=", key, f->items[i].name);
         for (size_t j = 0; j < f->items[i].n_values; j++)
-            kp_buf_printf(&b, "%s%s", j ? "," : "", f->items[i].values[j]);
+            key = kp_arena_printf(arena, "%s%s%s", key, j ? "," : "", f->items[i].values[j]);
     }
-    char *key = kp_arena_strdup(arena, kp_buf_cstr(&b));
-    kp_buf_free(&b);
     return key;
 }
 

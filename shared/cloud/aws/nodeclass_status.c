@@ -111,11 +111,14 @@ static void add_conditions(cJSON *status, const kp_ec2nodeclass *nc, cond *c, si
 {
     cJSON *list = cJSON_AddArrayToObject(status, "conditions");
     kp_buf unhealthy = KP_BUF_INIT(4096);
+    bool any = false, cut = false;
     for (size_t i = 0; i < n; i++) {
         add_condition(list, nc, &c[i], now);
-        if (!c[i].ok) kp_buf_printf(&unhealthy, "%s%s=False", unhealthy.len ? ", " : "", c[i].type);
+        any = any || !c[i].ok;
+        if (!c[i].ok && !cut) /* the types are the few above: 4 KiB is never reached */
+            cut = kp_buf_printf(&unhealthy, "%s%s=False", unhealthy.len ? ", " : "", c[i].type) < 0;
     }
-    cond ready = {"Ready", unhealthy.len == 0, "UnhealthyDependents", kp_buf_cstr(&unhealthy)};
+    cond ready = {"Ready", !any, "UnhealthyDependents", kp_buf_cstr(&unhealthy)};
     add_condition(list, nc, &ready, now);
     kp_buf_free(&unhealthy);
 }

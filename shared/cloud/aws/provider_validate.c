@@ -14,27 +14,33 @@
 #include "cloud/aws/provider_state.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "base/buf.h"
 #include "base/error.h"
 
 #define VALIDATION_TTL_NS (INT64_C(30) * 60 * KP_NS_PER_SEC)
 
 /* Everything a validation depends on, hashed, with the class's name in front. */
+static uint64_t hash_part(uint64_t h, const char *tag, const char *s)
+{
+    h = kp_aws_fnv1a(h, tag, strlen(tag));
+    return s ? kp_aws_fnv1a(h, s, strlen(s) + 1) : h; /* the NUL ends each part */
+}
+
+/* Everything a validation depends on, hashed part by part (no text to cut). */
 static const char *validation_key(const kp_ec2nodeclass *nc, kp_arena *a)
 {
-    kp_buf b = KP_BUF_INIT(1 << 20);
-    kp_buf_printf(&b, "%" PRIu64 "|%s|", kp_aws_nodeclass_hash(nc),
-                  nc->status_instance_profile ? nc->status_instance_profile : "");
+    char class_hash[24];
+    snprintf(class_hash, sizeof(class_hash), "%" PRIu64, kp_aws_nodeclass_hash(nc));
+    uint64_t h = hash_part(KP_AWS_FNV_OFFSET, "h", class_hash);
+    h = hash_part(h, "p", nc->status_instance_profile ? nc->status_instance_profile : "");
     for (size_t i = 0; i < nc->n_status_subnets; i++)
-        kp_buf_printf(&b, "s%s,", nc->status_subnets[i].id);
+        h = hash_part(h, "s", nc->status_subnets[i].id);
     for (size_t i = 0; i < nc->n_status_security_groups; i++)
-        kp_buf_printf(&b, "g%s,", nc->status_security_groups[i].id);
+        h = hash_part(h, "g", nc->status_security_groups[i].id);
     for (size_t i = 0; i < nc->n_status_amis; i++)
-        kp_buf_printf(&b, "a%s,", nc->status_amis[i].id);
-    uint64_t h = kp_aws_fnv1a(KP_AWS_FNV_OFFSET, b.data ? b.data : "", b.len);
-    kp_buf_free(&b);
+        h = hash_part(h, "a", nc->status_amis[i].id);
     return kp_arena_printf(a, "%s:%016" PRIx64, nc->meta.name, h);
 }
 

@@ -7,10 +7,12 @@
 #include "cloud/aws/userdata_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/duration.h"
 #include "base/error.h"
+#include "base/xalloc.h"
 
 /* settings.kubernetes keys Bottlerocket accepts, in Karpenter's order. */
 static const char *const K8S_KEYS[] = {
@@ -104,10 +106,12 @@ static cJSON *node_taints(const kp_aws_userdata_opts *o)
         const kp_taint *t = &o->taints[i];
         cJSON *list = cJSON_GetObjectItemCaseSensitive(m, t->key);
         if (!list) list = cJSON_AddArrayToObject(m, t->key);
-        kp_buf b = KP_BUF_INIT(KP_UD_BUF_MAX);
-        kp_buf_printf(&b, "%s:%s", t->value ? t->value : "", kp_taint_effect_name(t->effect));
-        cJSON_AddItemToArray(list, cJSON_CreateString(kp_buf_cstr(&b)));
-        kp_buf_free(&b);
+        const char *value = t->value ? t->value : "", *effect = kp_taint_effect_name(t->effect);
+        size_t len = strlen(value) + strlen(effect) + 2;
+        char *s = kp_xmalloc(len); /* as long as the taint: a taint cut short is another taint */
+        snprintf(s, len, "%s:%s", value, effect);
+        cJSON_AddItemToArray(list, cJSON_CreateString(s));
+        free(s);
     }
     return m;
 }

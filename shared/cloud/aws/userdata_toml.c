@@ -59,23 +59,23 @@ static int end_of_line(toml_reader *r)
     return 0;
 }
 
-static void put_utf8(kp_buf *b, unsigned long cp)
+static int put_utf8(kp_buf *b, unsigned long cp)
 {
     char u[4];
-    if (cp < 0x80) {
-        kp_buf_putc(b, (char)cp);
-    } else if (cp < 0x800) {
+    if (cp < 0x80)
+        return kp_buf_putc(b, (char)cp);
+    if (cp < 0x800) {
         u[0] = (char)(0xC0 | (cp >> 6)), u[1] = (char)(0x80 | (cp & 0x3F));
-        kp_buf_append(b, u, 2);
-    } else if (cp < 0x10000) {
+        return kp_buf_append(b, u, 2);
+    }
+    if (cp < 0x10000) {
         u[0] = (char)(0xE0 | (cp >> 12)), u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
         u[2] = (char)(0x80 | (cp & 0x3F));
-        kp_buf_append(b, u, 3);
-    } else {
-        u[0] = (char)(0xF0 | (cp >> 18)), u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), u[3] = (char)(0x80 | (cp & 0x3F));
-        kp_buf_append(b, u, 4);
+        return kp_buf_append(b, u, 3);
     }
+    u[0] = (char)(0xF0 | (cp >> 18)), u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), u[3] = (char)(0x80 | (cp & 0x3F));
+    return kp_buf_append(b, u, 4);
 }
 
 static int escape(toml_reader *r, kp_buf *b)
@@ -93,8 +93,7 @@ static int escape(toml_reader *r, kp_buf *b)
         cp = cp * 16 + (unsigned long)(isdigit((unsigned char)h) ? h - '0' : h - 'a' + 10);
     }
     if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return fail(r, "bad unicode escape");
-    put_utf8(b, cp);
-    return 0;
+    return put_utf8(b, cp);
 }
 
 /* A string of any of the four kinds; r->p is on the opening quote. */
@@ -137,9 +136,9 @@ static int key_part(toml_reader *r, kp_buf *b)
     while (isalnum((unsigned char)r->p[n]) || r->p[n] == '_' || r->p[n] == '-')
         n++;
     if (n == 0) return fail(r, "expected a key");
-    kp_buf_append(b, r->p, n);
+    int err = kp_buf_append(b, r->p, n);
     r->p += n;
-    return 0;
+    return err;
 }
 
 /* A dotted key into `parts` (NUL-separated segments in one buffer). */
@@ -148,8 +147,8 @@ static int dotted_key(toml_reader *r, kp_buf *parts, int *count)
     *count = 0;
     for (;;) {
         int err = key_part(r, parts);
+        if (err == 0) err = kp_buf_append(parts, "", 1);
         if (err < 0) return err;
-        kp_buf_append(parts, "", 1);
         (*count)++;
         skip_blanks(r);
         if (*r->p != '.') return 0;

@@ -6,9 +6,12 @@
 #include "controller/nodepool_ctrl.h"
 #include "kube/ops.h"
 #include "kube/resources.h"
+#include "helpers/assert.h"
 
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,11 +52,13 @@ static int fc_delete(kp_cloud_provider *cp, const kp_nodeclaim *claim)
 {
     fake_cloud *f = (fake_cloud *)cp;
     f->deletes++;
+    snprintf(f->last_deleted, sizeof(f->last_deleted), "%s", claim->provider_id ? claim->provider_id : "");
     if (f->delete_err)
         return kp_error_set(f->delete_err, "fake: delete forced to fail");
     for (int i = 0; i < f->n_instances; i++)
         if (claim->provider_id && !strcmp(f->instances[i], claim->provider_id)) {
             memmove(f->instances[i], f->instances[i + 1], sizeof(f->instances[0]) * (size_t)(f->n_instances - i - 1));
+            memmove(&f->created_ns[i], &f->created_ns[i + 1], sizeof(f->created_ns[0]) * (size_t)(f->n_instances - i - 1));
             f->n_instances--;
             return 0;
         }
@@ -82,7 +87,7 @@ static int fc_list(kp_cloud_provider *cp, kp_arena *a, kp_cloud_instance **out, 
         return kp_error_set(f->list_err, "fake: list forced to fail");
     kp_cloud_instance *v = KP_ARENA_NEW(a, kp_cloud_instance, 16);
     for (int i = 0; i < f->n_instances; i++)
-        v[i] = (kp_cloud_instance){.provider_id = kp_arena_strdup(a, f->instances[i])};
+        v[i] = (kp_cloud_instance){.provider_id = kp_arena_strdup(a, f->instances[i]), .created_ns = f->created_ns[i]};
     *out = v, *n = (uint32_t)f->n_instances;
     return 0;
 }
@@ -153,9 +158,18 @@ static void informers(harness *h)
     cr_assert_eq(kp_informer_add_index(c->informers[KP_CK_NODECLAIM], KP_INDEX_NODEPOOL, kp_index_nodepool_label), 0);
     for (int k = 0; k < KP_CK_COUNT; k++)
         if (c->informers[k]) {
-            cr_assert_eq(kp_informer_start(c->informers[k]), 0, "%s", kp_error_last());
-            cr_assert_eq(kp_informer_wait_synced(c->informers[k], 10000), 0, "%s", kp_error_last());
+            KP_ASSERT_OK(kp_informer_start(c->informers[k]));
+            KP_ASSERT_OK(kp_informer_wait_synced(c->informers[k], 10000));
         }
+}
+
+void harness_add_informer(harness *h, enum kp_ctrl_kind kind, enum kp_kube_res res)
+{
+    kp_ctrl *c = &h->c;
+    cr_assert_null(c->informers[kind], "already watched");
+    c->informers[kind] = kp_informer_new(c->kube, res, NULL);
+    KP_ASSERT_OK(kp_informer_start(c->informers[kind]));
+    KP_ASSERT_OK(kp_informer_wait_synced(c->informers[kind], 10000));
 }
 
 void harness_start(harness *h, int64_t now_ns)
@@ -244,6 +258,16 @@ void harness_put(harness *h, enum kp_ctrl_kind kind, const char *collection, con
     cr_assert(wait_rv(h, kind, key, rv), "the cache never saw %s at %ld", key, rv);
 }
 
+void harness_sync(harness *h, enum kp_ctrl_kind kind, const char *path, const char *key)
+{
+    cJSON *o = fake_api_get(h->fa, path);
+    cr_assert_not_null(o, "%s is on the server", path);
+    const char *rv = kp_kube_meta(o, "resourceVersion");
+    long want = rv ? strtol(rv, NULL, 10) : 0;
+    cJSON_Delete(o);
+    cr_assert(wait_rv(h, kind, key, want), "the cache never saw %s at %ld", key, want);
+}
+
 cJSON *harness_get(harness *h, enum kp_ctrl_kind kind, const char *key)
 {
     return kp_ctrl_get(&h->c, kind, key);
@@ -274,7 +298,7 @@ int harness_events(harness *h, const char *reason, const char *message_part)
     h->c.events = kp_eventq_start(h->c.kube, "karpenter", 256);
     cJSON *list = NULL;
     kp_kube_request req = {"GET", "/api/v1/events", NULL, NULL, NULL};
-    cr_assert_eq(kp_kube_do(h->c.kube, &req, &list), 0, "%s", kp_error_last());
+    KP_ASSERT_OK(kp_kube_do(h->c.kube, &req, &list));
     int n = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(list, "items"))
@@ -286,4 +310,92 @@ int harness_events(harness *h, const char *reason, const char *message_part)
     }
     cJSON_Delete(list);
     return n;
+}
+
+/* ------------------------------------------------------------ objects */
+
+#define OR(x, d) ((x) ? (x) : (d))
+#define DEFAULT_LABELS "\"karpenter.sh/nodepool\":\"default\""
+
+/* ,"key":{"k1":"v1",...,more}: string members from NULL-terminated key,
+ * value pairs (a NULL value leaves its key out), then `more` (members
+ * starting with a comma, or NULL). */
+static void map(kp_buf *b, const char *key, const char *more, ...)
+{
+    const char *sep = "";
+    va_list ap;
+    KP_ASSERT_OK(kp_buf_printf(b, ",\"%s\":{", key));
+    va_start(ap, more);
+    for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
+        const char *v = va_arg(ap, const char *);
+        if (!v)
+            continue;
+        KP_ASSERT_OK(kp_buf_printf(b, "%s\"%s\":\"%s\"", sep, k, v));
+        sep = ",";
+    }
+    va_end(ap);
+    if (more && *more)
+        KP_ASSERT_OK(kp_buf_printf(b, "%s%s", sep, more + (more[0] == ',')));
+    KP_ASSERT_OK(kp_buf_puts(b, "}"));
+}
+
+/* {"apiVersion":…,"kind":…,"metadata":{…} — the object left open. */
+static void head(kp_buf *b, const char *api_version, const char *kind, const harness_obj *o, const char *uid_prefix,
+                 bool labels)
+{
+    KP_ASSERT_OK(kp_buf_printf(b, "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\",\"uid\":\"%s%s\"",
+                  api_version, kind, o->name, uid_prefix, o->name));
+    if (labels)
+        KP_ASSERT_OK(kp_buf_printf(b, ",\"labels\":{%s}", OR(o->labels, DEFAULT_LABELS)));
+    KP_ASSERT_OK(kp_buf_printf(b, ",\"annotations\":{%s}%s}", OR(o->annotations, ""), OR(o->meta, "")));
+}
+
+static void put(harness *h, enum kp_ctrl_kind kind, const char *collection, const char *name, kp_buf *b)
+{
+    cr_assert_eq(kp_buf_puts(b, "}"), 0, "%s too large", name);
+    harness_put(h, kind, collection, name, kp_buf_cstr(b));
+    kp_buf_free(b);
+}
+
+void harness_put_claim(harness *h, harness_obj o)
+{
+    kp_buf b = KP_BUF_INIT(1 << 16);
+    head(&b, "karpenter.sh/v1", "NodeClaim", &o, "c-", true);
+    KP_ASSERT_OK(kp_buf_printf(&b, ",\"spec\":{\"nodeClassRef\":%s%s}", OR(o.class_ref, HARNESS_OUR_CLASS), OR(o.spec, "")));
+    map(&b, "status", o.status, "providerID", o.provider_id, "nodeName", o.node_name, NULL);
+    put(h, KP_CK_NODECLAIM, HARNESS_CLAIMS, o.name, &b);
+}
+
+void harness_put_node(harness *h, harness_obj o)
+{
+    kp_buf b = KP_BUF_INIT(1 << 16);
+    head(&b, "v1", "Node", &o, "n-", true);
+    map(&b, "spec", o.spec, "providerID", o.provider_id, NULL);
+    map(&b, "status", o.status, NULL);
+    put(h, KP_CK_NODE, HARNESS_NODES, o.name, &b);
+}
+
+void harness_put_pool(harness *h, harness_obj o)
+{
+    kp_buf b = KP_BUF_INIT(1 << 16);
+    head(&b, "karpenter.sh/v1", "NodePool", &o, "np-", false);
+    KP_ASSERT_OK(kp_buf_printf(&b, ",\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":%s%s}}%s}",
+                  OR(o.class_ref, HARNESS_OUR_CLASS), OR(o.template, ""), OR(o.spec, "")));
+    if (o.status)
+        map(&b, "status", o.status, NULL);
+    put(h, KP_CK_NODEPOOL, HARNESS_POOLS, o.name, &b);
+}
+
+cJSON *harness_stored(harness *h, const char *collection, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", collection, name);
+    return fake_api_get(h->fa, path);
+}
+
+bool harness_exists(harness *h, const char *collection, const char *name)
+{
+    cJSON *o = harness_stored(h, collection, name);
+    cJSON_Delete(o);
+    return o != NULL;
 }

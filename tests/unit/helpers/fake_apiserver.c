@@ -1,6 +1,7 @@
 /* The fake API server for unit tests (see fake_apiserver.h). */
 #include "fake_apiserver.h"
 #include "base/buf.h"
+#include "base/error.h"
 #include "base/xalloc.h"
 
 #include <arpa/inet.h>
@@ -135,13 +136,24 @@ static bool query_get(const char *query, const char *name, char *out, size_t siz
     return false;
 }
 
+/* A buffer of the double's that overflowed would drop an answer or an event
+ * without a word and fail a test far away: stop the test here instead (no
+ * Criterion assertion: this runs on the server's threads). */
+static void must(int err)
+{
+    if (err < 0) {
+        fprintf(stderr, "fake_apiserver: %s\n", kp_error_last());
+        abort();
+    }
+}
+
 static char *status_body(int code, const char *reason, const char *msg)
 {
     kp_buf b = KP_BUF_INIT(1 << 16);
-    kp_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-                    "\"status\":\"Failure\",\"message\":");
-    kp_buf_json_string(&b, msg);
-    kp_buf_printf(&b, ",\"reason\":\"%s\",\"code\":%d}", reason, code);
+    must(kp_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                         "\"status\":\"Failure\",\"message\":"));
+    must(kp_buf_json_string(&b, msg));
+    must(kp_buf_printf(&b, ",\"reason\":\"%s\",\"code\":%d}", reason, code));
     return kp_buf_detach(&b);
 }
 
@@ -566,7 +578,7 @@ typedef struct watch {
 
 static void add_line(kp_buf *b, const char *type, const char *json)
 {
-    kp_buf_printf(b, "{\"type\":\"%s\",\"object\":%s}\n", type, json);
+    must(kp_buf_printf(b, "{\"type\":\"%s\",\"object\":%s}\n", type, json));
 }
 
 /* Events for `w` since its cursor, into `out`. Caller holds the lock. */

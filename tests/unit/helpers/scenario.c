@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "format/load.h"
 #include "scheduling/plan_output.h"
+#include "helpers/assert.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,7 +211,7 @@ const char *kp_scenario_command_nodes(kp_scenario *s, uint32_t i)
     qsort(names, c->n_candidates, sizeof(*names), cmp_str);
     kp_buf out = KP_BUF_INIT(1 << 20);
     for (uint32_t k = 0; k < c->n_candidates; k++)
-        kp_buf_printf(&out, "%s%s", k ? "," : "", names[k]);
+        KP_ASSERT_OK(kp_buf_printf(&out, "%s%s", k ? "," : "", names[k]));
     const char *joined = kp_arena_strdup(s->arena, kp_buf_cstr(&out));
     kp_buf_free(&out);
     return joined;

@@ -6,12 +6,14 @@
 #ifndef KP_TEST_SCENARIO_H
 #define KP_TEST_SCENARIO_H
 
+#include "base/buf.h"
 #include "cloud/instance_types.h"
 #include "disruption/disruption.h"
 #include "scheduling/manifests.h"
 #include "scheduling/solver.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 
 typedef struct kp_scenario {
     kp_manifests *manifests;
@@ -24,6 +26,42 @@ typedef struct kp_scenario {
     kp_disruption_plan *disruption; /* after kp_scenario_disrupt */
     cJSON *disruption_json;         /* {"disruption":[...],"blocked":[...]} as simulate --disrupt prints them */
 } kp_scenario;
+
+/*
+ * The manifests of a scenario, built as YAML text (flow style keeps a case
+ * short). Zero-initialised it is empty and ready; appends that would pass
+ * 4 MiB fail the test. Every suite builds its manifests with these, through
+ * thin helpers of its own that fill in its defaults.
+ */
+typedef struct kp_yaml {
+    kp_buf buf;
+} kp_yaml;
+
+/* Append text as it is (the caller writes "---" between documents). */
+void kp_yaml_add(kp_yaml *y, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kp_yaml_vadd(kp_yaml *y, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* Append one whole document: "---", the text, a newline. */
+void kp_yaml_doc(kp_yaml *y, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kp_yaml_vdoc(kp_yaml *y, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* The stream so far ("" when empty). */
+const char *kp_yaml_text(const kp_yaml *y);
+/* Empty it (to build another scenario), or free it. */
+void kp_yaml_reset(kp_yaml *y);
+void kp_yaml_free(kp_yaml *y);
+
+/* A NodePool of EC2NodeClass "default". Each part but `name` may be NULL;
+ * each is the inside of a flow map or list. */
+typedef struct kp_yaml_pool {
+    const char *name;
+    const char *meta;            /* more metadata fields: "annotations: {...}" */
+    const char *requirements;    /* spec.template.spec.requirements */
+    const char *template_labels; /* spec.template.metadata.labels */
+    const char *template_meta;   /* more spec.template.metadata fields */
+    const char *template_spec;   /* more spec.template.spec fields: "expireAfter: 1h" */
+    const char *spec;            /* more spec fields: "weight: 10", "disruption: {...}" */
+} kp_yaml_pool;
+
+void kp_yaml_nodepool(kp_yaml *y, const kp_yaml_pool *p);
 
 /* Decode `yaml` (any number of documents), open `catalog` — "builtin",
  * "synthetic:N", or "json:" followed by an inline instance-type array in the

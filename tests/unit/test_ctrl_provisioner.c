@@ -1,0 +1,253 @@
+/* The provisioner (controller/provisioner.c) against the fake API server and
+ * the fake cloud provider: which pods a batch looks at, the NodeClaims it
+ * writes (NodePool label, node class, template hash), the pods' events, a
+ * claim in flight taking the next batch's pods, NodePools that are another
+ * provider's or not Ready, and a create the API server refuses. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/nodepool_hash.h"
+#include "api/wellknown.h"
+#include "base/error.h"
+#include "controller/objutil.h"
+#include "controller/provisioner.h"
+#include "helpers/ctrl_harness.h"
+#include "helpers/assert.h"
+
+#define CLAIMS HARNESS_CLAIMS
+
+static harness h;
+static kp_provisioner *prov;
+
+static void setup(void)
+{
+    harness_start(&h, HARNESS_T0);
+    prov = kp_provisioner_new(&h.c);
+    h.c.provisioner = prov;
+}
+
+static void teardown(void)
+{
+    prov = kp_provisioner_free(prov);
+    harness_stop(&h);
+}
+
+TestSuite(provisioner, .init = setup, .fini = teardown, .timeout = 90);
+
+/* NodePool `name` of node class `class_ref`, on-demand amd64; `status`
+ * (may be NULL) its status members. */
+static void put_pool(const char *name, const char *class_ref, const char *status)
+{
+    harness_put_pool(&h, (harness_obj){.name = name,
+                                       .class_ref = class_ref,
+                                       .template = ",\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
+                                                   "\"operator\":\"In\",\"values\":[\"on-demand\"]},{\"key\":"
+                                                   "\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]}]",
+                                       .status = status});
+}
+/* Pod `name` in namespace default: `meta_extra` goes inside its metadata
+ * (starting with a comma, or ""), then its spec and status as given. */
+static void put_pod_raw(const char *name, const char *meta_extra, const char *spec, const char *status)
+{
+    char json[2048], key[128];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\","
+             "\"uid\":\"p-%s\"%s},\"spec\":%s,\"status\":%s}",
+             name, name, meta_extra, spec, status);
+    snprintf(key, sizeof(key), "default/%s", name);
+    harness_put(&h, KP_CK_POD, HARNESS_PODS, key, json);
+}
+
+#define UNSCHEDULABLE                                                                                                  \
+    "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"             \
+    "\"Unschedulable\"}]}"
+
+static const char *spec_cpu(const char *cpu)
+{
+    static char buf[256];
+    snprintf(buf, sizeof(buf),
+             "{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"1Gi\"}}}]}",
+             cpu);
+    return buf;
+}
+
+/* A pending pod kube-scheduler marked Unschedulable. */
+static void put_pending(const char *name, const char *cpu)
+{
+    put_pod_raw(name, "", spec_cpu(cpu), UNSCHEDULABLE);
+}
+
+static kp_provision_result run(void)
+{
+    kp_provision_result r;
+    KP_ASSERT_OK(kp_provisioner_run_once(prov, &r));
+    return r;
+}
+
+/* The body of the nth NodeClaim the provisioner posted, parsed. */
+static cJSON *posted_claim(long nth)
+{
+    fake_logged req;
+    cr_assert(fake_api_find(h.fa, "POST", CLAIMS, nth, &req), "NodeClaim %ld was posted", nth);
+    cJSON *obj = cJSON_Parse(req.body);
+    cr_assert_not_null(obj, "%s", req.body);
+    return obj;
+}
+
+Test(provisioner, a_pending_pod_gets_a_nodeclaim_of_its_nodepool)
+{
+    put_pool("default", NULL, NULL);
+    put_pending("web", "1");
+    kp_provision_result r = run();
+    cr_expect_eq(r.pending, 1);
+    cr_expect_eq(r.claims_created, 1);
+    cr_expect_eq(r.claims_failed, 0);
+    cr_expect_eq(r.unschedulable, 0);
+    cr_assert_eq(fake_api_count(h.fa, "POST", CLAIMS), 1);
+    cJSON *claim = posted_claim(0);
+    cr_expect_str_eq(kp_obj_label(claim, KP_LABEL_NODEPOOL), "default");
+    cr_expect_str_eq(kp_obj_str(claim, "spec.nodeClassRef.group"), "karpenter.test");
+    cr_expect_str_eq(kp_obj_str(claim, "spec.nodeClassRef.kind"), "FakeNodeClass");
+    /* The template hash is the NodePool's as the NodePool controller computes it. */
+    cJSON *pool = harness_get(&h, KP_CK_NODEPOOL, "default");
+    char want[KP_NODEPOOL_HASH_LEN];
+    kp_nodepool_hash(pool, want, sizeof(want));
+    cr_expect_str_eq(kp_obj_annotation(claim, KP_ANNOTATION_NODEPOOL_HASH), want);
+    cJSON_Delete(pool);
+    cJSON_Delete(claim);
+    cr_expect_eq(harness_events(&h, "Nominated", "Pod should schedule on: nodeclaim/"), 1);
+    cr_expect_eq(h.cloud.creates, 0, "the provisioner writes claims; the lifecycle launches them");
+}
+
+Test(provisioner, the_nodepools_hash_annotation_is_used_when_current)
+{
+    harness_put_pool(&h, (harness_obj){.name = "default",
+                                       .annotations = "\"" KP_ANNOTATION_NODEPOOL_HASH "\":\"1234\",\""
+                                                      KP_ANNOTATION_NODEPOOL_HASH_VERSION "\":\""
+                                                      KP_NODEPOOL_HASH_VERSION "\""});
+    put_pending("web", "1");
+    run();
+    cJSON *claim = posted_claim(0);
+    cr_expect_str_eq(kp_obj_annotation(claim, KP_ANNOTATION_NODEPOOL_HASH), "1234");
+    cr_expect_str_eq(kp_obj_annotation(claim, KP_ANNOTATION_NODEPOOL_HASH_VERSION), KP_NODEPOOL_HASH_VERSION);
+    cJSON_Delete(claim);
+}
+
+Test(provisioner, a_claim_in_flight_takes_the_next_batchs_pods)
+{
+    put_pool("default", NULL, NULL);
+    put_pending("web", "1");
+    cr_assert_eq(run().claims_created, 1);
+    kp_provision_result r = run();
+    cr_expect_eq(r.pending, 1, "still pending: kube-scheduler has no node yet");
+    cr_expect_eq(r.claims_created, 0, "not placed a second time");
+    cr_expect_eq(r.on_existing, 1, "placed on the claim in flight");
+    cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 1);
+}
+
+Test(provisioner, pods_it_does_not_provision_for)
+{
+    put_pool("default", NULL, NULL);
+    put_pod_raw("waiting", "", spec_cpu("1"), "{\"phase\":\"Pending\"}"); /* not marked yet */
+    put_pod_raw("bound", "", "{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}", UNSCHEDULABLE);
+    put_pod_raw("done", "", spec_cpu("1"),
+                "{\"phase\":\"Succeeded\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                "\"reason\":\"Unschedulable\"}]}");
+    put_pod_raw("daemon",
+                ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"ds\","
+                "\"uid\":\"ds1\",\"controller\":true}]",
+                spec_cpu("1"), UNSCHEDULABLE);
+    put_pod_raw("going", ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"finalizers\":[\"x\"]", spec_cpu("1"),
+                UNSCHEDULABLE);
+    kp_provision_result r = run();
+    cr_expect_eq(r.pending, 0);
+    cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
+}
+
+Test(provisioner, the_pod_informer_trigger_uses_the_same_rule)
+{
+    static const struct {
+        const char *json;
+        bool want;
+    } cases[] = {
+        {"{\"status\":" UNSCHEDULABLE "}", true},
+        {"{\"status\":{\"phase\":\"Pending\"}}", false},
+        {"{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+         "\"SchedulingGated\"}]}}",
+         false},
+        {"{\"spec\":{\"nodeName\":\"n1\"},\"status\":" UNSCHEDULABLE "}", false},
+        {"{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},\"status\":" UNSCHEDULABLE "}", false},
+        {"{\"status\":{\"phase\":\"Failed\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+         "\"reason\":\"Unschedulable\"}]}}",
+         false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *pod = cJSON_Parse(cases[i].json);
+        cr_assert_not_null(pod, "case %zu", i);
+        cr_expect_eq(kp_pod_json_provisionable(pod), cases[i].want, "case %zu: %s", i, cases[i].json);
+        cJSON_Delete(pod);
+    }
+}
+
+Test(provisioner, a_pod_that_fits_nowhere_is_told_why)
+{
+    put_pool("default", NULL, NULL);
+    put_pending("huge", "10000");
+    kp_provision_result r = run();
+    cr_expect_eq(r.pending, 1);
+    cr_expect_eq(r.unschedulable, 1);
+    cr_expect_eq(r.claims_created, 0);
+    cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
+    cr_expect_eq(harness_events(&h, "FailedScheduling", "Failed to schedule pod, "), 1);
+}
+
+Test(provisioner, another_providers_nodepool_is_not_provisioned_for)
+{
+    put_pool("theirs", HARNESS_AWS_CLASS, NULL);
+    put_pending("web", "1");
+    size_t patches = fake_api_count(h.fa, "PATCH", NULL);
+    kp_provision_result r = run();
+    cr_expect_eq(r.claims_created, 0);
+    cr_expect_eq(r.unschedulable, 1, "no NodePool of ours: the pod stays pending");
+    cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
+    cr_expect_eq(fake_api_count(h.fa, "PATCH", NULL), patches, "their NodePool is not written");
+}
+
+Test(provisioner, a_nodepool_that_is_not_ready_provisions_nothing)
+{
+    put_pool("default", NULL,
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":"
+             "\"UnhealthyDependents\",\"message\":\"NodeClassReady\",\"lastTransitionTime\":"
+             "\"2026-01-01T00:00:00Z\"}]");
+    put_pending("web", "1");
+    kp_provision_result r = run();
+    cr_expect_eq(r.claims_created, 0);
+    cr_expect_eq(r.unschedulable, 1);
+    cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
+}
+
+static void refuse_claims(void *ctx, const fake_req *req, fake_resp *resp)
+{
+    (void)ctx;
+    if (strcmp(req->method, "POST") != 0 || strcmp(req->path, CLAIMS) != 0)
+        return;
+    resp->status = 403;
+    resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Forbidden\","
+                        "\"message\":\"refused by the test\",\"code\":403}");
+}
+
+Test(provisioner, a_refused_create_is_counted_and_names_no_claim)
+{
+    put_pool("default", NULL, NULL);
+    put_pending("web", "1");
+    fake_api_set_hook(h.fa, refuse_claims, NULL);
+    kp_provision_result r = run();
+    fake_api_set_hook(h.fa, NULL, NULL);
+    cr_expect_eq(r.claims_created, 0);
+    cr_expect_eq(r.claims_failed, 1);
+    cr_expect_eq(harness_events(&h, "Nominated", NULL), 0, "no event names a claim that does not exist");
+    r = run();
+    cr_expect_eq(r.claims_created, 1, "the next batch tries again");
+}
