@@ -178,11 +178,8 @@ int kp_static_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *reque
     cJSON_Delete(pool);
     if (!mine || !c->opts.static_capacity)
         return 0;
-    const kp_catalog *cat;
     kp_ctrl_view *view = NULL;
-    int err = c->cloud->ops->instance_types(c->cloud, NULL, &cat);
-    if (!err)
-        err = kp_ctrl_view_build(c, cat, &view);
+    int err = kp_ctrl_view_build_cloud(c, &view);
     if (err < 0)
         return err;
     *requeue_ms = REQUEUE_MS;

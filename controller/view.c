@@ -163,6 +163,15 @@ int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out
     return 0;
 }
 
+int kp_ctrl_view_build_cloud(kp_ctrl *c, kp_ctrl_view **out)
+{
+    const kp_catalog *cat;
+    if (!c->cloud)
+        return kp_error_set(KP_EINVALID, "no cloud provider");
+    int err = c->cloud->ops->instance_types(c->cloud, NULL, &cat);
+    return err < 0 ? err : kp_ctrl_view_build(c, cat, out);
+}
+
 kp_ctrl_view *kp_ctrl_view_free(kp_ctrl_view *v)
 {
     if (!v)

@@ -293,9 +293,9 @@ Test(capacitybuffer, simulate_plans_the_virtual_pods_and_notes_what_is_not_ready
                           "metadata: {name: warm, namespace: default}\nspec: {podTemplateRef: {name: warm}, replicas: 3}\n"
                           "---\napiVersion: autoscaling.x-k8s.io/v1beta1\nkind: CapacityBuffer\n"
                           "metadata: {name: lost, namespace: default}\nspec: {podTemplateRef: {name: nope}, replicas: 1}\n");
-    kp_buf_puts(&c.catalog, "]");
+    KP_ASSERT_OK(kp_buf_puts(&c.catalog, "]"));
     c.ran = true;
-    cr_assert_eq(kp_scenario_run(&c.s, kp_buf_cstr(&c.yaml), kp_buf_cstr(&c.catalog), NULL), 0, "%s",
+    cr_assert_eq(kp_scenario_run(&c.s, kp_yaml_text(&c.yaml), kp_buf_cstr(&c.catalog), NULL), 0, "%s",
                  kp_error_last());
     cr_expect_eq(c.s.n_pending, 3, "three chunks of warm, none of lost");
     for (int i = 1; i <= 3; i++) {

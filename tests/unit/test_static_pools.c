@@ -39,9 +39,9 @@ static void unlaunched(sc *c, const char *name, const char *pool_name)
 
 static void run(sc *c)
 {
-    kp_buf_puts(&c->catalog, "]");
+    KP_ASSERT_OK(kp_buf_puts(&c->catalog, "]"));
     c->ran = true;
-    cr_assert_eq(kp_scenario_run(&c->s, kp_buf_cstr(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0, "%s",
+    cr_assert_eq(kp_scenario_run(&c->s, kp_yaml_text(&c->yaml), kp_buf_cstr(&c->catalog), NULL), 0, "%s",
                  kp_error_last());
 }
 
@@ -56,7 +56,7 @@ static int32_t tmpl(const kp_snapshot *snap, const char *name)
 
 static void collect_note(void *ctx, const char *text)
 {
-    kp_buf_puts(ctx, text);
+    KP_ASSERT_OK(kp_buf_puts(ctx, text));
 }
 
 Test(static_pools, missing_replicas_are_planned_nodeclaims_and_take_the_pods_that_fit)
