@@ -2,6 +2,7 @@
 #include "controller/controllers.h"
 #include "base/xalloc.h"
 #include "cloud/aws/provider.h"
+#include "controller/capacitybuffer_ctrl.h"
 #include "controller/caps_ctrl.h"
 #include "controller/cloud_aws.h"
 #include "controller/disruption_ctrl.h"
@@ -17,6 +18,7 @@
 #include "controller/ownership.h"
 #include "controller/podevents.h"
 #include "controller/provisioner.h"
+#include "controller/static_ctrl.h"
 #include "controller/termination.h"
 
 #include <stdlib.h>
@@ -26,6 +28,11 @@ struct kp_controllers {
     kp_ctrl *c;
     kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents, *q_nodeclass, *q_claim_disruption, *q_health;
     kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass, *claim_disruption, *health;
+    kp_workqueue *q_static; /* StaticCapacity: static NodePools by name */
+    kp_reconciler *static_pools;
+    kp_workqueue *q_buffers; /* CapacityBuffer: buffers by namespace/name */
+    kp_reconciler *buffer_ctrl;
+    kp_buffers *buffers;
     kp_claim_disruption *claim_disruption_state;
     kp_loop *aws_upkeep;
     int64_t aws_refresh_due_ns;
@@ -67,6 +74,22 @@ static void enqueue_pool_of(kp_controllers *cs, const cJSON *obj)
         kp_workqueue_add(cs->q_nodepool, pool);
 }
 
+/* A claim came, went, began deleting, or was taken by or given back from a
+ * disruption: its NodePool's replicas may need a look (StaticCapacity). */
+static void enqueue_static(kp_controllers *cs, const cJSON *old_obj, const cJSON *obj)
+{
+    const char *pool = kp_obj_label(obj, "karpenter.sh/nodepool");
+    if (!pool || !cs->q_static)
+        return;
+    if (old_obj) {
+        const char *was = kp_obj_condition(old_obj, "DisruptionReason"), *is = kp_obj_condition(obj, "DisruptionReason");
+        bool deleting = !kp_obj_str(old_obj, "metadata.deletionTimestamp") && kp_obj_str(obj, "metadata.deletionTimestamp");
+        if (!deleting && (was ? is && !strcmp(was, is) : !is))
+            return;
+    }
+    kp_workqueue_add(cs->q_static, pool);
+}
+
 /* A new object another provider owns is logged once (ownership.h). */
 static void report(kp_controllers *cs, enum kp_ctrl_kind kind, const cJSON *obj)
 {
@@ -104,6 +127,7 @@ static void node_added(void *ctx, const cJSON *obj)
 static void claim_changed(void *ctx, const cJSON *obj)
 {
     enqueue_pool_of(ctx, obj);
+    enqueue_static(ctx, NULL, obj);
 }
 
 static void claim_added(void *ctx, const cJSON *obj)
@@ -114,8 +138,8 @@ static void claim_added(void *ctx, const cJSON *obj)
 
 static void claim_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
-    (void)old_obj;
     enqueue_pool_of(ctx, new_obj);
+    enqueue_static(ctx, old_obj, new_obj);
 }
 
 static void enqueue_pool(void *ctx, const char *key, const cJSON *obj)
@@ -142,16 +166,37 @@ static void pool_changed(void *ctx, const cJSON *obj)
     kp_provisioner_trigger(cs->provisioner);
 }
 
+/* A static NodePool is looked at when it arrives, when spec.replicas
+ * changes, and when it becomes Ready (Karpenter's predicates). */
+static void static_pool_event(kp_controllers *cs, const cJSON *old_obj, const cJSON *obj)
+{
+    if (!cs->q_static || !kp_static_pool_json(obj))
+        return;
+    if (old_obj) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(old_obj, "spec"), "replicas");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "replicas");
+        const char *was = kp_obj_condition(old_obj, "Ready"), *is = kp_obj_condition(obj, "Ready");
+        bool ready_now = is && !strcmp(is, "True") && !(was && !strcmp(was, "True"));
+        if (!ready_now && cJSON_IsNumber(a) && a->valuedouble == b->valuedouble)
+            return;
+    }
+    if (kp_obj_str(obj, "metadata.name"))
+        kp_workqueue_add(cs->q_static, kp_obj_str(obj, "metadata.name"));
+}
+
 static void pool_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
-    (void)old_obj;
     pool_changed(ctx, new_obj);
     enqueue_claims_of(ctx, new_obj);
+    static_pool_event(ctx, old_obj, new_obj);
 }
 
 static void pool_added(void *ctx, const cJSON *obj)
 {
+    kp_controllers *cs = ctx;
     report(ctx, KP_CK_NODEPOOL, obj);
+    kp_static_warn_gate_off(cs->c, obj);
+    static_pool_event(cs, NULL, obj);
     pool_changed(ctx, obj);
 }
 
@@ -194,9 +239,24 @@ static void class_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
         kp_informer_foreach(cs->c->informers[KP_CK_NODECLAIM], enqueue_claim_of_class, &cc);
 }
 
+/* A deleted buffer wants no room any more; the provisioner's next batch
+ * writes no virtual pods for it. */
+static void buffer_deleted(void *ctx, const cJSON *obj)
+{
+    kp_controllers *cs = ctx;
+    char key[512];
+    if (kp_kube_object_key(obj, key, sizeof(key)) == 0)
+        kp_buffers_forget(cs->buffers, key);
+}
+
 static void wire(kp_controllers *cs)
 {
     kp_ctrl *c = cs->c;
+    if (cs->q_buffers) {
+        kp_informer_add_queue(c->informers[KP_CK_CAPACITYBUFFER], cs->q_buffers);
+        kp_informer_add_handler(c->informers[KP_CK_CAPACITYBUFFER],
+                                &(kp_informer_handler){NULL, NULL, buffer_deleted, cs});
+    }
     kp_informer_add_handler(c->informers[KP_CK_POD], &(kp_informer_handler){pod_changed, pod_updated, NULL, cs});
     kp_informer_add_handler(c->informers[KP_CK_NODE],
                             &(kp_informer_handler){node_added, node_updated, node_changed, cs});
@@ -229,6 +289,13 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     cs->q_claim_disruption = kp_workqueue_new(&q);
     if (c->opts.node_repair)
         cs->q_health = kp_workqueue_new(&q);
+    if (c->opts.static_capacity)
+        cs->q_static = kp_workqueue_new(&q);
+    if (c->opts.capacity_buffer && c->informers[KP_CK_CAPACITYBUFFER]) {
+        cs->q_buffers = kp_workqueue_new(&q);
+        cs->buffers = kp_buffers_new();
+        c->buffers = cs->buffers;
+    }
     cs->claim_disruption_state = kp_claim_disruption_new();
     if (kp_cloud_is_aws(c) && c->informers[KP_CK_NODECLASS])
         cs->q_nodeclass = kp_workqueue_new(&q);
@@ -265,6 +332,11 @@ int kp_controllers_start(kp_controllers *cs)
                                                kp_claim_disruption_reconcile, cs->claim_disruption_state);
     if (cs->q_health)
         cs->health = kp_reconciler_start(c, "node.health", cs->q_health, workers(c, 2, 16), kp_node_health_reconcile, NULL);
+    if (cs->q_static)
+        cs->static_pools = kp_reconciler_start(c, "static", cs->q_static, workers(c, 2, 10), kp_static_reconcile, NULL);
+    if (cs->q_buffers)
+        cs->buffer_ctrl = kp_reconciler_start(c, "capacitybuffer", cs->q_buffers, workers(c, 2, 10),
+                                              kp_buffer_reconcile, cs->buffers);
     /* Every second: commands in flight move on at once; plans every poll interval. */
     cs->disruption = kp_loop_start(c, "disruption", 1000, kp_disruption_pass, cs->disruption_state);
     if (cs->q_nodeclass) {
@@ -298,6 +370,8 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->podevents = kp_reconciler_stop(cs->podevents);
     cs->claim_disruption = kp_reconciler_stop(cs->claim_disruption);
     cs->health = kp_reconciler_stop(cs->health);
+    cs->static_pools = kp_reconciler_stop(cs->static_pools);
+    cs->buffer_ctrl = kp_reconciler_stop(cs->buffer_ctrl);
     cs->nodeclass = kp_reconciler_stop(cs->nodeclass);
     cs->aws_upkeep = kp_loop_stop(cs->aws_upkeep);
     cs->disruption = kp_loop_stop(cs->disruption);
@@ -322,6 +396,12 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
     kp_workqueue_free(cs->q_claim_disruption);
     if (cs->q_health)
         kp_workqueue_free(cs->q_health);
+    if (cs->q_static)
+        kp_workqueue_free(cs->q_static);
+    if (cs->q_buffers)
+        kp_workqueue_free(cs->q_buffers);
+    cs->c->buffers = NULL;
+    cs->buffers = kp_buffers_free(cs->buffers);
     cs->claim_disruption_state = kp_claim_disruption_free(cs->claim_disruption_state);
     if (cs->q_nodeclass)
         kp_workqueue_free(cs->q_nodeclass);

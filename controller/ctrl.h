@@ -48,6 +48,7 @@ enum kp_ctrl_kind {
     KP_CK_NAMESPACE,
     KP_CK_VOLUMEATTACHMENT, /* termination waits for a node's to be gone */
     KP_CK_NODECLASS, /* the provider's node class (EC2NodeClass, KWOKNodeClass) */
+    KP_CK_CAPACITYBUFFER, /* only with FEATURE_GATES CapacityBuffer=true */
     KP_CK_COUNT
 };
 
@@ -139,6 +140,7 @@ struct kp_ctrl {
     kp_kube_cancel *stop;                /* fired when the process shuts down */
     struct kp_ctrl_metrics *m;           /* the controller's metric families (metrics_ctrl.h) */
     struct kp_provisioner *provisioner;  /* for triggers from other controllers */
+    struct kp_buffers *buffers;          /* CapacityBuffers ready for provisioning (capacitybuffer_ctrl.h); NULL: gate off */
     struct kp_interruption_source *interruption; /* NULL: no interruption handling */
     /* Objects of other providers already reported (ownership.c), capped. */
     pthread_mutex_t foreign_mu;

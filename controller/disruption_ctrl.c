@@ -198,11 +198,8 @@ static int start_commands(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *
 
 static int plan_and_start(kp_ctrl *c, kp_disruption_ctrl *d)
 {
-    const kp_catalog *cat;
     kp_ctrl_view *view = NULL;
-    int err = c->cloud->ops->instance_types(c->cloud, NULL, &cat);
-    if (!err)
-        err = kp_ctrl_view_build(c, cat, &view);
+    int err = kp_ctrl_view_build_cloud(c, &view);
     if (err < 0)
         return err;
     mark_in_flight(d, view->snap);

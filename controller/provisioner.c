@@ -1,11 +1,13 @@
 /* The provisioner: batches, solves, creates NodeClaims (see provisioner.h). */
 #include "controller/provisioner.h"
+#include "api/capacitybuffer.h"
 #include "api/nodepool_hash.h"
 #include "api/pod_rules.h"
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
+#include "controller/capacitybuffer_ctrl.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/scheduler_metrics.h"
@@ -265,12 +267,13 @@ static void create_claims(batch *b)
     free(cr.tried);
 }
 
-/* An event on the pod, through the cached object (for its uid). */
+/* An event on the pod, through the cached object (for its uid); none for a
+ * CapacityBuffer's virtual pods, which do not exist. */
 static void pod_event(batch *b, uint32_t pod, const char *type, const char *reason, const char *message)
 {
     const kp_pod *src = b->view->cluster.pods[pod];
     kp_ctrl *c = b->p->c;
-    if (!c->events)
+    if (!c->events || kp_pod_is_buffer_virtual(src, NULL, NULL))
         return;
     cJSON *ref = cJSON_CreateObject();
     cJSON_AddStringToObject(ref, "apiVersion", "v1");
@@ -302,6 +305,8 @@ static void events(batch *b)
         snprintf(msg, sizeof(msg), "Failed to schedule pod, %s", plan->errors[i].reason);
         pod_event(b, plan->errors[i].pod, "Warning", "FailedScheduling", msg);
         const kp_pod *src = b->view->cluster.pods[plan->errors[i].pod];
+        if (kp_pod_is_buffer_virtual(src, NULL, NULL))
+            continue;
         char key[320];
         snprintf(key, sizeof(key), "%s/%s", src->meta.namespace, src->meta.name);
         if (kp_pod_dra_unsupported(src))
@@ -380,6 +385,8 @@ int kp_provisioner_run_once(kp_provisioner *p, kp_provision_result *out)
         events(&b);
         await_cache(&b);
     }
+    if (!err) /* every buffer's Provisioning, from this plan (or none) */
+        kp_buffers_record(p->c, b.view->cluster.pods, b.plan);
     kp_plan_free(b.plan);
     kp_ctrl_view_free(b.view);
     return err;

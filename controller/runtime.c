@@ -64,6 +64,7 @@ static const enum kp_kube_res kind_res[KP_CK_COUNT] = {
     [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
     [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
     [KP_CK_NODECLASS] = KP_RES_COUNT, /* the provider's node class: see node_class_informer() */
+    [KP_CK_CAPACITYBUFFER] = KP_RES_CAPACITYBUFFER, /* with its gate only */
 };
 
 static int clients(kp_runtime *rt)
@@ -89,7 +90,7 @@ static int informers(kp_runtime *rt)
 {
     kp_ctrl *c = &rt->c;
     for (int k = 0; k < KP_CK_COUNT; k++)
-        if (kind_res[k] != KP_RES_COUNT)
+        if (kind_res[k] != KP_RES_COUNT && (k != KP_CK_CAPACITYBUFFER || c->opts.capacity_buffer))
             c->informers[k] = kp_informer_new(c->kube, kind_res[k], NULL);
     int err = kp_informer_add_index(c->informers[KP_CK_POD], KP_INDEX_POD_NODE, kp_informer_index_pod_node);
     if (!err)

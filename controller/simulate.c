@@ -23,6 +23,7 @@
 #include "scheduling/manifests.h"
 #include "scheduling/plan_output.h"
 #include "scheduling/solver.h"
+#include "scheduling/static_pools.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -460,6 +461,12 @@ static void cloud_notes(const kp_sim_cloud *cloud)
         fprintf(stderr, "note: %s\n", kp_sim_cloud_note(cloud, i));
 }
 
+static void print_note(void *ctx, const char *text)
+{
+    (void)ctx;
+    fprintf(stderr, "note: %s\n", text);
+}
+
 static int run(const sim_opts *o)
 {
     kp_manifests *m = kp_manifests_new();
@@ -486,7 +493,7 @@ static int run(const sim_opts *o)
         so.improve = !o->no_improve;
         so.caps = &o->caps;
         n_pending = kp_snapshot_pending_pods(snap, &pending, arena);
-        err = kp_solve(snap, &so, pending, n_pending, &plan);
+        err = kp_static_solve(snap, &so, pending, n_pending, print_note, NULL, &plan);
     }
     cloud_notes(cloud);
     if (!err) {

@@ -4,6 +4,7 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/xalloc.h"
+#include "controller/capacitybuffer_ctrl.h"
 #include "controller/ownership.h"
 
 #include <stdlib.h>
@@ -106,6 +107,22 @@ static const kp_catalog *pool_catalog(void *ctx, const kp_nodepool *np)
     return cat;
 }
 
+/* CapacityBuffers' virtual pods join the cluster's pods (after them, so
+ * snapshot pod i is still cluster.pods[i]). */
+static void add_virtual_pods(kp_ctrl *c, kp_ctrl_view *v)
+{
+    const kp_pod **extra;
+    size_t n = c->buffers ? kp_buffers_virtual_pods(c->buffers, v->arena, &extra) : 0;
+    if (n == 0)
+        return;
+    const kp_pod **all = KP_ARENA_NEW(v->arena, const kp_pod *, v->cluster.n_pods + n);
+    if (v->cluster.n_pods)
+        memcpy(all, v->cluster.pods, v->cluster.n_pods * sizeof(*all));
+    memcpy(all + v->cluster.n_pods, extra, n * sizeof(*all));
+    v->cluster.pods = all;
+    v->cluster.n_pods += n;
+}
+
 static bool node_owned(void *ctx, const kp_node *n)
 {
     char buf[320];
@@ -123,6 +140,7 @@ int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out
     COLLECT(nodes, KP_CK_NODE, NULL, dec_node, kp_node);
     COLLECT(nodeclaims, KP_CK_NODECLAIM, kp_ctrl_owns_claim, dec_claim, kp_nodeclaim);
     COLLECT(pods, KP_CK_POD, NULL, dec_pod, kp_pod);
+    add_virtual_pods(c, v);
     COLLECT(daemonsets, KP_CK_DAEMONSET, NULL, dec_ds, kp_workload);
     COLLECT(pvcs, KP_CK_PVC, NULL, dec_pvc, kp_pvc);
     COLLECT(pvs, KP_CK_PV, NULL, dec_pv, kp_pv);
@@ -143,6 +161,15 @@ int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out
     }
     *out = v;
     return 0;
+}
+
+int kp_ctrl_view_build_cloud(kp_ctrl *c, kp_ctrl_view **out)
+{
+    const kp_catalog *cat;
+    if (!c->cloud)
+        return kp_error_set(KP_EINVALID, "no cloud provider");
+    int err = c->cloud->ops->instance_types(c->cloud, NULL, &cat);
+    return err < 0 ? err : kp_ctrl_view_build(c, cat, out);
 }
 
 kp_ctrl_view *kp_ctrl_view_free(kp_ctrl_view *v)

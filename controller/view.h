@@ -23,6 +23,8 @@ typedef struct kp_ctrl_view {
 
 /* Build from the informers, with `catalog` as every NodePool's instance types. */
 int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out);
+/* The same with the cloud provider's catalog. */
+int kp_ctrl_view_build_cloud(kp_ctrl *c, kp_ctrl_view **out);
 kp_ctrl_view *kp_ctrl_view_free(kp_ctrl_view *v);
 
 /* Snapshot pod indices the provisioner should place: pending, marked

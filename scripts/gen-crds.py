@@ -640,6 +640,55 @@ def ec2nodeclass_schema():
                ec2_status(), spec_required=False)
 
 
+# ---------------------------------------------------------------- autoscaling.x-k8s.io
+
+
+def capacitybuffer_schema():
+    """CapacityBuffer v1beta1, the API Cluster Autoscaler and Karpenter share."""
+    def ref(desc, props, required):
+        return obj(desc, {k: string(v, minLength=1) if k != "apiGroup" else string(v)
+                          for k, v in props.items()}, required=required)
+    spec = obj("The headroom: the shape of one chunk and how many chunks.", {
+        "limits": quantity_map("Resource totals the chunks may request at most; alone, as many "
+                               "chunks as fit in them."),
+        "percentage": integer("Chunks as a percentage of the scalableRef's replicas, rounded up, "
+                              "at least 1.", fmt="int32", minimum=0),
+        "podTemplateRef": ref("A PodTemplate in the buffer's namespace: the shape of one chunk.",
+                              {"name": "The PodTemplate's name."}, ["name"]),
+        "provisioningStrategy": string("How the buffer is used; buffer.x-k8s.io/active-capacity "
+                                       "(placeholder pods the autoscaler provisions for).",
+                                       default="buffer.x-k8s.io/active-capacity"),
+        "replicas": integer("How many chunks; with percentage, the larger of the two.",
+                            fmt="int32", minimum=0),
+        "scalableRef": ref("A workload with a scale subresource (Deployment, StatefulSet or "
+                           "ReplicaSet) whose pod template is the chunk's shape.",
+                           {"apiGroup": "Its API group (apps; empty for the core group).",
+                            "kind": "Its kind.", "name": "Its name."}, ["kind", "name"]),
+    }, **{"x-kubernetes-validations": [
+        cel("!has(self.podTemplateRef) || has(self.replicas) || has(self.limits)",
+            "If podTemplateRef is set, replicas or limits must also be set"),
+        cel("!(has(self.podTemplateRef) && has(self.scalableRef))",
+            "You must define either PodTemplateRef or ScalableRef, but not both")]})
+    status = obj("What the autoscaler made of the buffer.", {
+        "conditions": conditions(required=["lastTransitionTime", "message", "reason", "status",
+                                           "type"]),
+        "podTemplateGeneration": integer("The generation of the PodTemplate used."),
+        "podTemplateRef": obj("The PodTemplate used.", {"name": string("Its name.", minLength=1)},
+                              required=["name"]),
+        "provisioningStrategy": string("The strategy in use."),
+        "replicas": integer("The chunks being kept.", fmt="int32"),
+    })
+    return top("A CapacityBuffer: spare capacity kept for pods that do not exist yet.", spec,
+               status)
+
+
+def namespaced(doc, categories, short):
+    doc["spec"]["scope"] = "Namespaced"
+    doc["spec"]["names"]["categories"] = categories
+    doc["spec"]["names"]["shortNames"] = short
+    return doc
+
+
 # ---------------------------------------------------------------- CRDs
 
 
@@ -709,6 +758,16 @@ def all_crds():
                 column("Ready", READY),
                 column("Age", ".metadata.creationTimestamp", "date")],
             {"status": {}}, short=["kwoknc", "kwokncs"], version="v1alpha1"),
+        "autoscaling.x-k8s.io_capacitybuffers.yaml": namespaced(crd(
+            "autoscaling.x-k8s.io", "CapacityBuffer", "capacitybuffers", capacitybuffer_schema(), [
+                column("Strategy", ".spec.provisioningStrategy"),
+                column("PodTemplate", ".status.podTemplateRef.name"),
+                column("Replicas", ".status.replicas", "integer"),
+                column("ConditionsType", ".status.conditions[*].type"),
+                column("ConditionsStatus", ".status.conditions[*].status"),
+                column("ConditionsReason", ".status.conditions[*].reason"),
+                column("Age", ".metadata.creationTimestamp", "date")],
+            {"status": {}}, version="v1beta1"), ["autoscaling"], ["cb"]),
     }
 
 

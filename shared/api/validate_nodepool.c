@@ -238,7 +238,8 @@ static void static_rules(kp_vctx *v, const cJSON *spec, const cJSON *old_spec)
         kp_v_pop(v);
     }
     if (is_static)
-        kp_v_warn(v, "replicas (a static NodePool) is an alpha feature of Karpenter");
+        kp_v_warn(v, "replicas (a static NodePool) is an alpha feature of Karpenter: its nodes are kept only "
+                     "while the controller runs with FEATURE_GATES StaticCapacity=true");
     else if (!cJSON_IsObject(limits) || cJSON_GetArraySize(limits) == 0)
         kp_v_warn(v, "no limits are set, so this NodePool can launch nodes without bound");
 }

@@ -58,6 +58,7 @@ typedef struct planner {
     uint32_t *pods_first; /* pods by node for this loop: node i's are pods_list[first[i] .. first[i+1]) */
     uint32_t *pods_list;
     int32_t *nominated;   /* per node: a pending pod the provisioner would put there, or -1 */
+    uint32_t *buffer_pods; /* per node (or NULL): CapacityBuffer virtual pods the provisioner would put there */
     /* Budgets of this loop: what each NodePool's budgets allow per reason, and
      * how many of its nodes are disrupting (at the start, plus this loop's candidates). */
     int64_t *budget;      /* n_templates x N_REASONS */
@@ -140,6 +141,9 @@ kp_plan *simulation_keep(kp_plan *sim);
 int method_expiration(planner *p);
 int method_emptiness(planner *p);
 int method_drift(planner *p);
+/* static_drift.c: drifted nodes of static NodePools, each replaced by one
+ * NodeClaim of its NodePool (Karpenter's StaticDrift) */
+int method_static_drift(planner *p);
 /* consolidation.c */
 int method_multi_node(planner *p);
 int method_single_node(planner *p);

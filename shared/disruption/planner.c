@@ -7,6 +7,7 @@
  * against the cluster the earlier ones leave.
  */
 #include "disruption/disruption_internal.h"
+#include "api/capacitybuffer.h"
 #include "base/clock.h"
 #include "base/xalloc.h"
 
@@ -91,6 +92,10 @@ static void fit_arrays(planner *p)
         p->nominated = kp_xrealloc(p->nominated, n * sizeof(int32_t));
         for (uint32_t i = old; i < n; i++)
             p->nominated[i] = -1;
+    }
+    if (p->buffer_pods) {
+        p->buffer_pods = kp_xrealloc(p->buffer_pods, n * sizeof(uint32_t));
+        memset(p->buffer_pods + old, 0, (n - old) * sizeof(uint32_t));
     }
     p->cap = n;
 }
@@ -291,7 +296,10 @@ static void explain(planner *p)
 
 /* Nodes the provisioner would place pending pods on are nominated, and a
  * nominated node is not disrupted (Karpenter's cluster state remembers the
- * nomination until the pod binds). */
+ * nomination until the pod binds). A CapacityBuffer's virtual pods nominate
+ * nothing (they would never bind, and would hold the node for good): the
+ * node hosts buffer pods, which only keeps emptiness away (Karpenter's
+ * HasBufferPods). */
 static int nominate(planner *p)
 {
     uint32_t *pending, n = kp_snapshot_pending_pods(p->snap, &pending, p->scratch);
@@ -307,9 +315,16 @@ static int nominate(planner *p)
     p->nominated = kp_xcalloc(p->snap->n_nodes ? p->snap->n_nodes : 1, sizeof(int32_t));
     for (uint32_t i = 0; i < p->snap->n_nodes; i++)
         p->nominated[i] = -1;
-    for (uint32_t i = 0; i < plan->n_nodes; i++)
-        if (plan->nodes[i].n_pods)
-            p->nominated[plan->nodes[i].node] = (int32_t)plan->nodes[i].pods[0];
+    p->buffer_pods = kp_xcalloc(p->snap->n_nodes ? p->snap->n_nodes : 1, sizeof(uint32_t));
+    for (uint32_t i = 0; i < plan->n_nodes; i++) {
+        const kp_plan_node *pn = &plan->nodes[i];
+        for (uint32_t k = pn->n_pods; k-- > 0;) {
+            if (kp_pod_is_buffer_virtual(p->snap->pods[pn->pods[k]].src, NULL, NULL))
+                p->buffer_pods[pn->node]++;
+            else
+                p->nominated[pn->node] = (int32_t)pn->pods[k];
+        }
+    }
     kp_plan_free(plan);
     return 0;
 }
@@ -323,8 +338,16 @@ static int64_t monotonic_ns(void)
 
 typedef int (*method_fn)(planner *);
 
-static const method_fn methods[] = {method_expiration, method_emptiness, method_drift, method_multi_node,
-                                    method_single_node};
+/* In order; `counted_as` is the method whose time and runs it adds to
+ * (static NodePools' drift is drift). */
+static const struct {
+    method_fn fn;
+    enum kp_disrupt_method counted_as;
+} methods[] = {
+    {method_expiration, KP_DISRUPT_EXPIRATION},   {method_emptiness, KP_DISRUPT_EMPTINESS},
+    {method_static_drift, KP_DISRUPT_DRIFT},      {method_drift, KP_DISRUPT_DRIFT},
+    {method_multi_node, KP_DISRUPT_MULTI_NODE},   {method_single_node, KP_DISRUPT_SINGLE_NODE},
+};
 
 static void start_loop(planner *p)
 {
@@ -348,9 +371,10 @@ static int one_loop(planner *p)
     for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]) && !loop_full(p); m++) {
         kp_arena_mark mark = kp_arena_mark_get(p->scratch);
         int64_t start = monotonic_ns();
-        int err = methods[m](p);
-        p->plan->method_ns[m] += monotonic_ns() - start;
-        p->plan->method_runs[m]++;
+        int err = methods[m].fn(p);
+        p->plan->method_ns[methods[m].counted_as] += monotonic_ns() - start;
+        if (m == 0 || methods[m - 1].counted_as != methods[m].counted_as) /* one run per loop */
+            p->plan->method_runs[methods[m].counted_as]++;
         kp_arena_rewind(p->scratch, mark);
         if (err < 0)
             return err;
@@ -418,8 +442,8 @@ static bool is_simple(const kp_snapshot *snap, bool required_only)
 static void planner_free(planner *p)
 {
     free(p->gone), free(p->touched), free(p->fresh), free(p->why), free(p->facts);
-    free(p->it_of_node), free(p->nominated), free(p->tried), free(p->used), free(p->why_tried), free(p->split_tried);
-    free(p->moved), free(p->budget_why), free(p->pool_prices);
+    free(p->it_of_node), free(p->nominated), free(p->buffer_pods), free(p->tried), free(p->used), free(p->why_tried);
+    free(p->split_tried), free(p->moved), free(p->budget_why), free(p->pool_prices);
     kp_arena_free(p->scratch);
     kp_arena_free(p->loop_arena);
     kp_arena_free(p->base_arena);

@@ -49,10 +49,12 @@ static const kind_info kinds[] = {
     [KP_BLOCK_SPOT_TO_SPOT_DISABLED] = {"SpotToSpotDisabled", UNCONSOLIDATABLE,
                                         "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node"},
     [KP_BLOCK_SPOT_TO_SPOT_OPTIONS] = {"SpotToSpotOptions", UNCONSOLIDATABLE, NULL},
+    [KP_BLOCK_BUFFER_PODS] = {"BufferPods", UNCONSOLIDATABLE, "Node \"%s\" has buffer pods"},
     [KP_BLOCK_BALANCED] = {"BalancedScore", "ConsolidationRejected", NULL},
     [KP_BLOCK_DRIFT_UNSCHEDULABLE] = {"DriftUnschedulable", BLOCKED, NULL},
     [KP_BLOCK_IN_PLAN] = {"InPlan", NULL, NULL},
     [KP_BLOCK_NOTHING_TO_DO] = {"NothingCheaper", NULL, NULL},
+    [KP_BLOCK_STATIC_NODEPOOL] = {"StaticNodePool", NULL, NULL},
 };
 
 const char *kp_disrupt_block_name(enum kp_disrupt_block kind)

@@ -299,7 +299,7 @@ static double lower_bound(solver *s, const kp_plan *plan)
             continue;
         double unit = -1;
         for (uint32_t t = 0; t < s->snap->n_templates; t++) {
-            for (uint32_t i = 0; i < s->ts[t].n_its; i++) {
+            for (uint32_t i = 0; !s->snap->templates[t].is_static && i < s->ts[t].n_its; i++) {
                 const kp_sit *it = &s->snap->its[s->ts[t].its[i]];
                 double price = cheapest_price(s, &s->snap->templates[t].reqs, it);
                 if (price < 0 || it->allocatable.v[r] <= 0)

@@ -147,6 +147,11 @@ typedef struct kp_template {
     const uint32_t *its;    /* indices into the snapshot's instance types */
     uint32_t n_its;
     const kp_nodepool *src; /* the decoded object, when built from one */
+    /* A static NodePool (spec.replicas): its nodes are kept at `replicas` by
+     * the static controller, never launched for pods; the solver opens no
+     * NodeClaim from it (Karpenter leaves static pools out of scheduling). */
+    bool is_static;
+    int64_t replicas;
 } kp_template;
 
 /* A node that exists (or a NodeClaim in flight whose node has not registered). */

@@ -101,6 +101,8 @@ static int add_template(kp_snapshot *snap, const kp_nodepool *np)
     t->name = np->meta.name;
     t->name_sym = kp_sym_intern(snap->symtab, np->meta.name);
     t->weight = np->has_weight ? np->weight : 0;
+    t->is_static = np->has_replicas;
+    t->replicas = np->replicas;
     const char *class_key = np->template.has_node_class_ref ? node_class_label(snap, &np->template.node_class_ref)
                                                             : NULL;
     t->node_class = np->template.node_class_ref.name;
@@ -298,13 +300,15 @@ static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
     return 0;
 }
 
-/* Karpenter provisions from NodePools that are not static (spec.replicas),
- * not being deleted, and Ready. Manifests written by hand carry no status, so
- * only an explicit Ready other than True rules a NodePool out. */
+/* A NodePool is a template when it is not being deleted and is Ready.
+ * Manifests written by hand carry no status, so only an explicit Ready other
+ * than True rules a NodePool out. Static NodePools (spec.replicas) are
+ * templates too, flagged: their nodes need a NodePool for budgets and drift,
+ * but the solver launches nothing from them. */
 static bool provisions(const kp_nodepool *np)
 {
     const kp_condition *ready = kp_conditions_get(&np->conditions, "Ready");
-    return !np->has_replicas && !np->meta.deletion_timestamp.set && (!ready || ready->status == KP_CONDITION_TRUE);
+    return !np->meta.deletion_timestamp.set && (!ready || ready->status == KP_CONDITION_TRUE);
 }
 
 /* Each template's instance types: the cluster's catalog, or the pool's own

@@ -269,6 +269,8 @@ void topo_build_universe(solver *s)
     kp_snapshot *snap = s->snap;
     for (uint32_t t = 0; t < snap->n_templates; t++) {
         const kp_template *tp = &snap->templates[t];
+        if (tp->is_static) /* Karpenter schedules without static NodePools */
+            continue;
         for (uint32_t i = 0; i < tp->n_its; i++) {
             kp_arena_mark m = kp_arena_mark_get(s->scratch);
             kp_requirements combined;

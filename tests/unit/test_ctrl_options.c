@@ -204,6 +204,8 @@ CHECK(subnet, o->subnet_refresh_ms == 120000)
 CHECK(minver, o->kubernetes_min_version && !strcmp(o->kubernetes_min_version, "1.19.0-0"))
 CHECK(pod, o->identity && !strcmp(o->identity, "karpenter-0"))
 CHECK(repair, o->node_repair)
+CHECK(static_pools, o->static_capacity && !o->capacity_buffer)
+CHECK(buffers, o->capacity_buffer && !o->static_capacity)
 CHECK(threshold, !strcmp(o->node_repair_threshold, "2"))
 
 /* Karpenter v1.14's settings reference (core and AWS), its Helm chart's
@@ -232,8 +234,8 @@ static const setting_case settings[] = {
     {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "2", ACT(threshold)},
     {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "lots", REFUSED, NULL, "NODE_REPAIR_UNHEALTHY_THRESHOLD"},
     {"FEATURE_GATES", "NodeOverlay=true", REFUSED, NULL, "NodeOverlay=true"},
-    {"FEATURE_GATES", "StaticCapacity=true", REFUSED, NULL, "StaticCapacity=true"},
-    {"FEATURE_GATES", "CapacityBuffer=true", REFUSED, NULL, "CapacityBuffer=true"},
+    {"FEATURE_GATES", "StaticCapacity=true", ACT(static_pools)},
+    {"FEATURE_GATES", "CapacityBuffer=true", ACT(buffers)},
     {"FEATURE_GATES", "Drift=true", WARNS, NULL, "unknown feature gate Drift"},
     {"AWS_FEATURE_GATES", "RebootForRepair=true", REFUSED, NULL, "RebootForRepair=true"},
     {"AWS_FEATURE_GATES", "NodeClassCEL=false,Foo=true", WARNS, NULL, "unknown feature gate Foo"},

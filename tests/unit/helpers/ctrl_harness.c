@@ -141,6 +141,7 @@ static const enum kp_kube_res kinds[KP_CK_COUNT] = {
     [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
     [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
     [KP_CK_NODECLASS] = KP_RES_COUNT,
+    [KP_CK_CAPACITYBUFFER] = KP_RES_CAPACITYBUFFER,
 };
 
 static void informers(harness *h)
