@@ -473,6 +473,25 @@ typedef struct kp_nodeclaim {
     kp_time last_pod_event_time;
 } kp_nodeclaim;
 
+/* karpenter.sh/v1alpha1 NodeOverlay (api/nodeoverlay.h): what the scheduling
+ * simulation assumes about the instance types its requirements select. */
+typedef struct kp_nodeoverlay {
+    kp_object_meta meta;
+    kp_selector_req *requirements; /* no minValues */
+    size_t n_requirements;
+    bool has_price;
+    const char *price; /* "1.25": the hourly price of every offering selected */
+    bool has_price_adjustment;
+    const char *price_adjustment; /* "+10%", "-15%", "+0.5", "-0.25" */
+    kp_resource_list capacity;    /* extended resources selected types get */
+    bool has_weight;
+    int32_t weight; /* absent: 0 */
+    kp_conditions conditions;
+    /* Not decoded: why the overlay fails validation, or NULL
+     * (kp_nodeoverlay_from_json fills it). */
+    const char *invalid;
+} kp_nodeoverlay;
+
 /* -------------------------------------------------------- EC2NodeClass */
 
 /* subnetSelectorTerms, securityGroupSelectorTerms and
@@ -758,6 +777,7 @@ enum kp_kind {
     KP_KIND_PVC,
     KP_KIND_PV,
     KP_KIND_STORAGE_CLASS,
+    KP_KIND_NODEOVERLAY,
 };
 
 typedef struct kp_object {
@@ -775,6 +795,7 @@ typedef struct kp_object {
         kp_pvc pvc;
         kp_pv pv;
         kp_storage_class storage_class;
+        kp_nodeoverlay nodeoverlay;
     } u;
 } kp_object;
 

@@ -44,7 +44,8 @@ KNOWN_1_20 = {
     "x-kubernetes-map-type",
 }
 FILES = ["karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml",
-         "karpenter.k8s.aws_ec2nodeclasses.yaml"]
+         "karpenter.k8s.aws_ec2nodeclasses.yaml", "karpenter.sh_nodeoverlays.yaml"]
+VERSIONS = {"karpenter.sh_nodeoverlays.yaml": "v1alpha1"}  # the rest are v1
 errors = []
 
 
@@ -158,8 +159,9 @@ if which == "shape":
             if crd["metadata"]["name"] != "%s.%s" % (plural, group) or name != "%s_%s.yaml" % (group, plural):
                 errors.append("%s: name does not match %s.%s" % (name, plural, group))
             versions = crd["spec"]["versions"]
-            if [(v["name"], v["served"], v["storage"]) for v in versions] != [("v1", True, True)]:
-                errors.append("%s: expected one served storage version v1" % name)
+            version = VERSIONS.get(name, "v1")
+            if [(v["name"], v["served"], v["storage"]) for v in versions] != [(version, True, True)]:
+                errors.append("%s: expected one served storage version %s" % (name, version))
             if schema_of(crd).get("type") != "object" or crd["spec"]["scope"] != "Cluster":
                 errors.append("%s: schema root must be an object, scope Cluster" % name)
             if "status" not in versions[0].get("subresources", {}):
@@ -174,7 +176,8 @@ elif which == "defaults":
 elif which == "columns":
     want = {"karpenter.sh_nodepools.yaml": ["NodeClass", "Nodes", "Ready", "Age"],
             "karpenter.sh_nodeclaims.yaml": ["Type", "Capacity", "Zone", "Node", "Ready", "Age"],
-            "karpenter.k8s.aws_ec2nodeclasses.yaml": ["Ready", "Age"]}
+            "karpenter.k8s.aws_ec2nodeclasses.yaml": ["Ready", "Age"],
+            "karpenter.sh_nodeoverlays.yaml": ["Ready", "Age"]}
     for name, crd in full.items():
         cols = [c["name"] for c in crd["spec"]["versions"][0]["additionalPrinterColumns"]
                 if not c.get("priority")]
