@@ -11,6 +11,7 @@
 #include "format/json_out.h"
 #include "format/load.h"
 #include "scheduling/manifests.h"
+#include "scheduling/overlay_plan.h"
 #include "scheduling/plan_output.h"
 #include "scheduling/solver.h"
 
@@ -172,10 +173,25 @@ static int print_plan(const sim_opts *o, sim_result *r)
     return err;
 }
 
+/* NodeOverlays in the manifests (the NodeOverlay gate is on in simulate):
+ * applied to the plan, and what became of each said on stderr. */
+static int overlays(const kp_manifests *m, kp_cluster *cluster, kp_overlay_catalogs **out)
+{
+    const kp_nodeoverlay *const *items;
+    size_t n = kp_manifests_nodeoverlays(m, &items);
+    int err = kp_overlay_plan(cluster, items, n, out);
+    const kp_overlay_verdict *v;
+    char line[1024];
+    for (size_t i = 0, nv = *out ? kp_overlay_store_verdicts(kp_overlay_catalogs_store(*out), &v) : 0; i < nv; i++)
+        fprintf(stderr, "note: %s\n", kp_overlay_verdict_text(&v[i], line, sizeof(line)));
+    return err;
+}
+
 static int run(const sim_opts *o)
 {
     kp_manifests *m = kp_manifests_new();
     kp_catalog *catalog = NULL;
+    kp_overlay_catalogs *overlaid = NULL;
     kp_snapshot *snap = NULL;
     kp_plan *plan = NULL;
     kp_arena *arena = kp_arena_new();
@@ -186,8 +202,10 @@ static int run(const sim_opts *o)
         err = kp_catalog_open(o->instance_types, &catalog);
     if (!err) {
         kp_manifests_cluster(m, catalog, &cluster);
-        err = kp_snapshot_build(&cluster, &snap);
+        err = overlays(m, &cluster, &overlaid);
     }
+    if (!err)
+        err = kp_snapshot_build(&cluster, &snap);
     if (!err) {
         kp_solve_opts so = KP_SOLVE_OPTS_INIT;
         so.ignore_preferences = o->ignore_preferences;
@@ -201,6 +219,7 @@ static int run(const sim_opts *o)
     }
     kp_plan_free(plan);
     kp_snapshot_free(snap);
+    kp_overlay_catalogs_free(overlaid);
     kp_catalog_free(catalog);
     kp_manifests_free(m);
     kp_arena_free(arena);
