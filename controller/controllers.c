@@ -11,6 +11,7 @@
 #include "controller/node_health.h"
 #include "controller/nodeclaim_disruption.h"
 #include "controller/nodeclass_ctrl.h"
+#include "controller/nodeoverlay_ctrl.h"
 #include "controller/nodepool_ctrl.h"
 #include "controller/objutil.h"
 #include "controller/ownership.h"
@@ -34,6 +35,8 @@ struct kp_controllers {
     kp_loop *interruption;
     kp_loop *gc;
     kp_loop *state_metrics;
+    kp_workqueue *q_overlay; /* NodeOverlay gate */
+    kp_reconciler *overlay;
     bool started;
 };
 
@@ -191,6 +194,30 @@ static void class_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
         kp_informer_foreach(cs->c->informers[KP_CK_NODECLAIM], enqueue_claim_of_class, &cc);
 }
 
+/* NodeOverlays are evaluated together, against every NodePool and node
+ * class: any change of one is the same key (Karpenter watches the three). */
+static void overlays_changed(void *ctx, const cJSON *obj)
+{
+    (void)obj;
+    kp_workqueue_add(ctx, KP_NODEOVERLAY_KEY);
+}
+
+static void overlays_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+    if (kp_nodeoverlay_update_matters(old_obj, new_obj))
+        kp_workqueue_add(ctx, KP_NODEOVERLAY_KEY);
+}
+
+static void wire_overlays(kp_controllers *cs)
+{
+    kp_ctrl *c = cs->c;
+    const enum kp_ctrl_kind kinds[] = {KP_CK_NODEOVERLAY, KP_CK_NODEPOOL, KP_CK_NODECLASS};
+    for (size_t i = 0; cs->q_overlay && i < sizeof(kinds) / sizeof(*kinds); i++)
+        if (c->informers[kinds[i]])
+            kp_informer_add_handler(c->informers[kinds[i]], &(kp_informer_handler){overlays_changed, overlays_updated,
+                                                                                  overlays_changed, cs->q_overlay});
+}
+
 static void wire(kp_controllers *cs)
 {
     kp_ctrl *c = cs->c;
@@ -210,6 +237,7 @@ static void wire(kp_controllers *cs)
     if (c->informers[KP_CK_NODECLASS])
         kp_informer_add_handler(c->informers[KP_CK_NODECLASS],
                                 &(kp_informer_handler){class_changed, class_updated, class_changed, cs});
+    wire_overlays(cs);
 }
 
 /* --------------------------------------------------------------- life cycle */
@@ -230,6 +258,8 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     if (kp_cloud_is_aws(c) && c->informers[KP_CK_NODECLASS])
         cs->q_nodeclass = kp_workqueue_new(&q);
     cs->disruption_state = kp_disruption_ctrl_new();
+    if (c->overlays && c->informers[KP_CK_NODEOVERLAY]) /* the NodeOverlay gate (runtime.c) */
+        cs->q_overlay = kp_workqueue_new(&q);
     cs->provisioner = kp_provisioner_new(c);
     c->provisioner = cs->provisioner;
     wire(cs);
@@ -273,6 +303,11 @@ int kp_controllers_start(kp_controllers *cs)
     cs->gc = kp_loop_start(c, "nodeclaim.garbagecollection", c->opts.gc_interval_ms, kp_gc_pass, NULL);
     if (c->interruption) /* receive() waits for notices itself: no pause between passes */
         cs->interruption = kp_loop_start(c, "interruption", 0, kp_interruption_pass, NULL);
+    if (cs->q_overlay) { /* one worker: each pass sees every overlay */
+        cs->overlay = kp_reconciler_start(c, "nodeoverlay.controller", cs->q_overlay, 1, kp_nodeoverlay_reconcile,
+                                          c->overlays);
+        kp_workqueue_add(cs->q_overlay, KP_NODEOVERLAY_KEY);
+    }
     int err = kp_provisioner_start(cs->provisioner);
     if (err < 0)
         return err;
@@ -297,6 +332,7 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->interruption = kp_loop_stop(cs->interruption);
     cs->gc = kp_loop_stop(cs->gc);
     cs->state_metrics = kp_loop_stop(cs->state_metrics);
+    cs->overlay = kp_reconciler_stop(cs->overlay);
     cs->started = false;
 }
 
@@ -318,6 +354,8 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
     if (cs->q_nodeclass)
         kp_workqueue_free(cs->q_nodeclass);
     kp_disruption_ctrl_free(cs->disruption_state);
+    if (cs->q_overlay)
+        kp_workqueue_free(cs->q_overlay);
     free(cs);
     return NULL;
 }

@@ -111,8 +111,6 @@ static int refuse(const char *setting, const char *why)
  * removed: starting anyway would be accepting and ignoring them. */
 static int check_supported(const kp_ctrl_opts *o)
 {
-    if (o->node_overlay)
-        return refuse("FEATURE_GATES NodeOverlay=true", "NodeOverlay is not implemented in this release");
     if (o->static_capacity)
         return refuse("FEATURE_GATES StaticCapacity=true", "static NodePools are not implemented in this release");
     if (o->capacity_buffer)

@@ -42,6 +42,7 @@ static const kp_kube_resource table[KP_RES_COUNT] = {
         GROUP("karpenter.k8s.aws", "v1", "ec2nodeclasses", "EC2NodeClass", false),
     [KP_RES_KWOKNODECLASS] =
         GROUP("karpenter.kwok.sh", "v1alpha1", "kwoknodeclasses", "KWOKNodeClass", false),
+    [KP_RES_NODEOVERLAY] = GROUP("karpenter.sh", "v1alpha1", "nodeoverlays", "NodeOverlay", false),
 };
 
 static const kp_kube_resource pdb_v1beta1 =

@@ -181,6 +181,7 @@ CHECK(subnet, o->subnet_refresh_ms == 120000)
 CHECK(minver, o->kubernetes_min_version && !strcmp(o->kubernetes_min_version, "1.19.0-0"))
 CHECK(pod, o->identity && !strcmp(o->identity, "karpenter-0"))
 CHECK(repair, o->node_repair)
+CHECK(overlay, o->node_overlay)
 CHECK(threshold, !strcmp(o->node_repair_threshold, "2"))
 
 /* Karpenter v1.14's settings reference (core and AWS), its Helm chart's
@@ -208,7 +209,7 @@ static const setting_case settings[] = {
     {"FEATURE_GATES", "NodeRepair=true", ACT(repair)},
     {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "2", ACT(threshold)},
     {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "lots", REFUSED, NULL, "NODE_REPAIR_UNHEALTHY_THRESHOLD"},
-    {"FEATURE_GATES", "NodeOverlay=true", REFUSED, NULL, "NodeOverlay=true"},
+    {"FEATURE_GATES", "NodeOverlay=true", ACT(overlay)},
     {"FEATURE_GATES", "StaticCapacity=true", REFUSED, NULL, "StaticCapacity=true"},
     {"FEATURE_GATES", "CapacityBuffer=true", REFUSED, NULL, "CapacityBuffer=true"},
     {"FEATURE_GATES", "Drift=true", WARNS, NULL, "unknown feature gate Drift"},
