@@ -575,6 +575,12 @@ static const decode_error_case toleration_and_spread_errors[] = {
      "status.phase: Unsupported value: \"Sleeping\": supported values: \"Failed\", \"Pending\", "
      "\"Running\", \"Succeeded\", \"Unknown\""},
     {"{'status':{'conditions':{}}}", "status.conditions: expected array, got object"},
+    {"{'status':{'containerStatuses':{}}}", "status.containerStatuses: expected array, got object"},
+    {"{'status':{'containerStatuses':[{'allocatedResources':{'cpu':'lots'}}]}}",
+     "status.containerStatuses[0].allocatedResources.cpu: quantity \"lots\": unexpected character 'l' at position 0"},
+    {"{'status':{'initContainerStatuses':[{'resources':{'requests':[]}}]}}",
+     "status.initContainerStatuses[0].resources.requests: expected object, got array"},
+    {"{'status':{'resize':1}}", "status.resize: expected string, got number"},
     {"{'status':{'conditions':[{'lastTransitionTime':'2024-13-01T00:00:00Z'}]}}",
      "status.conditions[0].lastTransitionTime: invalid RFC 3339 time..."},
     {"{'status':{'nominatedNodeName':0}}", "status.nominatedNodeName: expected string, got number"},
