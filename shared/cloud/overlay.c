@@ -156,17 +156,6 @@ static uint32_t select_offerings(eval *e, const eval_type *t, const kp_instance_
     return n;
 }
 
-static ov_price *find_price(ov_type *u, const kp_offering *of)
-{
-    for (uint32_t i = 0; u && i < u->n_prices; i++) {
-        ov_price *p = &u->prices[i];
-        if (!strcmp(p->zone, ov_str(of->zone)) && !strcmp(p->capacity_type, ov_str(of->capacity_type)) &&
-            !strcmp(p->reservation_id, ov_str(of->reservation_id)))
-            return p;
-    }
-    return NULL;
-}
-
 static bool has_resource(const ov_type *u, const char *name)
 {
     for (uint32_t i = 0; i < u->n_capacity; i++)
@@ -185,7 +174,7 @@ static const char *type_conflict(eval *e, const eval_pool *ep, uint32_t i, const
     ov_type *u = ep->types[i].update;
     kp_arena *a = e->store->arena;
     for (uint32_t k = 0; in->has_change && u && k < it->n_offerings; k++) {
-        const ov_price *p = e->selected[k] ? find_price(u, &it->offerings[k]) : NULL;
+        const ov_price *p = e->selected[k] ? ov_price_find(u, &it->offerings[k]) : NULL;
         if (p && p->weight == in->weight)
             return kp_arena_printf(a, "%s weighs the same (%d) and also sets the price of %s (%s %s) in NodePool %s",
                                    p->last, (int)in->weight, it->name, ov_str(it->offerings[k].zone),
@@ -231,7 +220,7 @@ static ov_type *update_of(eval *e, eval_pool *ep, uint32_t i)
 static void record_price(eval *e, ov_type *u, const kp_offering *of, const ov_input *in)
 {
     kp_arena *a = e->store->arena;
-    ov_price *p = find_price(u, of);
+    ov_price *p = ov_price_find(u, of);
     if (!p) {
         if (u->n_prices == u->cap_prices) {
             uint32_t cap = u->cap_prices ? u->cap_prices * 2 : 4;

@@ -29,36 +29,26 @@ kp_overlay_store *kp_overlay_store_unref(kp_overlay_store *s)
     return NULL;
 }
 
+/* bsearch over arrays whose elements start with their name (ov_pool, ov_type). */
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
+
 static const ov_pool *find_pool(const kp_overlay_store *s, const char *name)
 {
-    size_t lo = 0, hi = s->n_pools;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(name, s->pools[mid].name);
-        if (c == 0) return &s->pools[mid];
-        if (c < 0) hi = mid;
-        else lo = mid + 1;
-    }
-    return NULL;
+    return s->n_pools ? bsearch(name, s->pools, s->n_pools, sizeof(*s->pools), cmp_name) : NULL;
 }
 
 static const ov_type *find_type(const ov_pool *p, const char *name)
 {
-    size_t lo = 0, hi = p->n_types;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(name, p->types[mid].name);
-        if (c == 0) return &p->types[mid];
-        if (c < 0) hi = mid;
-        else lo = mid + 1;
-    }
-    return NULL;
+    return p->n_types ? bsearch(name, p->types, p->n_types, sizeof(*p->types), cmp_name) : NULL;
 }
 
-static const ov_price *price_for(const ov_type *u, const kp_offering *of)
+ov_price *ov_price_find(const ov_type *u, const kp_offering *of)
 {
-    for (uint32_t i = 0; i < u->n_prices; i++) {
-        const ov_price *p = &u->prices[i];
+    for (uint32_t i = 0; u && i < u->n_prices; i++) {
+        ov_price *p = &u->prices[i];
         if (!strcmp(p->zone, ov_str(of->zone)) && !strcmp(p->capacity_type, ov_str(of->capacity_type)) &&
             !strcmp(p->reservation_id, ov_str(of->reservation_id)))
             return p;
@@ -73,7 +63,7 @@ static bool reprice(kp_catalog *c, kp_instance_type *it, const ov_type *u)
     kp_offering *offs = kp_arena_memdup(c->arena, it->offerings, it->n_offerings * sizeof(*offs));
     bool changed = false;
     for (uint32_t k = 0; k < it->n_offerings; k++) {
-        const ov_price *p = price_for(u, &offs[k]);
+        const ov_price *p = ov_price_find(u, &offs[k]);
         if (!p) continue;
         offs[k].price = kp_price_change_apply(&p->change, offs[k].price);
         changed = true;

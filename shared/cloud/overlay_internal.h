@@ -61,4 +61,8 @@ static inline const char *ov_str(const char *s)
     return s ? s : "";
 }
 
+/* The new price of offering `of` (its zone, capacity type and reservation),
+ * or NULL (overlay_apply.c). */
+ov_price *ov_price_find(const ov_type *u, const kp_offering *of);
+
 #endif

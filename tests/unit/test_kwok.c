@@ -116,23 +116,28 @@ static void teardown(void)
 
 TestSuite(kwok, .init = setup, .fini = teardown);
 
-/* A NodeClaim named `name` with `reqs` (a JSON array body) as its requirements. */
-static kp_nodeclaim claim_with(const char *name, const char *reqs)
+/* A claim with `annotations` and `requests` (JSON object bodies). */
+static kp_nodeclaim claim_full(const char *name, const char *annotations, const char *reqs, const char *requests)
 {
     char json[4096];
     snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
-             "\"%s\",\"labels\":{\"karpenter.sh/nodepool\":\"default\",\"team\":\"web\"},"
-             "\"annotations\":{\"note\":\"hi\"}},\"spec\":{\"requirements\":[%s],"
-             "\"nodeClassRef\":{\"group\":\"karpenter.kwok.sh\",\"kind\":\"KWOKNodeClass\","
-             "\"name\":\"default\"}}}",
-             name, reqs);
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{\"karpenter.sh/nodepool\":\"default\",\"team\":\"web\"},\"annotations\":{%s}},\"spec\":{\"requirements\":"
+             "[%s],\"resources\":{\"requests\":{%s}},\"nodeClassRef\":{\"group\":\"karpenter.kwok.sh\",\"kind\":"
+             "\"KWOKNodeClass\",\"name\":\"default\"}}}",
+             name, annotations, reqs, requests);
     cJSON *obj = cJSON_Parse(json);
     cr_assert_not_null(obj, "bad test JSON: %s", json);
-    kp_nodeclaim claim;
-    cr_assert_eq(kp_decode_nodeclaim(arena, obj, &claim), 0, "%s", kp_error_last());
+    kp_nodeclaim c;
+    cr_assert_eq(kp_decode_nodeclaim(arena, obj, &c), 0, "%s", kp_error_last());
     cJSON_Delete(obj);
-    return claim;
+    return c;
+}
+
+/* A NodeClaim named `name` with `reqs` (a JSON array body) as its requirements. */
+static kp_nodeclaim claim_with(const char *name, const char *reqs)
+{
+    return claim_full(name, "\"note\":\"hi\"", reqs, "");
 }
 
 #define REQ(key, op, values) "{\"key\":\"" key "\",\"operator\":\"" op "\",\"values\":[" values "]}"
@@ -533,24 +538,6 @@ Test(kwok, default_catalog_is_the_builtin_one)
     cr_expect_lt(kp_resource_list_milli(&in.allocatable, "memory"),
                  kp_resource_list_milli(&in.capacity, "memory"));
     kp_cloud_free(p);
-}
-
-/* A claim with `annotations` and `requests` (JSON object bodies). */
-static kp_nodeclaim claim_full(const char *name, const char *annotations, const char *reqs, const char *requests)
-{
-    char json[4096];
-    snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"%s\","
-             "\"labels\":{\"karpenter.sh/nodepool\":\"default\"},\"annotations\":{%s}},\"spec\":{\"requirements\":"
-             "[%s],\"resources\":{\"requests\":{%s}},\"nodeClassRef\":{\"group\":\"karpenter.kwok.sh\",\"kind\":"
-             "\"KWOKNodeClass\",\"name\":\"default\"}}}",
-             name, annotations, reqs, requests);
-    cJSON *obj = cJSON_Parse(json);
-    cr_assert_not_null(obj, "bad test JSON: %s", json);
-    kp_nodeclaim c;
-    cr_assert_eq(kp_decode_nodeclaim(arena, obj, &c), 0, "%s", kp_error_last());
-    cJSON_Delete(obj);
-    return c;
 }
 
 /* With NodeOverlays, create() launches from the catalog as the scheduler

@@ -236,32 +236,39 @@ Test(overlay_store, types_that_do_not_overlap_do_not_conflict)
     cr_expect_float_eq(price_of(applied(0), "amd-instance-type", 0), 23.0, 1e-12);
 }
 
+/* overlay-a (price 1.03) and overlay-b (price 23), both weighing 10 and
+ * selecting with `a_reqs` and `b_reqs`, on a type with four offerings. */
+static void pair_on_four_offerings(const char *a_reqs, const char *b_reqs)
+{
+    char spec[512];
+    four_offerings();
+    snprintf(spec, sizeof(spec), "price: '1.03', requirements: [%s]", a_reqs);
+    overlay("overlay-a", 10, spec);
+    snprintf(spec, sizeof(spec), "price: '23', requirements: [%s]", b_reqs);
+    overlay("overlay-b", 10, spec);
+    evaluate();
+}
+
 Test(overlay_store, offerings_overlapping_on_zone_conflict)
 {
-    four_offerings();
-    overlay("overlay-a", 10, "price: '1.03', requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [test-zone-1, test-zone-4]}]");
-    overlay("overlay-b", 10, "price: '23', requirements: [{key: karpenter.sh/capacity-type, operator: Exists}]");
-    evaluate();
+    pair_on_four_offerings("{key: topology.kubernetes.io/zone, operator: In, values: [test-zone-1, test-zone-4]}",
+                           "{key: karpenter.sh/capacity-type, operator: Exists}");
     expect_conflict("overlay-a");
     expect_applied("overlay-b");
 }
 
 Test(overlay_store, offerings_overlapping_on_capacity_type_conflict)
 {
-    four_offerings();
-    overlay("overlay-a", 10, "price: '1.03', requirements: [{key: karpenter.sh/capacity-type, operator: Exists}]");
-    overlay("overlay-b", 10, "price: '23', requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [spot]}]");
-    evaluate();
+    pair_on_four_offerings("{key: karpenter.sh/capacity-type, operator: Exists}",
+                           "{key: karpenter.sh/capacity-type, operator: In, values: [spot]}");
     expect_conflict("overlay-a");
     expect_applied("overlay-b");
 }
 
 Test(overlay_store, offerings_that_do_not_overlap_are_priced_each)
 {
-    four_offerings();
-    overlay("overlay-a", 10, "price: '1.03', requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [test-zone-6, test-zone-4]}]");
-    overlay("overlay-b", 10, "price: '23', requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [spot]}]");
-    evaluate();
+    pair_on_four_offerings("{key: topology.kubernetes.io/zone, operator: In, values: [test-zone-6, test-zone-4]}",
+                           "{key: karpenter.sh/capacity-type, operator: In, values: [spot]}");
     expect_applied("overlay-a");
     expect_applied("overlay-b");
     const kp_catalog *c = applied(0);
