@@ -46,6 +46,7 @@ enum kp_ctrl_kind {
     KP_CK_STORAGECLASS,
     KP_CK_NAMESPACE,
     KP_CK_VOLUMEATTACHMENT, /* termination waits for a node's to be gone */
+    KP_CK_CSINODE, /* the nodes' CSI attach limits */
     KP_CK_NODECLASS, /* the provider's node class (EC2NodeClass, KWOKNodeClass) */
     KP_CK_NODEOVERLAY, /* watched only with the NodeOverlay gate */
     KP_CK_COUNT

@@ -61,6 +61,7 @@ static const enum kp_kube_res kind_res[KP_CK_COUNT] = {
     [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
     [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
     [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
+    [KP_CK_CSINODE] = KP_RES_CSINODE,
     [KP_CK_NODECLASS] = KP_RES_COUNT, /* the provider's node class: see node_class_informer() */
     [KP_CK_NODEOVERLAY] = KP_RES_NODEOVERLAY, /* with the NodeOverlay gate only */
 };

@@ -22,6 +22,7 @@ static int dec_pdb(kp_arena *a, const cJSON *j, void *o) { return kp_decode_pdb(
 static int dec_pvc(kp_arena *a, const cJSON *j, void *o) { return kp_decode_pvc(a, j, o); }
 static int dec_pv(kp_arena *a, const cJSON *j, void *o) { return kp_decode_pv(a, j, o); }
 static int dec_sc(kp_arena *a, const cJSON *j, void *o) { return kp_decode_storage_class(a, j, o); }
+static int dec_csinode(kp_arena *a, const cJSON *j, void *o) { return kp_decode_csinode(a, j, o); }
 
 /* Whether a cached object takes part (NULL: every one does). */
 typedef bool (*owned_fn)(const kp_ctrl *c, const cJSON *obj);
@@ -131,6 +132,7 @@ int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out
     COLLECT(pvs, KP_CK_PV, NULL, dec_pv, kp_pv);
     COLLECT(storage_classes, KP_CK_STORAGECLASS, NULL, dec_sc, kp_storage_class);
     COLLECT(pdbs, KP_CK_PDB, NULL, dec_pdb, kp_pdb);
+    COLLECT(csinodes, KP_CK_CSINODE, NULL, dec_csinode, kp_csinode);
     namespaces(c, v);
     v->cluster.catalog = catalog;
     v->c = c;

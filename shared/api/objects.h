@@ -754,9 +754,23 @@ typedef struct kp_pv {
     const char *claim_namespace;
     const char *claim_name;
     kp_resource_list capacity;
-    const char *csi_driver; /* spec.csi.driver, "" when not CSI */
+    const char *csi_driver; /* spec.csi.driver ("ebs.csi.aws.com" for awsElasticBlockStore), "" when neither */
     bool local_or_host_path; /* spec.local or spec.hostPath: tied to a node's disk */
 } kp_pv;
+
+/* storage.k8s.io/v1 CSINode: per CSI driver, how many volumes the node can
+ * attach (allocatable.count; has_count false: no limit). */
+typedef struct kp_csinode_driver {
+    const char *name;
+    bool has_count;
+    int32_t count;
+} kp_csinode_driver;
+
+typedef struct kp_csinode {
+    kp_object_meta meta; /* named after its Node */
+    kp_csinode_driver *drivers;
+    size_t n_drivers;
+} kp_csinode;
 
 enum kp_volume_binding_mode {
     KP_BINDING_IMMEDIATE = 0, /* the default */
@@ -791,6 +805,7 @@ enum kp_kind {
     KP_KIND_PV,
     KP_KIND_STORAGE_CLASS,
     KP_KIND_NODEOVERLAY,
+    KP_KIND_CSINODE,
 };
 
 typedef struct kp_object {
@@ -809,6 +824,7 @@ typedef struct kp_object {
         kp_pv pv;
         kp_storage_class storage_class;
         kp_nodeoverlay nodeoverlay;
+        kp_csinode csinode;
     } u;
 } kp_object;
 

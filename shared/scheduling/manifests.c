@@ -34,6 +34,7 @@ struct kp_manifests {
     PTR_LIST(kp_pv, pvs);
     PTR_LIST(kp_storage_class, storage_classes);
     PTR_LIST(kp_nodeoverlay, nodeoverlays);
+    PTR_LIST(kp_csinode, csinodes);
     PTR_LIST(const char, notes);
     kp_namespace_info *namespaces; /* by value: the snapshot builder reads an array */
     size_t n_namespaces, cap_namespaces;
@@ -60,7 +61,7 @@ kp_manifests *kp_manifests_free(kp_manifests *m)
         return NULL;
     free(m->nodepools), free(m->ec2nodeclasses), free(m->nodes), free(m->nodeclaims), free(m->pods);
     free(m->daemonsets), free(m->workloads), free(m->pdbs), free(m->pvcs), free(m->pvs);
-    free(m->storage_classes), free(m->notes), free(m->namespaces), free(m->nodeoverlays);
+    free(m->storage_classes), free(m->notes), free(m->namespaces), free(m->nodeoverlays), free(m->csinodes);
     kp_arena_free(m->arena);
     free(m);
     return NULL;
@@ -107,6 +108,7 @@ static void keep(kp_manifests *m, kp_object *o)
     case KP_KIND_PV: PUSH(m, pvs, &copy->u.pv); break;
     case KP_KIND_STORAGE_CLASS: PUSH(m, storage_classes, &copy->u.storage_class); break;
     case KP_KIND_NODEOVERLAY: PUSH(m, nodeoverlays, &copy->u.nodeoverlay); break;
+    case KP_KIND_CSINODE: PUSH(m, csinodes, &copy->u.csinode); break;
     case KP_KIND_UNKNOWN: break;
     }
 }
@@ -328,6 +330,8 @@ void kp_manifests_cluster(kp_manifests *m, const kp_catalog *catalog, kp_cluster
     out->n_pdbs = m->n_pdbs;
     out->namespaces = m->namespaces;
     out->n_namespaces = m->n_namespaces;
+    out->csinodes = (const kp_csinode *const *)m->csinodes;
+    out->n_csinodes = m->n_csinodes;
     out->catalog = catalog;
 }
 

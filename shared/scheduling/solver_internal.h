@@ -269,6 +269,8 @@ void claims_settle(solver *s);
 /* existing.c */
 int enodes_init(solver *s);
 bool enode_try(solver *s, enode *e, podstate *st);
+/* The pod's CSI volumes stay within the node's attach limits (volume_limits.c). */
+bool volumes_fit(solver *s, const enode *e, const kp_spod *p);
 
 /* type_memo.c: bit i set when snapshot instance type i (one of NodePool
  * tmpl's) meets `reqs` on the keys types define and has an available offering
