@@ -13,6 +13,7 @@
 #include "controller/node_health.h"
 #include "controller/nodeclaim_disruption.h"
 #include "controller/nodeclass_ctrl.h"
+#include "controller/nodeoverlay_ctrl.h"
 #include "controller/nodepool_ctrl.h"
 #include "controller/objutil.h"
 #include "controller/ownership.h"
@@ -44,6 +45,8 @@ struct kp_controllers {
     kp_loop *state_metrics;
     kp_caps_ctrl *caps; /* NULL: no metrics registry */
     kp_loop *caps_headroom;
+    kp_workqueue *q_overlay; /* NodeOverlay gate */
+    kp_reconciler *overlay;
     bool started;
 };
 
@@ -249,6 +252,30 @@ static void buffer_deleted(void *ctx, const cJSON *obj)
         kp_buffers_forget(cs->buffers, key);
 }
 
+/* NodeOverlays are evaluated together, against every NodePool and node
+ * class: any change of one is the same key (Karpenter watches the three). */
+static void overlays_changed(void *ctx, const cJSON *obj)
+{
+    (void)obj;
+    kp_workqueue_add(ctx, KP_NODEOVERLAY_KEY);
+}
+
+static void overlays_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+    if (kp_nodeoverlay_update_matters(old_obj, new_obj))
+        kp_workqueue_add(ctx, KP_NODEOVERLAY_KEY);
+}
+
+static void wire_overlays(kp_controllers *cs)
+{
+    kp_ctrl *c = cs->c;
+    const enum kp_ctrl_kind kinds[] = {KP_CK_NODEOVERLAY, KP_CK_NODEPOOL, KP_CK_NODECLASS};
+    for (size_t i = 0; cs->q_overlay && i < sizeof(kinds) / sizeof(*kinds); i++)
+        if (c->informers[kinds[i]])
+            kp_informer_add_handler(c->informers[kinds[i]], &(kp_informer_handler){overlays_changed, overlays_updated,
+                                                                                  overlays_changed, cs->q_overlay});
+}
+
 static void wire(kp_controllers *cs)
 {
     kp_ctrl *c = cs->c;
@@ -273,6 +300,7 @@ static void wire(kp_controllers *cs)
     if (c->informers[KP_CK_NODECLASS])
         kp_informer_add_handler(c->informers[KP_CK_NODECLASS],
                                 &(kp_informer_handler){class_changed, class_updated, class_changed, cs});
+    wire_overlays(cs);
 }
 
 /* --------------------------------------------------------------- life cycle */
@@ -302,6 +330,8 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     cs->disruption_state = kp_disruption_ctrl_new();
     if (c->metrics && kp_caps_ctrl_new(c, &cs->caps) < 0)
         kp_ctrl_log_error("caps", "registering karpenter_caps_headroom", NULL, -1);
+    if (c->overlays && c->informers[KP_CK_NODEOVERLAY]) /* the NodeOverlay gate (runtime.c) */
+        cs->q_overlay = kp_workqueue_new(&q);
     cs->provisioner = kp_provisioner_new(c);
     c->provisioner = cs->provisioner;
     wire(cs);
@@ -352,6 +382,11 @@ int kp_controllers_start(kp_controllers *cs)
     cs->gc = kp_loop_start(c, "nodeclaim.garbagecollection", c->opts.gc_interval_ms, kp_gc_pass, NULL);
     if (c->interruption) /* receive() waits for notices itself: no pause between passes */
         cs->interruption = kp_loop_start(c, "interruption", 0, kp_interruption_pass, NULL);
+    if (cs->q_overlay) { /* one worker: each pass sees every overlay */
+        cs->overlay = kp_reconciler_start(c, "nodeoverlay.controller", cs->q_overlay, 1, kp_nodeoverlay_reconcile,
+                                          c->overlays);
+        kp_workqueue_add(cs->q_overlay, KP_NODEOVERLAY_KEY);
+    }
     int err = kp_provisioner_start(cs->provisioner);
     if (err < 0)
         return err;
@@ -379,6 +414,7 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->gc = kp_loop_stop(cs->gc);
     cs->state_metrics = kp_loop_stop(cs->state_metrics);
     cs->caps_headroom = kp_loop_stop(cs->caps_headroom);
+    cs->overlay = kp_reconciler_stop(cs->overlay);
     cs->started = false;
 }
 
@@ -407,6 +443,8 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
         kp_workqueue_free(cs->q_nodeclass);
     kp_disruption_ctrl_free(cs->disruption_state);
     cs->caps = kp_caps_ctrl_free(cs->caps);
+    if (cs->q_overlay)
+        kp_workqueue_free(cs->q_overlay);
     free(cs);
     return NULL;
 }

@@ -47,8 +47,10 @@ enum kp_ctrl_kind {
     KP_CK_STORAGECLASS,
     KP_CK_NAMESPACE,
     KP_CK_VOLUMEATTACHMENT, /* termination waits for a node's to be gone */
+    KP_CK_CSINODE, /* the nodes' CSI attach limits */
     KP_CK_NODECLASS, /* the provider's node class (EC2NodeClass, KWOKNodeClass) */
     KP_CK_CAPACITYBUFFER, /* only with FEATURE_GATES CapacityBuffer=true */
+    KP_CK_NODEOVERLAY, /* watched only with the NodeOverlay gate */
     KP_CK_COUNT
 };
 
@@ -141,6 +143,9 @@ struct kp_ctrl {
     struct kp_ctrl_metrics *m;           /* the controller's metric families (metrics_ctrl.h) */
     struct kp_provisioner *provisioner;  /* for triggers from other controllers */
     struct kp_buffers *buffers;          /* CapacityBuffers ready for provisioning (capacitybuffer_ctrl.h); NULL: gate off */
+    /* NodeOverlay gate: the overlays applied to instance types
+     * (nodeoverlay_ctrl.h); NULL when the gate is off. */
+    struct kp_overlay_state *overlays;
     struct kp_interruption_source *interruption; /* NULL: no interruption handling */
     /* Objects of other providers already reported (ownership.c), capped. */
     pthread_mutex_t foreign_mu;

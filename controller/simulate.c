@@ -21,6 +21,7 @@
 #include "kube/config.h"
 #include "kube/rest.h"
 #include "scheduling/manifests.h"
+#include "scheduling/overlay_plan.h"
 #include "scheduling/plan_output.h"
 #include "scheduling/solver.h"
 #include "scheduling/static_pools.h"
@@ -467,12 +468,27 @@ static void print_note(void *ctx, const char *text)
     fprintf(stderr, "note: %s\n", text);
 }
 
+/* NodeOverlays in the manifests (the NodeOverlay gate is on in simulate):
+ * applied to the plan, and what became of each said on stderr. */
+static int overlays(const kp_manifests *m, kp_cluster *cluster, kp_overlay_catalogs **out)
+{
+    const kp_nodeoverlay *const *items;
+    size_t n = kp_manifests_nodeoverlays(m, &items);
+    int err = kp_overlay_plan(cluster, items, n, out);
+    const kp_overlay_verdict *v;
+    char line[1024];
+    for (size_t i = 0, nv = *out ? kp_overlay_store_verdicts(kp_overlay_catalogs_store(*out), &v) : 0; i < nv; i++)
+        fprintf(stderr, "note: %s\n", kp_overlay_verdict_text(&v[i], line, sizeof(line)));
+    return err;
+}
+
 static int run(const sim_opts *o)
 {
     kp_manifests *m = kp_manifests_new();
     kp_sim_cloud *cloud = NULL;
     kp_doc_list *docs = kp_doc_list_new();
     sim_source src;
+    kp_overlay_catalogs *overlaid = NULL;
     kp_snapshot *snap = NULL;
     kp_plan *plan = NULL;
     kp_arena *arena = kp_arena_new();
@@ -485,8 +501,10 @@ static int run(const sim_opts *o)
     if (!err) {
         kp_manifests_cluster(m, NULL, &cluster);
         kp_sim_cloud_wire(cloud, &cluster);
-        err = kp_snapshot_build(&cluster, &snap);
+        err = overlays(m, &cluster, &overlaid);
     }
+    if (!err)
+        err = kp_snapshot_build(&cluster, &snap);
     if (!err) {
         kp_solve_opts so = KP_SOLVE_OPTS_INIT;
         so.ignore_preferences = o->ignore_preferences;
@@ -502,6 +520,7 @@ static int run(const sim_opts *o)
     }
     kp_plan_free(plan);
     kp_snapshot_free(snap);
+    kp_overlay_catalogs_free(overlaid);
     kp_manifests_free(m);
     kp_doc_list_free(docs);
     kp_sim_cloud_free(cloud);

@@ -52,9 +52,17 @@ kp_disruption_plan *kp_disruption_plan_free(kp_disruption_plan *plan)
     return NULL;
 }
 
-static int32_t instance_type_index(const kp_snapshot *snap, const char *name)
+/* A node's instance type as its NodePool sees it (a NodeOverlay may price
+ * the pool's types differently from the provider's catalog), else the first
+ * of that name. */
+static int32_t instance_type_index(const kp_snapshot *snap, const kp_snode *node)
 {
+    const char *name = node->instance_type;
     kp_sym s = name ? kp_sym_lookup(snap->symtab, name) : KP_SYM_NONE;
+    const kp_template *t = node->template_index >= 0 ? &snap->templates[node->template_index] : NULL;
+    for (uint32_t k = 0; s && t && k < t->n_its; k++)
+        if (snap->its[t->its[k]].name == s)
+            return (int32_t)t->its[k];
     for (uint32_t k = 0; s && k < snap->n_its; k++)
         if (snap->its[k].name == s)
             return (int32_t)k;
@@ -87,7 +95,7 @@ static void fit_arrays(planner *p)
     memset(p->why_tried + old, 0, (n - old) * sizeof(*p->why_tried));
     memset(p->split_tried + old, 0, (n - old) * sizeof(bool));
     for (uint32_t i = old; i < n; i++)
-        p->it_of_node[i] = instance_type_index(p->snap, p->snap->nodes[i].instance_type);
+        p->it_of_node[i] = instance_type_index(p->snap, &p->snap->nodes[i]);
     if (p->nominated) {
         p->nominated = kp_xrealloc(p->nominated, n * sizeof(int32_t));
         for (uint32_t i = old; i < n; i++)

@@ -45,6 +45,7 @@ static const kp_kube_resource table[KP_RES_COUNT] = {
     [KP_RES_PODTEMPLATE] = CORE("podtemplates", "PodTemplate", true),
     [KP_RES_CAPACITYBUFFER] =
         GROUP("autoscaling.x-k8s.io", "v1beta1", "capacitybuffers", "CapacityBuffer", true),
+    [KP_RES_NODEOVERLAY] = GROUP("karpenter.sh", "v1alpha1", "nodeoverlays", "NodeOverlay", false),
 };
 
 static const kp_kube_resource pdb_v1beta1 =

@@ -1,5 +1,6 @@
 /* NodeClaim objects from planned claims (see the header). */
 #include "provisioning/nodeclaim_object.h"
+#include "api/nodeoverlay.h"
 #include "api/nodepool_hash.h"
 #include "api/wellknown.h"
 #include "scheduling/plan_output.h"
@@ -103,6 +104,20 @@ static cJSON *spec(const kp_nodepool *np, cJSON *claim)
     return s;
 }
 
+/* Karpenter marks claims one of whose instance types a NodeOverlay changed. */
+static void overlay_annotations(cJSON *meta, const kp_plan_claim *c, const kp_snapshot *snap)
+{
+    bool price = false, capacity = false;
+    for (uint32_t k = 0; k < c->n_its; k++) {
+        const kp_instance_type *src = snap->its[c->its[k]].src;
+        price |= src && src->price_overlaid;
+        capacity |= src && src->capacity_overlaid;
+    }
+    cJSON *annotations = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    if (price) put_string(annotations, KP_ANNOTATION_PRICE_OVERLAY_APPLIED, "true");
+    if (capacity) put_string(annotations, KP_ANNOTATION_CAPACITY_OVERLAY_APPLIED, "true");
+}
+
 /* ------------------------------------------------------------ static */
 
 static cJSON *requirement_json(const char *key, const char *op, const char *const *values, size_t n, int32_t min)
@@ -178,8 +193,9 @@ cJSON *kp_nodeclaim_object(const kp_plan *plan, const kp_snapshot *snap, uint32_
         obj = cJSON_CreateObject();
         cJSON_AddStringToObject(obj, "apiVersion", "karpenter.sh/v1");
         cJSON_AddStringToObject(obj, "kind", "NodeClaim");
-        cJSON_AddItemToObject(obj, "metadata", metadata(np, cJSON_DetachItemFromObjectCaseSensitive(planned, "labels"),
-                                                        pool_hash));
+        cJSON *meta = metadata(np, cJSON_DetachItemFromObjectCaseSensitive(planned, "labels"), pool_hash);
+        overlay_annotations(meta, &plan->claims[claim], snap);
+        cJSON_AddItemToObject(obj, "metadata", meta);
         cJSON_AddItemToObject(obj, "spec", spec(np, planned));
     }
     cJSON_Delete(planned);

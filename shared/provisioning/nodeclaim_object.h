@@ -5,7 +5,10 @@
  *   metadata   generateName "<nodepool>-"; labels = template labels, the
  *              NodePool and node-class labels, and custom labels the claim's
  *              requirements pin to one value; annotations = template
- *              annotations and the NodePool hash; owned by the NodePool.
+ *              annotations, the NodePool hash, and karpenter.sh/
+ *              price-overlay-applied / capacity-overlay-applied when a
+ *              NodeOverlay changed one of its instance types; owned by the
+ *              NodePool.
  *   spec       requirements (instance types cheapest first, capacity types,
  *              zones as the plan narrowed them), resources.requests (pods plus
  *              DaemonSet overhead), taints, startupTaints, nodeClassRef,

@@ -321,7 +321,7 @@ bool enode_try(solver *s, enode *e, podstate *st)
     if (s->opts->closed_to_moves && s->opts->closed_to_moves[e->node] && s->opts->moved && s->opts->moved[st->pod])
         return false;
     if (topo_quick_rejects(s, st, &e->reqs) || !ps_tolerates(s, st, n->taints, n->n_taints, NULL) ||
-        !ports_free(s, e, p))
+        !ports_free(s, e, p) || !volumes_fit(s, e, p))
         return false;
     if (!kp_requirements_compatible(s->symtab, &e->reqs, &st->reqs, 0, NULL))
         return false;

@@ -11,6 +11,7 @@
 #include "scheduling/manifests.h"
 #include "api/capacitybuffer.h"
 #include "api/decode.h"
+#include "api/nodeoverlay.h"
 #include "base/error.h"
 #include "base/xalloc.h"
 
@@ -35,6 +36,8 @@ struct kp_manifests {
     PTR_LIST(kp_pvc, pvcs);
     PTR_LIST(kp_pv, pvs);
     PTR_LIST(kp_storage_class, storage_classes);
+    PTR_LIST(kp_nodeoverlay, nodeoverlays);
+    PTR_LIST(kp_csinode, csinodes);
     PTR_LIST(const char, notes);
     PTR_LIST(kp_capacity_buffer, buffers);
     size_t buffers_done; /* expanded into virtual pods (at the end of each kp_manifests_add_docs) */
@@ -65,7 +68,7 @@ kp_manifests *kp_manifests_free(kp_manifests *m)
         return NULL;
     free(m->nodepools), free(m->ec2nodeclasses), free(m->nodes), free(m->nodeclaims), free(m->pods);
     free(m->daemonsets), free(m->workloads), free(m->pdbs), free(m->pvcs), free(m->pvs);
-    free(m->storage_classes), free(m->notes), free(m->namespaces);
+    free(m->storage_classes), free(m->notes), free(m->namespaces), free(m->nodeoverlays), free(m->csinodes);
     free(m->buffers), free(m->pod_template_metas), free(m->pod_templates);
     kp_arena_free(m->arena);
     free(m);
@@ -112,6 +115,8 @@ static void keep(kp_manifests *m, kp_object *o)
         break;
     case KP_KIND_PV: PUSH(m, pvs, &copy->u.pv); break;
     case KP_KIND_STORAGE_CLASS: PUSH(m, storage_classes, &copy->u.storage_class); break;
+    case KP_KIND_NODEOVERLAY: PUSH(m, nodeoverlays, &copy->u.nodeoverlay); break;
+    case KP_KIND_CSINODE: PUSH(m, csinodes, &copy->u.csinode); break;
     case KP_KIND_UNKNOWN: break;
     }
 }
@@ -232,10 +237,20 @@ int kp_manifests_add_docs(kp_manifests *m, const kp_doc_list *docs)
             return kp_error_wrap(err, "%s", origin);
         if (is_expanded(o.kind) && (err = check_replicas(m, &o, origin)) < 0)
             return err;
+        /* An overlay validation refuses is kept, marked, as a cluster would
+         * show it: not applied, with the reason in its status. */
+        if (o.kind == KP_KIND_NODEOVERLAY && (err = kp_nodeoverlay_from_json(m->arena, d->obj, &o.u.nodeoverlay)) < 0)
+            return kp_error_wrap(err, "%s", origin);
         keep(m, &o);
     }
     expand_buffers(m); /* now, so their notes are there to print with the others */
     return 0;
+}
+
+size_t kp_manifests_nodeoverlays(const kp_manifests *m, const kp_nodeoverlay *const **out)
+{
+    *out = (const kp_nodeoverlay *const *)m->nodeoverlays;
+    return m->n_nodeoverlays;
 }
 
 size_t kp_manifests_note_count(const kp_manifests *m)
@@ -408,6 +423,8 @@ void kp_manifests_cluster(kp_manifests *m, const kp_catalog *catalog, kp_cluster
     out->n_pdbs = m->n_pdbs;
     out->namespaces = m->namespaces;
     out->n_namespaces = m->n_namespaces;
+    out->csinodes = (const kp_csinode *const *)m->csinodes;
+    out->n_csinodes = m->n_csinodes;
     out->catalog = catalog;
 }
 

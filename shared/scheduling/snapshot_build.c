@@ -7,9 +7,11 @@
 #include "scheduling/snapshot_internal.h"
 #include "api/wellknown.h"
 #include "base/error.h"
+#include "base/xalloc.h"
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static kp_symlabels labels_of(kp_snapshot *snap, const kp_labels *labels, const char *extra_key,
@@ -283,13 +285,48 @@ static int add_in_flight(kp_snapshot *snap, const kp_nodeclaim *nc)
     return err;
 }
 
+static int cmp_csinode(const void *a, const void *b)
+{
+    return strcmp((*(const kp_csinode *const *)a)->meta.name, (*(const kp_csinode *const *)b)->meta.name);
+}
+
+static int find_csinode(const void *key, const void *elem)
+{
+    return strcmp(key, (*(const kp_csinode *const *)elem)->meta.name);
+}
+
+/* The node's attach limits from its CSINode (`sorted` by name). */
+static void csi_limits(kp_snapshot *snap, const kp_csinode **sorted, size_t n, kp_snode *sn)
+{
+    const kp_csinode *const *found = n ? bsearch(sn->name, sorted, n, sizeof(*sorted), find_csinode) : NULL;
+    if (!found)
+        return;
+    const kp_csinode *cn = *found;
+    kp_csi_limit *limits = KP_ARENA_NEW(snap->arena, kp_csi_limit, cn->n_drivers ? cn->n_drivers : 1);
+    uint32_t k = 0;
+    for (size_t i = 0; i < cn->n_drivers; i++)
+        if (cn->drivers[i].has_count && *cn->drivers[i].name)
+            limits[k++] = (kp_csi_limit){kp_sym_intern(snap->symtab, cn->drivers[i].name), cn->drivers[i].count};
+    sn->csi_limits = limits;
+    sn->n_csi_limits = k;
+}
+
 static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
 {
+    const kp_csinode **sorted = kp_xmalloc((c->n_csinodes ? c->n_csinodes : 1) * sizeof(*sorted));
+    if (c->n_csinodes) {
+        memcpy(sorted, c->csinodes, c->n_csinodes * sizeof(*sorted));
+        qsort(sorted, c->n_csinodes, sizeof(*sorted), cmp_csinode);
+    }
     for (size_t i = 0; i < c->n_nodes; i++) {
         int err = add_node(snap, c, c->nodes[i]);
-        if (err < 0)
+        if (err < 0) {
+            free(sorted);
             return kp_error_wrap(err, "node %s", c->nodes[i]->meta.name);
+        }
+        csi_limits(snap, sorted, c->n_csinodes, &snap->nodes[snap->n_nodes - 1]);
     }
+    free(sorted);
     for (size_t i = 0; i < c->n_nodeclaims; i++) {
         if (claim_has_node(c, c->nodeclaims[i]))
             continue;

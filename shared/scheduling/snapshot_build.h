@@ -36,6 +36,8 @@ typedef struct kp_cluster {
     size_t n_pdbs;
     const kp_namespace_info *namespaces; /* for namespaceSelector; may be empty */
     size_t n_namespaces;
+    const kp_csinode *const *csinodes; /* the nodes' CSI attach limits; may be empty */
+    size_t n_csinodes;
     const kp_catalog *catalog; /* the instance types every NodePool can use */
     /* Optional: a NodePool's own instance types (a cloud where they depend on
      * the pool's node class); NULL from it means none. `catalog` then still

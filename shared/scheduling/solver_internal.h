@@ -290,6 +290,8 @@ const kp_solve_base *solve_base(const solver *s);
 /* <0, 0, >0: node a is tried before, as, after node b. */
 int node_try_order(const kp_snapshot *snap, uint32_t a, uint32_t b);
 bool enode_try(solver *s, enode *e, podstate *st);
+/* The pod's CSI volumes stay within the node's attach limits (volume_limits.c). */
+bool volumes_fit(solver *s, const enode *e, const kp_spod *p);
 
 /* type_memo.c: bit i set when snapshot instance type i (one of NodePool
  * tmpl's) meets `reqs` on the keys types define and has an available offering

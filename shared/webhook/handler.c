@@ -30,6 +30,8 @@ static const char *kind_label(int kind)
         return "NodeClaim";
     case KP_ADMIT_EC2NODECLASS:
         return "EC2NodeClass";
+    case KP_ADMIT_NODEOVERLAY:
+        return "NodeOverlay";
     case KIND_POD:
         return "Pod";
     default:

@@ -44,7 +44,10 @@ KNOWN_1_20 = {
     "x-kubernetes-map-type",
 }
 FILES = ["karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml",
-         "karpenter.k8s.aws_ec2nodeclasses.yaml", "autoscaling.x-k8s.io_capacitybuffers.yaml"]
+         "karpenter.k8s.aws_ec2nodeclasses.yaml", "autoscaling.x-k8s.io_capacitybuffers.yaml",
+         "karpenter.sh_nodeoverlays.yaml"]
+VERSIONS = {"karpenter.sh_nodeoverlays.yaml": "v1alpha1",  # the rest are v1
+            "autoscaling.x-k8s.io_capacitybuffers.yaml": "v1beta1"}
 errors = []
 
 
@@ -158,11 +161,10 @@ if which == "shape":
             if crd["metadata"]["name"] != "%s.%s" % (plural, group) or name != "%s_%s.yaml" % (group, plural):
                 errors.append("%s: name does not match %s.%s" % (name, plural, group))
             versions = crd["spec"]["versions"]
-            buffer = group == "autoscaling.x-k8s.io"  # the API Cluster Autoscaler shares
-            if [(v["name"], v["served"], v["storage"]) for v in versions] != [
-                    ("v1beta1" if buffer else "v1", True, True)]:
-                errors.append("%s: expected one served storage version v1" % name)
-            scope = "Namespaced" if buffer else "Cluster"
+            version = VERSIONS.get(name, "v1")
+            if [(v["name"], v["served"], v["storage"]) for v in versions] != [(version, True, True)]:
+                errors.append("%s: expected one served storage version %s" % (name, version))
+            scope = "Namespaced" if group == "autoscaling.x-k8s.io" else "Cluster"
             if schema_of(crd).get("type") != "object" or crd["spec"]["scope"] != scope:
                 errors.append("%s: schema root must be an object, scope %s" % (name, scope))
             if "status" not in versions[0].get("subresources", {}):
@@ -180,7 +182,8 @@ elif which == "columns":
             "karpenter.k8s.aws_ec2nodeclasses.yaml": ["Ready", "Age"],
             "autoscaling.x-k8s.io_capacitybuffers.yaml": [
                 "Strategy", "PodTemplate", "Replicas", "ConditionsType", "ConditionsStatus",
-                "ConditionsReason", "Age"]}
+                "ConditionsReason", "Age"],
+            "karpenter.sh_nodeoverlays.yaml": ["Ready", "Age"]}
     for name, crd in full.items():
         cols = [c["name"] for c in crd["spec"]["versions"][0]["additionalPrinterColumns"]
                 if not c.get("priority")]

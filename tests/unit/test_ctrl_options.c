@@ -206,6 +206,7 @@ CHECK(pod, o->identity && !strcmp(o->identity, "karpenter-0"))
 CHECK(repair, o->node_repair)
 CHECK(static_pools, o->static_capacity && !o->capacity_buffer)
 CHECK(buffers, o->capacity_buffer && !o->static_capacity)
+CHECK(overlay, o->node_overlay)
 CHECK(threshold, !strcmp(o->node_repair_threshold, "2"))
 
 /* Karpenter v1.14's settings reference (core and AWS), its Helm chart's
@@ -233,7 +234,7 @@ static const setting_case settings[] = {
     {"FEATURE_GATES", "NodeRepair=true", ACT(repair)},
     {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "2", ACT(threshold)},
     {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "lots", REFUSED, NULL, "NODE_REPAIR_UNHEALTHY_THRESHOLD"},
-    {"FEATURE_GATES", "NodeOverlay=true", REFUSED, NULL, "NodeOverlay=true"},
+    {"FEATURE_GATES", "NodeOverlay=true", ACT(overlay)},
     {"FEATURE_GATES", "StaticCapacity=true", ACT(static_pools)},
     {"FEATURE_GATES", "CapacityBuffer=true", ACT(buffers)},
     {"FEATURE_GATES", "Drift=true", WARNS, NULL, "unknown feature gate Drift"},
