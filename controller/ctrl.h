@@ -145,6 +145,9 @@ struct kp_ctrl {
      * wrote (cJSON), capped (lifecycle.c). */
     pthread_mutex_t launch_mu;
     kp_strmap launched;
+    /* NodePool UID -> its recent registration outcomes (registration_health.c). */
+    pthread_mutex_t reghealth_mu;
+    kp_strmap reghealth;
 };
 
 /* How many foreign objects are remembered as reported; later ones are not logged. */

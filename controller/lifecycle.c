@@ -7,6 +7,7 @@
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/registration_health.h"
 #include "kube/ops.h"
 
 #include <pthread.h>
@@ -349,6 +350,7 @@ int lc_registration(claim_ctx *x)
     if (err >= 0) {
         KP_LOG(KP_LOG_INFO, LOGGER, "registered nodeclaim", "NodeClaim", x->nc.meta.name, "Node", name);
         kp_obj_set_condition(x->obj, "Registered", "True", "Registered", "", x->now);
+        kp_reghealth_record(x->c, x->obj, true, x->now); /* a write failure only delays the condition */
         cJSON *status = kp_obj_ensure(x->obj, "status");
         cJSON_DeleteItemFromObjectCaseSensitive(status, "nodeName");
         cJSON_AddStringToObject(status, "nodeName", name);

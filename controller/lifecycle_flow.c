@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/registration_health.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -129,6 +130,12 @@ int lc_initialization(claim_ctx *x)
 
 static int delete_for_timeout(claim_ctx *x, const char *reason)
 {
+    /* The pool hears of the failure first; a lost race retries before the claim goes. */
+    int herr = kp_reghealth_record(x->c, x->obj, false, x->now);
+    if (herr == KP_ECONFLICT) {
+        lc_requeue(x, 100);
+        return 0;
+    }
     KP_LOG(KP_LOG_INFO, LOGGER, "deleting nodeclaim that did not come up in time", "NodeClaim", x->nc.meta.name,
            "reason", reason);
     kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_disrupted : NULL,

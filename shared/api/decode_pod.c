@@ -19,17 +19,46 @@ static const kp_dec_choice phase_enum[] = {
     {"Running", KP_POD_PHASE_RUNNING}, {"Succeeded", KP_POD_PHASE_SUCCEEDED},
     {"Unknown", KP_POD_PHASE_UNKNOWN}, {NULL, 0}};
 
+/* One entry of status.containerStatuses / initContainerStatuses, read into
+ * a kp_container for its name and resources only. */
+static int decode_container_resources(kp_decoder *d, const cJSON *json, void *out)
+{
+    kp_container *c = out;
+    return kp_dec_core_resources(d, json, "requests", &c->status_requests);
+}
+
+static int decode_container_status(kp_decoder *d, const cJSON *json, void *out)
+{
+    kp_container *c = out;
+    int err;
+    if ((err = kp_dec_string(d, json, "name", &c->name)) < 0 ||
+        (err = kp_dec_object(d, json, "resources", decode_container_resources, c, &c->has_status)) < 0 ||
+        (err = kp_dec_core_resources(d, json, "allocatedResources", &c->allocated)) < 0)
+        return err;
+    c->has_status |= c->allocated.count > 0;
+    return 0;
+}
+
 static int decode_status(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_pod *p = out;
     int phase = KP_POD_PHASE_UNSET;
+    const char *resize = "";
     int err;
     if ((err = kp_dec_enum(d, json, "phase", phase_enum, false, &phase)) < 0 ||
         (err = kp_dec_conditions(d, json, "conditions", &p->conditions)) < 0 ||
         (err = kp_dec_string(d, json, "nominatedNodeName", &p->nominated_node_name)) < 0 ||
-        (err = kp_dec_time(d, json, "startTime", &p->start_time)) < 0)
+        (err = kp_dec_time(d, json, "startTime", &p->start_time)) < 0 ||
+        (err = kp_dec_string(d, json, "resize", &resize)) < 0 ||
+        (err = KP_DEC_ARRAY(d, json, "containerStatuses", decode_container_status, p->container_statuses,
+                            p->n_container_statuses)) < 0 ||
+        (err = KP_DEC_ARRAY(d, json, "initContainerStatuses", decode_container_status, p->init_container_statuses,
+                            p->n_init_container_statuses)) < 0)
         return err;
     p->phase = (enum kp_pod_phase)phase;
+    const kp_condition *pending = kp_conditions_get(&p->conditions, "PodResizePending");
+    p->resize_infeasible = strcmp(resize, "Infeasible") == 0 ||
+                           (pending && pending->status == KP_CONDITION_TRUE && !strcmp(pending->reason, "Infeasible"));
     return 0;
 }
 
@@ -108,12 +137,33 @@ static void derive_ephemeral_claims(kp_decoder *d, kp_pod *p)
     }
 }
 
+/* The status of each container, found by name, on the container itself;
+ * of the init containers only sidecars', as the scheduler reads them. */
+static void attach_statuses(kp_container *cs, size_t n, const kp_container *st, size_t n_st, bool sidecars_only)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n_st && (!sidecars_only || cs[i].restart_always); j++)
+            if (st[j].has_status && cs[i].name && st[j].name && !strcmp(cs[i].name, st[j].name)) {
+                cs[i].has_status = true;
+                cs[i].status_requests = st[j].status_requests;
+                cs[i].allocated = st[j].allocated;
+                break;
+            }
+}
+
 int kp_dec_pod_derive(kp_decoder *d, kp_pod *p)
 {
+    attach_statuses(p->containers, p->n_containers, p->container_statuses, p->n_container_statuses, false);
+    attach_statuses(p->init_containers, p->n_init_containers, p->init_container_statuses,
+                    p->n_init_container_statuses, true);
     if (p->host_network) default_host_network_ports(p->containers, p->n_containers);
     derive_host_ports(d, p);
     derive_owners(p);
     derive_ephemeral_claims(d, p);
+    for (size_t i = 0; i < p->n_containers; i++)
+        p->has_dra |= p->containers[i].has_claims;
+    for (size_t i = 0; i < p->n_init_containers; i++)
+        p->has_dra |= p->init_containers[i].has_claims;
     p->failed_to_schedule = failed_to_schedule(&p->conditions);
     if (kp_pod_requests(d->arena, p, &p->requests) < 0)
         return kp_dec_fail_at(d, "spec", "%s", kp_error_last());

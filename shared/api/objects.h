@@ -262,6 +262,13 @@ typedef struct kp_container {
     kp_resource_list requests; /* as written (see pod_requests.h for defaulting) */
     kp_resource_list limits;
     bool restart_always; /* restartPolicy: Always: a sidecar when an init container */
+    bool has_claims;     /* resources.claims: it consumes ResourceClaims (DRA) */
+    /* From the pod's status (in-place resize): what the kubelet reports the
+     * container runs with and what it has allocated; has_status when the
+     * status names this container with resources. */
+    bool has_status;
+    kp_resource_list status_requests;
+    kp_resource_list allocated;
     kp_container_port *ports;
     size_t n_ports;
 } kp_container;
@@ -351,6 +358,16 @@ typedef struct kp_pod {
     bool owned_by_node;        /* an owner is v1 Node: a static pod's mirror */
     bool is_mirror;            /* annotation kubernetes.io/config.mirror */
     bool failed_to_schedule;   /* condition PodScheduled with reason Unschedulable */
+    /* spec.resourceClaims, or a container's resources.claims: Dynamic
+     * Resource Allocation, which is not scheduled for (pod_rules.h). */
+    bool has_dra;
+    /* A resize the kubelet cannot satisfy (status.resize "Infeasible", or
+     * the PodResizePending condition with that reason). */
+    bool resize_infeasible;
+    kp_container *container_statuses; /* as decoded: name, status_requests, allocated */
+    size_t n_container_statuses;
+    kp_container *init_container_statuses;
+    size_t n_init_container_statuses;
 } kp_pod;
 
 /* ------------------------------------------------------------------ node */

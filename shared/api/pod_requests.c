@@ -99,7 +99,7 @@ static kp_resource_list acc_list(const acc *a)
 }
 
 /* Requests, then each limit whose resource has no request. */
-static void container_effective(acc *a, const kp_container *c)
+static void spec_effective(acc *a, const kp_container *c)
 {
     for (size_t i = 0; i < c->requests.count; i++)
         acc_set(a, c->requests.items[i].name, c->requests.items[i].quantity);
@@ -109,20 +109,41 @@ static void container_effective(acc *a, const kp_container *c)
     }
 }
 
+static void max_list(acc *a, const kp_resource_list *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        acc_max(a, l->items[i].name, l->items[i].quantity);
+}
+
+/* In-place resize (the scheduler's UseStatusResources, which Karpenter's
+ * Ceiling uses): while a resize is in progress the kubelet may hold more
+ * than the spec asks, so a container with a status counts the most of the
+ * spec, what it runs with and what is allocated; a resize the kubelet
+ * cannot do leaves the spec out, since it will not be applied. */
+static void container_effective(acc *a, const kp_container *c, bool resize_infeasible)
+{
+    if (!c->has_status || !resize_infeasible)
+        spec_effective(a, c);
+    if (c->has_status) {
+        max_list(a, &c->status_requests);
+        max_list(a, &c->allocated);
+    }
+}
+
 int kp_container_requests(kp_arena *arena, const kp_container *container, kp_resource_list *out)
 {
     acc a;
     acc_init(&a, arena);
-    container_effective(&a, container);
+    spec_effective(&a, container);
     *out = acc_list(&a);
     return 0;
 }
 
-static int add_container(acc *sum, const kp_container *c)
+static int add_container(acc *sum, const kp_container *c, bool resize_infeasible)
 {
     acc e;
     acc_init(&e, sum->arena);
-    container_effective(&e, c);
+    container_effective(&e, c, resize_infeasible);
     return acc_add_all(sum, e.items, e.count);
 }
 
@@ -138,11 +159,13 @@ static int add_init_containers(acc *sum, const kp_pod *pod)
         const kp_container *c = &pod->init_containers[i];
         acc use;
         if (c->restart_always) {
-            if ((err = add_container(sum, c)) < 0 || (err = add_container(&sidecars, c)) < 0) break;
+            if ((err = add_container(sum, c, pod->resize_infeasible)) < 0 ||
+                (err = add_container(&sidecars, c, pod->resize_infeasible)) < 0)
+                break;
             acc_copy(&use, &sidecars);
         } else {
             acc_copy(&use, &sidecars);
-            err = add_container(&use, c);
+            err = add_container(&use, c, pod->resize_infeasible);
         }
         acc_max_all(&peak, &use);
     }
@@ -181,7 +204,7 @@ int kp_pod_requests(kp_arena *arena, const kp_pod *pod, kp_resource_list *out)
     int err = 0;
     acc_init(&sum, arena);
     for (size_t i = 0; i < pod->n_containers && err == 0; i++)
-        err = add_container(&sum, &pod->containers[i]);
+        err = add_container(&sum, &pod->containers[i], pod->resize_infeasible);
     if (err == 0) err = add_init_containers(&sum, pod);
     if (err == 0) {
         apply_pod_level(&sum, pod);

@@ -6,7 +6,8 @@
  * consolidatable, drifted or expired.
  */
 #include "disruption/disruption_internal.h"
-#include "api/duration.h"
+#include "api/nodeclaim_rules.h"
+#include "api/pod_rules.h"
 #include "api/wellknown.h"
 #include "base/clock.h"
 
@@ -24,18 +25,10 @@ static const char *annotation(const kp_labels *l, const char *key)
     return l ? kp_labels_get(l, key) : NULL;
 }
 
-/* "true", or a duration counted from the pod's start (Karpenter's IsDoNotDisruptActive). */
+/* "true", or a duration counted from the pod's start (api/pod_rules.h). */
 static bool do_not_disrupt_active(const planner *p, const kp_pod *pod)
 {
-    const char *v = annotation(&pod->meta.annotations, KP_ANNOTATION_DO_NOT_DISRUPT);
-    kp_duration d;
-    if (!v)
-        return false;
-    if (strcmp(v, "true") == 0)
-        return true;
-    if (kp_duration_parse(v, &d) < 0 || d.ns <= 0)
-        return false; /* an invalid value is ignored, as Karpenter does */
-    return !pod->start_time.set || facts_now(p) - pod->start_time.ns < d.ns;
+    return kp_pod_do_not_disrupt_active(pod, facts_now(p));
 }
 
 static bool active(const kp_spod *s)
@@ -253,15 +246,10 @@ static void consolidation_window(planner *p, const kp_snode *n, node_facts *f)
                                         NULL);
         return;
     }
-    int64_t since = n->created_ns;
-    const kp_nodeclaim *nc = n->src_claim;
-    const kp_condition *init = nc ? kp_conditions_get(&nc->conditions, "Initialized") : NULL;
-    if (nc && nc->last_pod_event_time.set)
-        since = nc->last_pod_event_time.ns;
-    else if (init && init->last_transition_time.set)
-        since = init->last_transition_time.ns;
-    int64_t ready_at = since + after.ns;
-    f->consolidatable = facts_now(p) >= ready_at;
+    int64_t ready_at = 0;
+    enum kp_consolidatable state =
+        kp_nodeclaim_consolidatable(np, n->src_claim, n->created_ns, facts_now(p), &ready_at);
+    f->consolidatable = state == KP_CONSOLIDATABLE_YES;
     f->closed_to_moves = !f->consolidatable && after.ns > 0;
     if (!f->consolidatable) {
         char when[32];
@@ -270,29 +258,6 @@ static void consolidation_window(planner *p, const kp_snode *n, node_facts *f)
             p, KP_BLOCK_CONSOLIDATE_AFTER, NULL,
             kp_arena_printf(p->plan->arena, "consolidateAfter has not elapsed (until %s)", when), NULL);
     }
-}
-
-static bool pool_requirements_drifted(planner *p, const kp_nodepool *np, const kp_nodeclaim *nc)
-{
-    kp_arena_mark m = kp_arena_mark_get(p->scratch);
-    kp_requirements pool, labels;
-    kp_requirements_init(&pool);
-    kp_requirements_init(&labels);
-    bool ok = true;
-    for (size_t i = 0; i < np->template.n_requirements && ok; i++) {
-        const kp_selector_req *r = &np->template.requirements[i];
-        kp_requirement req;
-        ok = kp_requirement_new(&req, p->snap->symtab, p->scratch, r->key, r->op, (const char *const *)r->values,
-                                r->n_values, 0) == 0;
-        if (ok)
-            kp_requirements_add(&pool, p->snap->symtab, p->scratch, &req);
-    }
-    for (size_t i = 0; i < nc->meta.labels.count; i++)
-        kp_requirements_add_label(&labels, p->snap->symtab, p->scratch, nc->meta.labels.items[i].key,
-                                  nc->meta.labels.items[i].value);
-    bool drifted = ok && !kp_requirements_compatible(p->snap->symtab, &labels, &pool, 0, NULL);
-    kp_arena_rewind(p->scratch, m);
-    return drifted;
 }
 
 /* Karpenter's InstanceTypeNotFound: the NodeClaim's instance type is not
@@ -327,10 +292,6 @@ static void drift(planner *p, uint32_t node, node_facts *f)
     const kp_nodeclaim *nc = n->src_claim;
     if (!np || !nc)
         return;
-    const char *ph = annotation(&np->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH);
-    const char *pv = annotation(&np->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH_VERSION);
-    const char *ch = annotation(&nc->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH);
-    const char *cv = annotation(&nc->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH_VERSION);
     const kp_condition *cond = kp_conditions_get(&nc->conditions, "Drifted");
     const char *cloud = NULL;
     if (p->opts->cloud_drift)
@@ -338,10 +299,11 @@ static void drift(planner *p, uint32_t node, node_facts *f)
     else if (cond && cond->status == KP_CONDITION_TRUE)
         cloud = *cond->reason ? cond->reason : "Drifted";
     f->drifted_ns = cond && cond->last_transition_time.set ? cond->last_transition_time.ns : facts_now(p);
-    if (ph && pv && ch && cv && strcmp(pv, cv) == 0 && strcmp(ph, ch) != 0)
-        f->drift_reason = "NodePoolDrifted";
-    else if (pool_requirements_drifted(p, np, nc))
-        f->drift_reason = "RequirementsDrifted";
+    kp_arena_mark m = kp_arena_mark_get(p->scratch);
+    const char *static_drift = kp_nodeclaim_static_drift(np, nc, p->snap->symtab, p->scratch);
+    kp_arena_rewind(p->scratch, m); /* the reason is a literal, not in scratch */
+    if (static_drift)
+        f->drift_reason = static_drift;
     else if (instance_type_gone(p, node, nc))
         f->drift_reason = "InstanceTypeNotFound";
     else if (cloud && *cloud)

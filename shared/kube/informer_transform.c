@@ -47,10 +47,15 @@ static void trim_metadata(cJSON *obj)
 /* What the pod decoder and the kwok kubelet read of a container. */
 static const char *const container_fields[] = {"name", "image", "resources", "restartPolicy", "ports", NULL};
 
-static void trim_containers(cJSON *arr)
+static void trim_containers_as(cJSON *arr, const char *const *keep)
 {
     cJSON *c;
-    cJSON_ArrayForEach(c, arr) keep_only(c, container_fields);
+    cJSON_ArrayForEach(c, arr) keep_only(c, keep);
+}
+
+static void trim_containers(cJSON *arr)
+{
+    trim_containers_as(arr, container_fields);
 }
 
 /* A volume's source matters by its kind, except for PVCs and ephemeral
@@ -79,9 +84,11 @@ static void trim_pod_spec(cJSON *spec)
     trim_volumes(field(spec, "volumes"));
 }
 
-static const char *const pod_status_unread[] = {"containerStatuses", "initContainerStatuses",
-                                                "ephemeralContainerStatuses", "podIP", "podIPs", "hostIP",
-                                                "hostIPs", "qosClass", "resize", NULL};
+static const char *const pod_status_unread[] = {"ephemeralContainerStatuses", "podIP", "podIPs", "hostIP",
+                                                "hostIPs", "qosClass", NULL};
+
+/* Of a container's status, what in-place resize makes count (pod_requests.c). */
+static const char *const container_status_fields[] = {"name", "resources", "allocatedResources", NULL};
 
 static const char *const node_status_unread[] = {"images", "daemonEndpoints", "config", NULL};
 
@@ -100,6 +107,8 @@ void kp_informer_trim(enum kp_kube_res res, cJSON *obj)
     case KP_RES_POD:
         trim_pod_spec(field(obj, "spec"));
         drop_all(field(obj, "status"), pod_status_unread);
+        trim_containers_as(field(field(obj, "status"), "containerStatuses"), container_status_fields);
+        trim_containers_as(field(field(obj, "status"), "initContainerStatuses"), container_status_fields);
         break;
     case KP_RES_DAEMONSET:
         trim_pod_spec(field(field(field(obj, "spec"), "template"), "spec"));

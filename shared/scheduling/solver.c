@@ -170,9 +170,9 @@ static void claim_created(solver *s, claim_order *order)
 static bool add_pod(solver *s, claim_order *order, podstate *st, kp_buf *why)
 {
     const kp_spod *p = &s->snap->pods[st->pod];
-    if (p->volume_error) {
+    if (p->unschedulable) {
         if (why)
-            kp_buf_puts(why, p->volume_error);
+            kp_buf_puts(why, p->unschedulable);
         return false;
     }
     if (!topo_blocks_every_node(s, st) && (s->claim_ix ? indexed_places(s, st) : scan_places(s, order, st)))

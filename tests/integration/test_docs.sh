@@ -13,8 +13,11 @@
 # their owners mark them ```text.
 #
 # Also: docs/reference/controller-flags.md lists every flag `karpenter-controller run
-# --help` prints, and docs/reference/metrics.md every metric family the controller
-# and the webhook register.
+# --help` prints, docs/reference/metrics.md every metric family the controller
+# and the webhook register, docs/reference/events.md every Event reason the code
+# writes (and the event of each kind of shared/disruption/reasons.c), and
+# docs/reference/conditions.md every status condition type and reason; each lists
+# nothing the code does not write (tests/integration/doc_reasons.py reads the code).
 set -euo pipefail
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
@@ -100,12 +103,25 @@ metrics_documented() {
   return $rc
 }
 
+# doc_reasons.py KIND DOC: the reasons the code writes against DOC; its findings
+# are printed indented.
+reasons_documented() {
+  local out rc=0
+  out=$(python3 "$src/tests/integration/doc_reasons.py" "$src" "$1" "$src/$2") || rc=$?
+  sed 's/^/    /' <<<"$out"
+  return $rc
+}
+
 extract "sh" "$tmp/sh"
 n=$(cat "$tmp/sh/.count")
 if [ "$n" -ge 10 ]; then ok "found $n runnable blocks in docs/"; else bad "only $n runnable blocks in docs/"; fi
 run_blocks
 if flags_documented; then ok "controller-flags.md matches run --help"; else bad "controller-flags.md vs run --help"; fi
 if metrics_documented; then ok "metrics.md matches the registered families"; else bad "metrics.md vs the code"; fi
+if reasons_documented events docs/reference/events.md; then ok "events.md matches the event reasons the code writes"
+else bad "events.md vs the code"; fi
+if reasons_documented conditions docs/reference/conditions.md; then ok "conditions.md matches the conditions the code writes"
+else bad "conditions.md vs the code"; fi
 
 echo "test_docs: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

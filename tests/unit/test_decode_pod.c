@@ -332,6 +332,26 @@ Test(decode_pod, host_network_defaults_host_ports)
     kp_arena_free(arena);
 }
 
+Test(decode_pod, dynamic_resource_allocation)
+{
+    static const char *const cases[][2] = {
+        {"'resourceClaims':[{'name':'gpu'}]", "1"},
+        {"'containers':[{'resources':{'claims':[{'name':'gpu'}]}}]", "1"},
+        {"'initContainers':[{'resources':{'claims':[{'name':'gpu'}]}}]", "1"},
+        {"'resourceClaims':[],'containers':[{'resources':{'claims':[]}}]", "0"},
+        {"'resourceClaims':null", "0"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        kp_arena *arena = kp_arena_new();
+        kp_object obj;
+        char json[512];
+        snprintf(json, sizeof(json), "{'apiVersion':'v1','kind':'Pod','spec':{%s}}", cases[i][0]);
+        decode_sq(arena, json, &obj);
+        cr_expect_eq(obj.u.pod.has_dra, cases[i][1][0] == '1', "%s", cases[i][0]);
+        kp_arena_free(arena);
+    }
+}
+
 Test(decode_pod, quantities_as_json_numbers)
 {
     kp_arena *arena = kp_arena_new();
@@ -417,6 +437,9 @@ static const decode_error_case spec_errors[] = {
     {"{'spec':{'terminationGracePeriodSeconds':1e30}}",
      "spec.terminationGracePeriodSeconds: 1e+30 is out of range for int64"},
     {"{'spec':{'hostNetwork':'true'}}", "spec.hostNetwork: expected boolean, got string"},
+    {"{'spec':{'resourceClaims':'gpu'}}", "spec.resourceClaims: expected array, got string"},
+    {"{'spec':{'containers':[{'resources':{'claims':{}}}]}}",
+     "spec.containers[0].resources.claims: expected array, got object"},
     {"{'spec':{'nodeSelector':{'zone':['a']}}}",
      "spec.nodeSelector[zone]: expected string, got array"},
     {"{'spec':{'containers':{}}}", "spec.containers: expected array, got object"},
@@ -553,6 +576,12 @@ static const decode_error_case toleration_and_spread_errors[] = {
      "status.phase: Unsupported value: \"Sleeping\": supported values: \"Failed\", \"Pending\", "
      "\"Running\", \"Succeeded\", \"Unknown\""},
     {"{'status':{'conditions':{}}}", "status.conditions: expected array, got object"},
+    {"{'status':{'containerStatuses':{}}}", "status.containerStatuses: expected array, got object"},
+    {"{'status':{'containerStatuses':[{'allocatedResources':{'cpu':'lots'}}]}}",
+     "status.containerStatuses[0].allocatedResources.cpu: quantity \"lots\": unexpected character 'l' at position 0"},
+    {"{'status':{'initContainerStatuses':[{'resources':{'requests':[]}}]}}",
+     "status.initContainerStatuses[0].resources.requests: expected object, got array"},
+    {"{'status':{'resize':1}}", "status.resize: expected string, got number"},
     {"{'status':{'conditions':[{'lastTransitionTime':'2024-13-01T00:00:00Z'}]}}",
      "status.conditions[0].lastTransitionTime: invalid RFC 3339 time..."},
     {"{'status':{'nominatedNodeName':0}}", "status.nominatedNodeName: expected string, got number"},

@@ -218,3 +218,59 @@ Test(pod_requests, pod_built_in_code)
     cr_expect_eq(MILLI(&out, "cpu"), 3000);
     kp_arena_free(arena);
 }
+
+/* In-place resize: the scheduler's UseStatusResources (component-helpers
+ * TestPodResourceRequests with status resources), which Karpenter's Ceiling
+ * reads: a container with a status counts max(spec, status resources,
+ * allocated); a resize the kubelet found infeasible leaves the spec out;
+ * of the init containers only sidecars' statuses count. */
+typedef struct resize_case {
+    const char *name;
+    const char *pod; /* "'spec':...,'status':..." single-quoted JSON */
+    const char *want;
+} resize_case;
+
+#define APP(cpu) "'spec':{'containers':[{'name':'app','resources':{'requests':{'cpu':'" cpu "'}}}]}"
+#define STATUS(cpu, alloc, extra) \
+    "'status':{" extra "'containerStatuses':[{'name':'app','resources':{'requests':{'cpu':'" cpu "'}}," \
+    "'allocatedResources':{'cpu':'" alloc "'}}]}"
+
+static const resize_case resize_cases[] = {
+    {"no status: the spec", APP("1"), "cpu=1"},
+    {"downsize in progress: what the kubelet still holds", APP("1") "," STATUS("2", "2", ""), "cpu=2"},
+    {"upsize accepted, not yet actuated: the spec", APP("2") "," STATUS("1", "1", ""), "cpu=2"},
+    {"upsize allocated, running small: the allocation", APP("1") "," STATUS("1", "3", ""), "cpu=3"},
+    {"infeasible (status.resize): the spec is left out", APP("4") "," STATUS("1", "1", "'resize':'Infeasible',"),
+     "cpu=1"},
+    {"infeasible (PodResizePending condition)",
+     APP("4") "," STATUS("1", "1", "'conditions':[{'type':'PodResizePending','status':'True','reason':'Infeasible'}],"),
+     "cpu=1"},
+    {"deferred is not infeasible",
+     APP("4") "," STATUS("1", "1", "'conditions':[{'type':'PodResizePending','status':'True','reason':'Deferred'}],"),
+     "cpu=4"},
+    {"a status of another container is not this one's",
+     APP("1") ",'status':{'containerStatuses':[{'name':'other','resources':{'requests':{'cpu':'9'}}}]}", "cpu=1"},
+    {"a sidecar's status counts",
+     "'spec':{'initContainers':[{'name':'side','restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}}],"
+     "'containers':[{'name':'app','resources':{'requests':{'cpu':'1'}}}]},'status':{'initContainerStatuses':"
+     "[{'name':'side','allocatedResources':{'cpu':'3'}}]}",
+     "cpu=4"},
+    {"a plain init container's status does not",
+     "'spec':{'initContainers':[{'name':'init','resources':{'requests':{'cpu':'1'}}}],"
+     "'containers':[{'name':'app','resources':{'requests':{'cpu':'1'}}}]},'status':{'initContainerStatuses':"
+     "[{'name':'init','allocatedResources':{'cpu':'5'}}]}",
+     "cpu=1"},
+};
+
+Test(pod_requests, in_place_resize_counts_what_the_kubelet_holds)
+{
+    for (size_t i = 0; i < sizeof(resize_cases) / sizeof(resize_cases[0]); i++) {
+        kp_arena *arena = kp_arena_new();
+        char text[2048];
+        snprintf(text, sizeof(text), "{'apiVersion':'v1','kind':'Pod',%s}", resize_cases[i].pod);
+        kp_object obj;
+        decode_sq(arena, text, &obj);
+        expect_list(resize_cases[i].name, &obj.u.pod.requests, resize_cases[i].want);
+        kp_arena_free(arena);
+    }
+}

@@ -42,7 +42,8 @@ static const char *const cluster_docs[] = {
     "{claimName: data}}, {name: token, projected: {sources: [{serviceAccountToken: {path: token}}]}}]}\n"
     "status: {phase: Running, podIP: 10.1.0.1, podIPs: [{ip: 10.1.0.1}], hostIP: 10.0.0.1, qosClass: Burstable,"
     " containerStatuses: [{name: app, ready: true, restartCount: 0, image: app:1, imageID: x, state: {running: "
-    "{startedAt: '2024-01-01T00:00:00Z'}}}], conditions: [{type: Ready, status: 'True'}]}\n",
+    "{startedAt: '2024-01-01T00:00:00Z'}}, resources: {requests: {cpu: 250m}}, allocatedResources: {cpu: 250m}}],"
+    " conditions: [{type: Ready, status: 'True'}]}\n",
     "apiVersion: v1\nkind: Pod\nmetadata: {name: pending, namespace: default, " MANAGED "}\n"
     "spec: {initContainers: [{name: side, image: s:1, restartPolicy: Always, env: [{name: Q, value: r}],"
     " resources: {requests: {cpu: 300m}}}], containers: [" BUSY_CONTAINER "],"
@@ -121,7 +122,7 @@ static const cJSON *at(const cJSON *obj, const char *path)
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", path);
     for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && obj; tok = strtok_r(NULL, ".", &save))
-        obj = cJSON_IsArray(obj) ? cJSON_GetArrayItem(obj, atoi(tok)) : cJSON_GetObjectItemCaseSensitive(obj, tok);
+        obj = cJSON_IsArray(obj) ? cJSON_GetArrayItem(obj, (int)strtol(tok, NULL, 10)) : cJSON_GetObjectItemCaseSensitive(obj, tok);
     return obj;
 }
 
@@ -140,7 +141,10 @@ Test(informer_transform, pods_lose_what_nothing_reads)
     cr_expect_str_eq(at(pod, "spec.volumes.0.persistentVolumeClaim.claimName")->valuestring, "data");
     cr_expect(cJSON_IsObject(at(pod, "spec.volumes.1.projected")), "the source's kind stays");
     cr_expect_null(at(pod, "spec.volumes.1.projected.sources"));
-    cr_expect_null(at(pod, "status.containerStatuses"));
+    const cJSON *cs = at(pod, "status.containerStatuses.0");
+    cr_expect_eq(cJSON_GetArraySize(cs), 3, "name, resources, allocatedResources (in-place resize)");
+    cr_expect_not_null(at(cs, "allocatedResources.cpu"));
+    cr_expect_null(at(cs, "state"));
     cr_expect_null(at(pod, "status.podIPs"));
     cr_expect_str_eq(at(pod, "status.phase")->valuestring, "Running");
     cr_expect_not_null(at(pod, "status.conditions.0"));

@@ -193,6 +193,7 @@ void harness_start(harness *h, int64_t now_ns)
     h->c.cloud = &h->cloud.base;
     pthread_mutex_init(&h->c.foreign_mu, NULL);
     pthread_mutex_init(&h->c.launch_mu, NULL);
+    pthread_mutex_init(&h->c.reghealth_mu, NULL);
     h->c.events = kp_eventq_start(h->c.kube, "karpenter", 256);
     informers(h);
 }
@@ -214,6 +215,8 @@ void harness_stop(harness *h)
     pthread_mutex_destroy(&h->c.foreign_mu);
     kp_strmap_clear(&h->c.launched, kp_ctrl_free_json);
     pthread_mutex_destroy(&h->c.launch_mu);
+    kp_strmap_clear(&h->c.reghealth, free);
+    pthread_mutex_destroy(&h->c.reghealth_mu);
     fake_api_stop(h->fa);
 }
 
