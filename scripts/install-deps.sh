@@ -10,7 +10,7 @@ set -euo pipefail
 declare -A GROUP_PACKAGES=(
   [build]="gcc make cmake pkg-config libc6-dev libmicrohttpd-dev libssl-dev libcjson-dev
            libcurl4-openssl-dev libyaml-dev libcriterion-dev libxml2-dev openssl curl jq
-           python3 python3-yaml"
+           python3 python3-yaml clang-format"
   [moto]="python3-boto3 python3-botocore python3-cryptography python3-dateutil python3-flask
           python3-flask-cors python3-jinja2 python3-requests python3-responses python3-werkzeug
           python3-xmltodict python3-antlr4 curl"
