@@ -117,7 +117,8 @@ static int decode_pv_spec(kp_decoder *d, const cJSON *json, void *out)
         return err;
     pv->local_or_host_path = local || host_path;
     if (ebs && !*pv->csi_driver)
-        pv->csi_driver = "ebs.csi.aws.com"; /* in-tree EBS counts against the EBS CSI driver (CSI migration) */
+        pv->csi_driver =
+            "ebs.csi.aws.com"; /* in-tree EBS counts against the EBS CSI driver (CSI migration) */
     return 0;
 }
 

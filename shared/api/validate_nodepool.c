@@ -238,7 +238,8 @@ static void static_rules(kp_vctx *v, const cJSON *spec, const cJSON *old_spec)
         kp_v_pop(v);
     }
     if (is_static)
-        kp_v_warn(v, "replicas (a static NodePool) is an alpha feature of Karpenter: its nodes are kept only "
+        kp_v_warn(v, "replicas (a static NodePool) is an alpha feature of Karpenter: its nodes are "
+                     "kept only "
                      "while the controller runs with FEATURE_GATES StaticCapacity=true");
     else if (!cJSON_IsObject(limits) || cJSON_GetArraySize(limits) == 0)
         kp_v_warn(v, "no limits are set, so this NodePool can launch nodes without bound");
@@ -248,14 +249,16 @@ static void static_rules(kp_vctx *v, const cJSON *spec, const cJSON *old_spec)
  * read would stop the NodePool launching anything, so it is refused here. */
 static void cost_cap(kp_vctx *v, const cJSON *obj)
 {
-    const cJSON *value = kp_v_get(kp_v_get(kp_v_get(obj, "metadata"), "annotations"), KP_ANNOTATION_MAX_HOURLY_COST);
+    const cJSON *value =
+        kp_v_get(kp_v_get(kp_v_get(obj, "metadata"), "annotations"), KP_ANNOTATION_MAX_HOURLY_COST);
     double dollars;
     if (!cJSON_IsString(value) || kp_caps_parse_dollars(value->valuestring, "", &dollars) == 0)
         return;
     kp_v_push(v, "metadata");
     kp_v_push(v, "annotations");
     kp_v_push_key(v, KP_ANNOTATION_MAX_HOURLY_COST);
-    kp_v_invalid_str(v, value->valuestring, "want dollars an hour, a decimal number from 0 to %.0f (\"25\", \"7.50\")",
+    kp_v_invalid_str(v, value->valuestring,
+                     "want dollars an hour, a decimal number from 0 to %.0f (\"25\", \"7.50\")",
                      KP_CAPS_MAX_DOLLARS);
     kp_v_pop(v);
     kp_v_pop(v);

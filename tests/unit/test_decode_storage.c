@@ -165,7 +165,8 @@ Test(decode_pv, in_tree_ebs_counts_as_the_ebs_csi_driver)
     kp_arena *arena = kp_arena_new();
     kp_object obj;
     decode_sq(arena,
-              "{'apiVersion':'v1','kind':'PersistentVolume','spec':{'awsElasticBlockStore':{'volumeID':'vol-1'}}}",
+              "{'apiVersion':'v1','kind':'PersistentVolume','spec':{'awsElasticBlockStore':{'"
+              "volumeID':'vol-1'}}}",
               &obj);
     cr_expect_str_eq(obj.u.pv.csi_driver, "ebs.csi.aws.com");
     kp_arena_free(arena);
@@ -175,11 +176,13 @@ Test(decode_csinode, full)
 {
     kp_arena *arena = kp_arena_new();
     kp_object obj;
-    decode_sq(arena,
-              "{'apiVersion':'storage.k8s.io/v1','kind':'CSINode','metadata':{'name':'ip-10-0-1-2'},"
-              "'spec':{'drivers':[{'name':'ebs.csi.aws.com','nodeID':'i-1','allocatable':{'count':25},"
-              "'topologyKeys':['topology.ebs.csi.aws.com/zone']},{'name':'efs.csi.aws.com','nodeID':'i-1'}]}}",
-              &obj);
+    decode_sq(
+        arena,
+        "{'apiVersion':'storage.k8s.io/v1','kind':'CSINode','metadata':{'name':'ip-10-0-1-2'},"
+        "'spec':{'drivers':[{'name':'ebs.csi.aws.com','nodeID':'i-1','allocatable':{'count':25},"
+        "'topologyKeys':['topology.ebs.csi.aws.com/"
+        "zone']},{'name':'efs.csi.aws.com','nodeID':'i-1'}]}}",
+        &obj);
     cr_assert_eq(obj.kind, KP_KIND_CSINODE);
     const kp_csinode *n = &obj.u.csinode;
     cr_expect_str_eq(n->meta.name, "ip-10-0-1-2");
