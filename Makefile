@@ -5,7 +5,7 @@ JOBS       ?= $(shell nproc)
 CMAKE      ?= cmake
 EXAMPLE    ?= examples/nginx
 
-.PHONY: all deps build build-asan run demo test bench bench-e2e e2e fuzz format check-source clean
+.PHONY: all deps build build-asan install run demo test bench bench-e2e e2e fuzz format check-source clean
 
 all: build
 
@@ -20,12 +20,22 @@ build-asan: deps
 	@$(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKP_SANITIZE=ON >/dev/null
 	@$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
 
+# The two programs into $(PREFIX)/bin (default /usr/local/bin), so the docs' commands
+# find them on PATH.
+PREFIX  ?= /usr/local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BUILD)/karpenter-controller $(BUILD)/karpenter-webhook $(DESTDIR)$(PREFIX)/bin/
+
 # The main job on its embedded default: plan the example cluster offline.
 run: build
 	$(BUILD)/karpenter-controller simulate -f $(EXAMPLE) -o table
 
 # The autoscaler on a local control plane with the kwok provider; Ctrl-C ends it.
-demo: build
+# Only the two programs are built (not the tests).
+demo: deps
+	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@$(CMAKE) --build $(BUILD) -j $(JOBS) --target karpenter-controller karpenter-webhook
 	@scripts/install-deps.sh e2e
 	@BUILD=$(BUILD) scripts/demo.sh
 

@@ -26,6 +26,7 @@ int kp_cloud_aws_new(kp_ctrl *c, kp_interruption_source **src)
     ao.endpoint_url = o->aws_endpoint_url, ao.lookup = kp_nodeclass_lookup, ao.lookup_ctx = c;
     ao.clock = c->clock, ao.vm_memory_overhead_percent = o->vm_memory_overhead_percent;
     ao.reserved_enis = o->reserved_enis, ao.isolated_vpc = o->isolated_vpc;
+    ao.cluster_dns_ip = o->cluster_dns_ip;
     *src = NULL;
     if (!o->cluster_name || !*o->cluster_name)
         return kp_error_set(KP_EINVALID, "--cluster-name is required with --cloud-provider aws");

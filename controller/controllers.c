@@ -11,6 +11,7 @@
 #include "controller/nodeclass_ctrl.h"
 #include "controller/nodepool_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "controller/podevents.h"
 #include "controller/provisioner.h"
 #include "controller/termination.h"
@@ -60,6 +61,14 @@ static void enqueue_pool_of(kp_controllers *cs, const cJSON *obj)
         kp_workqueue_add(cs->q_nodepool, pool);
 }
 
+/* A new object another provider owns is logged once (ownership.h). */
+static void report(kp_controllers *cs, enum kp_ctrl_kind kind, const cJSON *obj)
+{
+    const char *name = kp_obj_str(obj, "metadata.name");
+    if (name)
+        kp_ctrl_report_foreign_one(cs->c, kind, name, obj);
+}
+
 /* A Node change concerns its termination, its NodeClaim and its NodePool. */
 static void node_changed(void *ctx, const cJSON *obj)
 {
@@ -80,9 +89,21 @@ static void node_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
     node_changed(ctx, new_obj);
 }
 
+static void node_added(void *ctx, const cJSON *obj)
+{
+    report(ctx, KP_CK_NODE, obj);
+    node_changed(ctx, obj);
+}
+
 static void claim_changed(void *ctx, const cJSON *obj)
 {
     enqueue_pool_of(ctx, obj);
+}
+
+static void claim_added(void *ctx, const cJSON *obj)
+{
+    report(ctx, KP_CK_NODECLAIM, obj);
+    claim_changed(ctx, obj);
 }
 
 static void claim_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
@@ -103,6 +124,12 @@ static void pool_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
     (void)old_obj;
     pool_changed(ctx, new_obj);
+}
+
+static void pool_added(void *ctx, const cJSON *obj)
+{
+    report(ctx, KP_CK_NODEPOOL, obj);
+    pool_changed(ctx, obj);
 }
 
 static void enqueue_pool(void *ctx, const char *key, const cJSON *obj)
@@ -131,17 +158,17 @@ static void wire(kp_controllers *cs)
     kp_ctrl *c = cs->c;
     kp_informer_add_handler(c->informers[KP_CK_POD], &(kp_informer_handler){pod_changed, pod_updated, NULL, cs});
     kp_informer_add_handler(c->informers[KP_CK_NODE],
-                            &(kp_informer_handler){node_changed, node_updated, node_changed, cs});
+                            &(kp_informer_handler){node_added, node_updated, node_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_lifecycle);
     kp_informer_add_handler(c->informers[KP_CK_NODECLAIM],
-                            &(kp_informer_handler){claim_changed, claim_updated, claim_changed, cs});
+                            &(kp_informer_handler){claim_added, claim_updated, claim_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODEPOOL], cs->q_nodepool);
-    kp_informer_add_handler(c->informers[KP_CK_NODEPOOL], &(kp_informer_handler){pool_changed, pool_updated, NULL, cs});
-    if (cs->q_nodeclass) {
+    kp_informer_add_handler(c->informers[KP_CK_NODEPOOL], &(kp_informer_handler){pool_added, pool_updated, NULL, cs});
+    if (cs->q_nodeclass)
         kp_informer_add_queue(c->informers[KP_CK_NODECLASS], cs->q_nodeclass);
+    if (c->informers[KP_CK_NODECLASS])
         kp_informer_add_handler(c->informers[KP_CK_NODECLASS],
                                 &(kp_informer_handler){class_changed, class_updated, class_changed, cs});
-    }
 }
 
 /* --------------------------------------------------------------- life cycle */
@@ -164,13 +191,26 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     return cs;
 }
 
+/* Workers per reconciler grow with the CPUs the container asked for
+ * (CPU_REQUESTS), as Karpenter scales its controllers' concurrency: `per_cpu`
+ * for each whole CPU, at least `per_cpu`, at most `max`. */
+static int workers(const kp_ctrl *c, int per_cpu, int max)
+{
+    int64_t cpus = (c->opts.cpu_requests + 999) / 1000;
+    int64_t n = per_cpu * (cpus > 1 ? cpus : 1);
+    return (int)(n < max ? n : max);
+}
+
 int kp_controllers_start(kp_controllers *cs)
 {
     kp_ctrl *c = cs->c;
-    cs->lifecycle = kp_reconciler_start(c, "nodeclaim.lifecycle", cs->q_lifecycle, 8, kp_lifecycle_reconcile, NULL);
-    cs->termination = kp_reconciler_start(c, "node.termination", cs->q_termination, 8, kp_termination_reconcile, NULL);
-    cs->nodepool = kp_reconciler_start(c, "nodepool", cs->q_nodepool, 2, kp_nodepool_reconcile, NULL);
-    cs->podevents = kp_reconciler_start(c, "nodeclaim.podevents", cs->q_podevents, 2, kp_podevents_reconcile, NULL);
+    cs->lifecycle = kp_reconciler_start(c, "nodeclaim.lifecycle", cs->q_lifecycle, workers(c, 8, 64),
+                                        kp_lifecycle_reconcile, NULL);
+    cs->termination = kp_reconciler_start(c, "node.termination", cs->q_termination, workers(c, 8, 64),
+                                          kp_termination_reconcile, NULL);
+    cs->nodepool = kp_reconciler_start(c, "nodepool", cs->q_nodepool, workers(c, 2, 16), kp_nodepool_reconcile, NULL);
+    cs->podevents = kp_reconciler_start(c, "nodeclaim.podevents", cs->q_podevents, workers(c, 2, 16),
+                                        kp_podevents_reconcile, NULL);
     cs->disruption = kp_loop_start(c, "disruption", c->opts.disruption_poll_ms, kp_disruption_pass, cs->disruption_state);
     if (cs->q_nodeclass) {
         if (kp_aws_provider_hydrate(c->cloud) < 0)
@@ -178,7 +218,8 @@ int kp_controllers_start(kp_controllers *cs)
         cs->nodeclass = kp_reconciler_start(c, "nodeclass", cs->q_nodeclass, 2, kp_nodeclass_reconcile, NULL);
         cs->aws_upkeep = kp_loop_start(c, "aws.upkeep", 60000, kp_cloud_aws_upkeep, &cs->aws_refresh_due_ns);
     }
-    cs->state_metrics = kp_loop_start(c, "metrics.state", 10000, kp_state_metrics_pass, NULL);
+    if (!c->opts.disable_cluster_state_observability) /* DISABLE_CLUSTER_STATE_OBSERVABILITY */
+        cs->state_metrics = kp_loop_start(c, "metrics.state", 10000, kp_state_metrics_pass, NULL);
     cs->gc = kp_loop_start(c, "nodeclaim.garbagecollection", c->opts.gc_interval_ms, kp_gc_pass, NULL);
     if (c->interruption) /* receive() waits for notices itself: no pause between passes */
         cs->interruption = kp_loop_start(c, "interruption", 0, kp_interruption_pass, NULL);

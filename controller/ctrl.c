@@ -12,7 +12,6 @@
 void kp_ctrl_opts_init(kp_ctrl_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->cloud_provider = "kwok";
     o->instance_types = "builtin";
     o->cluster_name = "kwok";
     o->batch_idle_ms = 1000;
@@ -22,7 +21,6 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
     o->consolidation_validation_ms = 15000;
     o->gc_interval_ms = 120000;
     o->vm_memory_overhead_percent = 0.075;
-    o->kubernetes_version = "1.33";
     o->metrics_port = 8080;
     o->health_port = 8081;
     o->bind_address = "0.0.0.0";
@@ -31,7 +29,16 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
     o->lease_name = "karpenter-leader-election";
     o->kube_qps = 200;
     o->kube_burst = 300;
+    o->cpu_requests = 1000;
+    o->reserved_capacity = true;
+    o->preference_policy = "Respect";
+    o->min_values_policy = "Strict";
+    o->ignore_dra_requests = true;
+    o->ami_refresh_ms = 60000;
+    o->subnet_refresh_ms = 60000;
     o->log_level = "info";
+    o->log_output_paths = "stdout";
+    o->log_error_output_paths = "stderr";
 }
 
 bool kp_ctrl_stopping(const kp_ctrl *c)

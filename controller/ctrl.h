@@ -24,10 +24,12 @@
 #include "base/clock.h"
 #include "cloud/provider.h"
 #include "kube/informer.h"
+#include "kube/strmap.h"
 #include "kube/rest.h"
 #include "kube/workqueue.h"
 #include "metrics/metrics.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -43,7 +45,8 @@ enum kp_ctrl_kind {
     KP_CK_PV,
     KP_CK_STORAGECLASS,
     KP_CK_NAMESPACE,
-    KP_CK_NODECLASS, /* the provider's node class (EC2NodeClass); unused with kwok */
+    KP_CK_VOLUMEATTACHMENT, /* termination waits for a node's to be gone */
+    KP_CK_NODECLASS, /* the provider's node class (EC2NodeClass, KWOKNodeClass) */
     KP_CK_COUNT
 };
 
@@ -52,9 +55,13 @@ enum kp_ctrl_kind {
 #define KP_INDEX_PROVIDER_ID "providerID" /* nodes by spec.providerID, claims by status.providerID */
 #define KP_INDEX_NODEPOOL "nodepool"      /* nodes and claims by karpenter.sh/nodepool */
 
+/* Start-up warnings options.c collects (a setting that is set and has no
+ * effect here); run.c logs each one. */
+#define KP_CTRL_MAX_WARNINGS 48
+
 typedef struct kp_ctrl_opts {
     const char *kubeconfig;     /* NULL: in-cluster, then ~/.kube/config */
-    const char *cloud_provider; /* "kwok" (default) or "aws" */
+    const char *cloud_provider; /* "kwok" or "aws": required, no default */
     const char *instance_types; /* kwok's catalog: "builtin", "synthetic:N" or a file */
     const char *cluster_name;
     int64_t batch_idle_ms; /* provisioning batch: 1 s without new pods ... */
@@ -63,26 +70,53 @@ typedef struct kp_ctrl_opts {
     int64_t registration_ttl_ms; /* a launched claim whose node never registers is deleted */
     int64_t consolidation_validation_ms; /* the wait before a consolidation is re-checked */
     int64_t gc_interval_ms; /* garbage collection between claims and instances (Karpenter: 2 min) */
+    int64_t default_tgp_ms; /* a claim without terminationGracePeriod gets this one; 0: none (wait forever) */
     int metrics_port;       /* 0: none */
     int health_port;        /* 0: none */
     const char *bind_address;
     bool leader_elect;
-    const char *lease_namespace;
+    const char *system_namespace;    /* SYSTEM_NAMESPACE: the Pod's own namespace */
+    const char *lease_namespace_set; /* LEADER_ELECTION_NAMESPACE, when given */
+    const char *lease_namespace;     /* resolved: the above, else the system namespace, else kube-system */
     const char *lease_name;
     const char *identity; /* this replica's name in the Lease; default hostname_pid */
     double kube_qps;
     int kube_burst;
-    bool spot_to_spot; /* Karpenter's SpotToSpotConsolidation gate */
+    int64_t cpu_requests; /* millicores (CPU_REQUESTS): scales worker counts, as Karpenter */
+    /* Feature gates (Karpenter's names and defaults). */
+    bool spot_to_spot;      /* SpotToSpotConsolidation */
+    bool node_repair;       /* NodeRepair */
+    bool reserved_capacity; /* ReservedCapacity (on by default since v1.6) */
+    bool node_overlay;      /* NodeOverlay */
+    bool static_capacity;   /* StaticCapacity */
+    bool capacity_buffer;   /* CapacityBuffer */
+    /* Scheduling policies. */
+    const char *preference_policy; /* "Respect" or "Ignore" */
+    const char *min_values_policy; /* "Strict" or "BestEffort" */
+    bool ignore_preferences;       /* resolved from preference_policy */
+    bool min_values_best_effort;   /* resolved from min_values_policy */
+    bool ignore_dra_requests;      /* pods with resourceClaims are not provisioned for */
+    bool disable_cluster_state_observability; /* no cluster-state metrics */
     bool kwok_finish_immediately; /* kwok: finish terminating pods at once, not after their grace */
     const char *interruption_queue; /* aws: the SQS queue name; NULL: none */
     const char *cluster_endpoint, *cluster_ca_bundle, *cluster_cidr; /* aws: what nodes join */
-    const char *kubernetes_version; /* aws: for AMI aliases */
+    const char *kubernetes_version; /* aws: AMI aliases; NULL: the API server's /version */
+    const char *kubernetes_min_version; /* refuse to start on an older API server */
+    const char *cluster_dns_ip;         /* discovered: kube-dns's ClusterIP (user data) */
     const char *aws_region, *aws_endpoint_url;
     double vm_memory_overhead_percent;
     int reserved_enis;
     bool isolated_vpc;
+    bool eks_control_plane;  /* discover endpoint, CA and service CIDR with EKS DescribeCluster */
+    bool disable_dry_run;    /* no dry-run authorization checks for EC2NodeClasses */
+    int64_t ami_refresh_ms, subnet_refresh_ms; /* how often EC2NodeClasses are resolved again */
     const char *interruption_dir;   /* a directory of notice files (kwok, tests); NULL: none */
     const char *log_level;
+    const char *log_output_paths;       /* comma-separated: stdout, stderr or files */
+    const char *log_error_output_paths; /* where failures to write a log line go */
+    bool show_version;                  /* --version */
+    char warnings[KP_CTRL_MAX_WARNINGS][320];
+    int n_warnings;
 } kp_ctrl_opts;
 
 void kp_ctrl_opts_init(kp_ctrl_opts *o);
@@ -100,7 +134,13 @@ struct kp_ctrl {
     struct kp_ctrl_metrics *m;           /* the controller's metric families (metrics_ctrl.h) */
     struct kp_provisioner *provisioner;  /* for triggers from other controllers */
     struct kp_interruption_source *interruption; /* NULL: no interruption handling */
+    /* Objects of other providers already reported (ownership.c), capped. */
+    pthread_mutex_t foreign_mu;
+    kp_strmap foreign_seen;
 };
+
+/* How many foreign objects are remembered as reported; later ones are not logged. */
+#define KP_CTRL_FOREIGN_MAX 100000
 
 /* The informer of a kind (NULL when the kind is not watched). */
 static inline kp_informer *kp_ctrl_informer(const kp_ctrl *c, enum kp_ctrl_kind kind)

@@ -9,6 +9,7 @@
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "controller/provisioner.h"
 #include "controller/view.h"
 #include "disruption/disruption.h"
@@ -118,7 +119,7 @@ typedef struct untaint_ctx {
 static void find_leftover(void *ctx, const char *key, const cJSON *node)
 {
     untaint_ctx *u = ctx;
-    if (kp_obj_str(node, "metadata.deletionTimestamp"))
+    if (kp_obj_str(node, "metadata.deletionTimestamp") || !kp_ctrl_owns_node(u->c, node))
         return;
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints"))
@@ -355,6 +356,7 @@ static int plan_and_act(kp_ctrl *c, kp_disruption_ctrl *d)
     o.now_ns = c->clock->now(c->clock);
     o.max_loops = 1;
     o.spot_to_spot = c->opts.spot_to_spot;
+    o.ignore_preferences = c->opts.ignore_preferences;
     kp_disruption_plan *plan = NULL;
     err = kp_disruption_plan_compute(view->snap, &o, &plan);
     if (!err) {

@@ -4,7 +4,9 @@
 #include "base/log.h"
 #include "base/xalloc.h"
 #include "controller/lifecycle.h"
+#include "cloud/ownership.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "kube/ops.h"
 #include "kube/strmap.h"
 
@@ -34,7 +36,10 @@ static void check_claim(void *ctx, const char *key, const cJSON *obj)
 {
     gc_pass *g = ctx;
     const char *pid = kp_obj_str(obj, "status.providerID");
-    if (!pid || !*pid || kp_strmap_has(&g->listed, pid) || kp_obj_str(obj, "metadata.deletionTimestamp")) return;
+    /* Only our own claims, and only provider IDs of our own scheme: a get()
+     * that cannot read another provider's ID must never look like "gone". */
+    if (!pid || !*pid || !kp_ctrl_owns_claim(g->c, obj)) return;
+    if (kp_strmap_has(&g->listed, pid) || kp_obj_str(obj, "metadata.deletionTimestamp")) return;
     if (launched_ms_ago(g, obj) < KP_GC_CLAIM_GRACE_MS) return;
     kp_arena *a = kp_arena_new();
     kp_cloud_instance in;
@@ -52,6 +57,7 @@ static void check_claim(void *ctx, const char *key, const cJSON *obj)
 /* An instance no claim owns: terminate it and delete its Node. */
 static int collect_instance(gc_pass *g, const kp_cloud_instance *in)
 {
+    if (!kp_cloud_owns_provider_id(g->c->cloud, in->provider_id)) return 0;
     char *claim = kp_claim_for_provider_id(g->c, in->provider_id);
     if (claim) {
         free(claim);

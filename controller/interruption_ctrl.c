@@ -7,6 +7,7 @@
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "kube/ops.h"
 
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #define WAIT_SECONDS 2 /* short, so stopping the loop is quick */
 
 typedef struct match_ctx {
+    const kp_ctrl *c;
     const char *id;
     char **keys;
     size_t n, cap;
@@ -33,7 +35,7 @@ static void match_claim(void *ctx, const char *key, const cJSON *obj)
 {
     match_ctx *m = ctx;
     const char *pid = kp_obj_str(obj, "status.providerID");
-    if (!pid || !id_matches(pid, m->id)) return;
+    if (!pid || !id_matches(pid, m->id) || !kp_ctrl_owns_claim(m->c, obj)) return;
     if (m->n + 2 > m->cap) {
         m->cap = m->cap ? m->cap * 2 : 4;
         m->keys = kp_xrealloc(m->keys, m->cap * sizeof(*m->keys));
@@ -44,7 +46,7 @@ static void match_claim(void *ctx, const char *key, const cJSON *obj)
 
 char **kp_interruption_claims(kp_ctrl *c, const char *instance_id)
 {
-    match_ctx m = {instance_id, NULL, 0, 0};
+    match_ctx m = {c, instance_id, NULL, 0, 0};
     kp_informer_foreach(c->informers[KP_CK_NODECLAIM], match_claim, &m);
     if (!m.keys) m.keys = kp_xcalloc(1, sizeof(*m.keys));
     return m.keys;

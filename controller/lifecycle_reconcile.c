@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -20,12 +21,13 @@
  * recorded once, so every controller draining it agrees on the deadline. */
 static int termination_deadline(claim_ctx *x)
 {
-    if (kp_obj_annotation(x->orig, KP_ANNOTATION_TERMINATION_TIME) || !x->nc.spec.has_termination_grace_period ||
+    int64_t tgp_ns = x->nc.spec.has_termination_grace_period ? x->nc.spec.termination_grace_period.ns
+                                                             : x->c->opts.default_tgp_ms * KP_NS_PER_MS;
+    if (kp_obj_annotation(x->orig, KP_ANNOTATION_TERMINATION_TIME) || tgp_ns <= 0 ||
         !x->nc.meta.deletion_timestamp.set)
         return 0;
     char when[32];
-    kp_time_format_rfc3339(x->nc.meta.deletion_timestamp.ns + x->nc.spec.termination_grace_period.ns, when,
-                           sizeof(when));
+    kp_time_format_rfc3339(x->nc.meta.deletion_timestamp.ns + tgp_ns, when, sizeof(when));
     cJSON *want = cJSON_Duplicate(x->orig, 1);
     kp_obj_set_annotation(want, KP_ANNOTATION_TERMINATION_TIME, when);
     int err = kp_obj_patch(x->c->kube, KP_RES_NODECLAIM, x->orig, want, 0);
@@ -175,8 +177,10 @@ int kp_lifecycle_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *re
 {
     (void)state;
     cJSON *orig = kp_ctrl_get(c, KP_CK_NODECLAIM, key);
-    if (!orig)
+    if (!orig || !kp_ctrl_owns_claim(c, orig)) {
+        cJSON_Delete(orig); /* another provider's claim is not ours to launch or finalize */
         return 0;
+    }
     claim_ctx x;
     memset(&x, 0, sizeof(x));
     x.c = c, x.orig = orig, x.obj = cJSON_Duplicate(orig, 1), x.arena = kp_arena_new();

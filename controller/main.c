@@ -11,7 +11,8 @@
 static void usage(FILE *out)
 {
     fputs("usage: karpenter-controller simulate -f FILE_OR_DIR [-f ...] [-o json|yaml|table]\n"
-          "       karpenter-controller run [flags]\n",
+          "       karpenter-controller run --cloud-provider aws|kwok [flags]\n"
+          "       karpenter-controller --version\n",
           out);
 }
 
@@ -21,6 +22,8 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)
+        return kp_run_version(stdout, "karpenter-controller");
     if (strcmp(argv[1], "simulate") == 0)
         return kp_simulate_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "run") == 0)

@@ -31,12 +31,15 @@ typedef struct kp_ctrl_metrics {
     kp_metric *cluster_node_count;    /* (none) */
     kp_metric *cloud_duration;        /* controller, method, provider */
     kp_metric *cloud_errors;          /* controller, method, provider, error */
-    kp_metric *evictions;             /* reason (pods evicted by termination) */
+    kp_metric *eviction_requests;     /* code: the Eviction API's HTTP status */
+    kp_metric *pods_drained;          /* reason: the claim's DisruptionReason, or Forceful Termination */
+    kp_metric *nodes_drained;         /* nodepool */
     kp_metric *interruption_messages; /* message_type */
     kp_metric *nodes_allocatable;     /* node_name, nodepool, resource_type, instance_type, capacity_type, zone */
     kp_metric *pods_state;            /* name, namespace, node, nodepool, phase */
     kp_metric *interruption_deleted;  /* (none): messages acknowledged */
     kp_metric *interruption_queue_duration; /* (none): seconds from the cloud's send to handled */
+    kp_metric *build_info;            /* version, goversion, goarch, commit: always 1 */
 } kp_ctrl_metrics;
 
 /* Register every family in `registry`. */

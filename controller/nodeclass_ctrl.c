@@ -13,7 +13,6 @@
 #include <string.h>
 
 #define LOGGER "nodeclass"
-#define RESOLVE_EVERY_MS 60000
 #define WAIT_FOR_CLAIMS_MS 5000
 
 int kp_nodeclass_lookup(void *ctx, const char *name, kp_arena *arena, const kp_ec2nodeclass **out)
@@ -99,7 +98,10 @@ int kp_nodeclass_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *re
         err = kp_decode_ec2nodeclass(arena, obj, &nc);
         if (err == 0) err = upkeep(c, obj, &nc, arena);
         kp_arena_free(arena);
-        *requeue_ms = RESOLVE_EVERY_MS;
+        /* AMI_REFRESH_INTERVAL / SUBNET_REFRESH_INTERVAL: a class is resolved
+         * again (images, subnets and the rest) at the shorter of the two. */
+        *requeue_ms = c->opts.ami_refresh_ms < c->opts.subnet_refresh_ms ? c->opts.ami_refresh_ms
+                                                                         : c->opts.subnet_refresh_ms;
     }
     cJSON_Delete(obj);
     return err < 0 ? err : 0;

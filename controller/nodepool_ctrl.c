@@ -9,6 +9,7 @@
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -35,7 +36,7 @@ static void restamp(void *ctx, const char *key, const cJSON *claim)
 {
     restamp_ctx *r = ctx;
     const char *v = kp_obj_annotation(claim, KP_ANNOTATION_NODEPOOL_HASH_VERSION);
-    if (v && !strcmp(v, KP_NODEPOOL_HASH_VERSION))
+    if ((v && !strcmp(v, KP_NODEPOOL_HASH_VERSION)) || !kp_ctrl_owns_claim(r->c, claim))
         return;
     char patch[256];
     snprintf(patch, sizeof(patch), "{\"metadata\":{\"annotations\":{\"%s\":\"%s\",\"%s\":\"%s\"}}}",
@@ -102,6 +103,8 @@ static void count_node(void *ctx, const char *key, const cJSON *node)
 {
     usage *u = ctx;
     (void)key;
+    if (!kp_ctrl_owns_node(u->c, node))
+        return;
     u->nodes++;
     add_resources(u, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "status"), "capacity"));
 }
@@ -111,6 +114,8 @@ static void count_claim(void *ctx, const char *key, const cJSON *claim)
 {
     usage *u = ctx;
     (void)key;
+    if (!kp_ctrl_owns_claim(u->c, claim))
+        return;
     char *node = kp_node_for_provider_id(u->c, kp_obj_str(claim, "status.providerID"), NULL);
     if (node) {
         free(node);
@@ -204,8 +209,10 @@ int kp_nodepool_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *req
 {
     (void)state;
     cJSON *pool = kp_ctrl_get(c, KP_CK_NODEPOOL, key);
-    if (!pool)
+    if (!pool || !kp_ctrl_owns_pool(c, pool)) {
+        cJSON_Delete(pool); /* another provider's pool: its status is not ours to write */
         return 0;
+    }
     int err = kp_obj_str(pool, "metadata.deletionTimestamp") ? 0 : hash(c, pool, key);
     kp_arena *arena = kp_arena_new();
     usage u;

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "controller/lifecycle.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -49,6 +50,10 @@ int kp_podevents_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *re
     cJSON *node = kp_ctrl_get(c, KP_CK_NODE, key);
     char *claim_key = node ? kp_claim_for_provider_id(c, kp_obj_str(node, "spec.providerID")) : NULL;
     cJSON *claim = claim_key ? kp_ctrl_get(c, KP_CK_NODECLAIM, claim_key) : NULL;
+    if (claim && !kp_ctrl_owns_claim(c, claim)) {
+        cJSON_Delete(claim);
+        claim = NULL;
+    }
     int err = 0;
     int64_t now = c->clock->now(c->clock), last = 0;
     const char *stamp = claim ? kp_obj_str(claim, "status.lastPodEventTime") : NULL;

@@ -269,6 +269,8 @@ static int solve(batch *b, const uint32_t *pending, uint32_t n)
 {
     kp_solve_opts opts = KP_SOLVE_OPTS_INIT;
     opts.skip_lower_bound = true;
+    opts.ignore_preferences = b->p->c->opts.ignore_preferences;
+    opts.min_values_best_effort = b->p->c->opts.min_values_best_effort;
     int err = kp_solve(b->view->snap, &opts, pending, n, &b->plan);
     if (err < 0)
         return err;

@@ -7,6 +7,10 @@
 #ifndef KP_CONTROLLER_RUN_H
 #define KP_CONTROLLER_RUN_H
 
+#include <stdio.h>
+
 int kp_run_main(int argc, char **argv);
+/* "PROGRAM VERSION (commit C, COMPILER, ARCH)" on `out` (--version). */
+int kp_run_version(FILE *out, const char *program);
 
 #endif

@@ -2,6 +2,7 @@
 #include "controller/runtime.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/version.h"
 #include "base/xalloc.h"
 #include "cloud/kwok/kwok.h"
 #include "cloud/kwok/kwok_kubelet.h"
@@ -9,11 +10,13 @@
 #include "cloud/interruption_dir.h"
 #include "controller/cloud_aws.h"
 #include "controller/controllers.h"
+#include "controller/discovery.h"
 #include "controller/eventq.h"
 #include "controller/http.h"
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/nodepool_ctrl.h"
+#include "controller/ownership.h"
 #include "kube/config.h"
 #include "kube/leader.h"
 
@@ -30,6 +33,7 @@
 struct kp_runtime {
     kp_ctrl c;
     kp_kube_config *config;
+    kp_cluster_facts facts; /* discovered at start-up; opts point into it */
     kp_kube_client *event_client;
     kp_kube_client *kubelet_client; /* the kwok kubelet's heartbeats must not starve the controllers */
     kp_catalog *catalog;
@@ -38,6 +42,7 @@ struct kp_runtime {
     kp_leader_elector *elector;
     kp_ctrl_http *metrics_http, *health_http;
     kp_ctrl_metrics metrics;
+    enum kp_kube_res class_res; /* the node class's resource */
     char identity[300];
     pthread_mutex_t mu;
     atomic_bool leading, failed, synced;
@@ -54,7 +59,8 @@ static const enum kp_kube_res kind_res[KP_CK_COUNT] = {
     [KP_CK_PV] = KP_RES_PV,
     [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
     [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
-    [KP_CK_NODECLASS] = KP_RES_EC2NODECLASS,
+    [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
+    [KP_CK_NODECLASS] = KP_RES_COUNT, /* the provider's node class: see node_class_informer() */
 };
 
 static int clients(kp_runtime *rt)
@@ -78,11 +84,9 @@ static int clients(kp_runtime *rt)
 static int informers(kp_runtime *rt)
 {
     kp_ctrl *c = &rt->c;
-    for (int k = 0; k < KP_CK_COUNT; k++) {
-        if (k == KP_CK_NODECLASS && strcmp(c->opts.cloud_provider, "aws") != 0)
-            continue;
-        c->informers[k] = kp_informer_new(c->kube, kind_res[k], NULL);
-    }
+    for (int k = 0; k < KP_CK_COUNT; k++)
+        if (kind_res[k] != KP_RES_COUNT)
+            c->informers[k] = kp_informer_new(c->kube, kind_res[k], NULL);
     int err = kp_informer_add_index(c->informers[KP_CK_POD], KP_INDEX_POD_NODE, kp_informer_index_pod_node);
     if (!err)
         err = kp_informer_add_index(c->informers[KP_CK_NODE], KP_INDEX_PROVIDER_ID, kp_index_node_provider_id);
@@ -98,6 +102,8 @@ static int informers(kp_runtime *rt)
 static int cloud(kp_runtime *rt)
 {
     kp_ctrl *c = &rt->c;
+    if (!c->opts.cloud_provider)
+        return kp_error_set(KP_EINVALID, "no cloud provider: set --cloud-provider to aws or kwok");
     if (!strcmp(c->opts.cloud_provider, "aws"))
         return kp_cloud_aws_new(c, &c->interruption);
     if (strcmp(c->opts.cloud_provider, "kwok") != 0)
@@ -116,6 +122,58 @@ static int cloud(kp_runtime *rt)
     kp_kwok_kubelet_opts kk = KP_KWOK_KUBELET_OPTS_INIT;
     kk.clock = c->clock, kk.finish_immediately = c->opts.kwok_finish_immediately;
     return kp_kwok_kubelet_new(rt->kubelet_client, c->informers[KP_CK_NODE], c->informers[KP_CK_POD], &kk, &rt->kubelet);
+}
+
+/* What the API server and the configuration tell (discovery.h); explicit
+ * settings win. */
+static int discover(kp_runtime *rt)
+{
+    kp_ctrl_opts *o = &rt->c.opts;
+    kp_cluster_facts *f = &rt->facts;
+    int err = kp_cluster_discover(rt->c.kube, rt->config, f);
+    if (err < 0)
+        return err;
+    if (o->kubernetes_min_version && *o->kubernetes_min_version) {
+        int older = kp_kube_version_compare(f->git_version, o->kubernetes_min_version, &err) < 0;
+        if (err < 0)
+            return kp_error_wrap(err, "KUBERNETES_MIN_VERSION");
+        if (older)
+            return kp_error_set(KP_EINVALID, "the API server is %s, older than KUBERNETES_MIN_VERSION %s",
+                                f->git_version, o->kubernetes_min_version);
+    }
+    if (!o->kubernetes_version || !*o->kubernetes_version)
+        o->kubernetes_version = f->version;
+    if (!o->cluster_ca_bundle || !*o->cluster_ca_bundle)
+        o->cluster_ca_bundle = f->ca_bundle;
+    o->cluster_dns_ip = f->dns_ip[0] ? f->dns_ip : NULL;
+    bool aws = !strcmp(o->cloud_provider, "aws");
+    if (aws && (!o->cluster_endpoint || !*o->cluster_endpoint)) {
+        o->cluster_endpoint = f->endpoint;
+        if (f->in_cluster)
+            KP_LOG(KP_LOG_WARN, LOGGER, "nodes will join the in-cluster Service address of the API server; set "
+                   "CLUSTER_ENDPOINT if they cannot reach it before kube-proxy runs", "endpoint", f->endpoint);
+    }
+    KP_LOG(KP_LOG_INFO, LOGGER, "discovered the cluster", "kubernetesVersion", f->git_version, "kubeDNS",
+           f->dns_ip[0] ? f->dns_ip : "<none>", "endpoint", f->endpoint ? f->endpoint : "");
+    return 0;
+}
+
+/* The cache of the node class the provider serves (EC2NodeClass, KWOKNodeClass). */
+static int node_class_informer(kp_runtime *rt)
+{
+    kp_ctrl *c = &rt->c;
+    enum kp_kube_res res = kp_kube_resource_find(c->cloud->ops->node_class_kind);
+    if (res == KP_RES_COUNT)
+        return kp_error_set(KP_EINVALID, "the %s provider's node class %s has no known resource",
+                            kp_cloud_name(c->cloud), c->cloud->ops->node_class_kind);
+    c->informers[KP_CK_NODECLASS] = kp_informer_new(c->kube, res, NULL);
+    rt->class_res = res;
+    return 0;
+}
+
+static const char *informer_plural(const kp_runtime *rt, int kind)
+{
+    return kp_kube_resource_get(kind == KP_CK_NODECLASS ? rt->class_res : kind_res[kind])->plural;
 }
 
 /* Notices come from a directory (kwok, tests; EventBridge JSON as on AWS's
@@ -141,13 +199,21 @@ int kp_runtime_new(const kp_ctrl_opts *opts, kp_runtime **out)
     rt->c.stop = kp_kube_cancel_new();
     rt->c.metrics = kp_metrics_new();
     rt->c.m = &rt->metrics;
+    pthread_mutex_init(&rt->c.foreign_mu, NULL);
     int err = kp_ctrl_metrics_init(&rt->metrics, rt->c.metrics);
     if (!err)
+        kp_ctrl_set(rt->metrics.build_info,
+                    (const char *const[]){kp_version(), kp_compiler(), kp_arch(), kp_commit()}, 1);
+    if (!err)
         err = clients(rt);
+    if (!err)
+        err = discover(rt);
     if (!err)
         err = informers(rt);
     if (!err)
         err = cloud(rt);
+    if (!err)
+        err = node_class_informer(rt);
     if (!err)
         err = interruption(rt);
     if (err < 0) {
@@ -225,7 +291,20 @@ static bool ready(void *ctx)
     return atomic_load(&((kp_runtime *)ctx)->synced);
 }
 
-static int sync_caches(kp_runtime *rt)
+/* Wait for one cache, in slices, so a signal ends the wait at once. */
+static int wait_synced(kp_runtime *rt, int kind, bool (*interrupted)(void))
+{
+    for (int64_t waited = 0; waited < SYNC_TIMEOUT_MS; waited += 200) {
+        if (kp_informer_wait_synced(rt->c.informers[kind], 200) == 0)
+            return 0;
+        if (interrupted && interrupted())
+            return kp_error_set(KP_ERROR, "interrupted while the caches filled");
+    }
+    return kp_error_set(KP_ETIMEOUT, "the %s cache did not sync within a minute (RBAC? CRDs installed?)",
+                        informer_plural(rt, kind));
+}
+
+static int sync_caches(kp_runtime *rt, bool (*interrupted)(void))
 {
     kp_ctrl *c = &rt->c;
     for (int k = 0; k < KP_CK_COUNT; k++) {
@@ -234,10 +313,11 @@ static int sync_caches(kp_runtime *rt)
             return err;
     }
     for (int k = 0; k < KP_CK_COUNT; k++) {
-        if (c->informers[k] && kp_informer_wait_synced(c->informers[k], SYNC_TIMEOUT_MS) < 0)
-            return kp_error_set(KP_ETIMEOUT, "the %s cache did not sync within a minute (RBAC? CRDs installed?)",
-                                kp_kube_resource_get(kind_res[k])->plural);
+        int err = c->informers[k] ? wait_synced(rt, k, interrupted) : 0;
+        if (err < 0)
+            return err;
     }
+    kp_ctrl_report_foreign(c);
     atomic_store(&rt->synced, true);
     kp_ctrl_set(rt->metrics.cluster_synced, NULL, 1);
     return 0;
@@ -256,11 +336,11 @@ static int serve(kp_runtime *rt)
     return err;
 }
 
-int kp_runtime_start(kp_runtime *rt)
+int kp_runtime_start(kp_runtime *rt, bool (*interrupted)(void))
 {
     int err = serve(rt);
     if (!err)
-        err = sync_caches(rt);
+        err = sync_caches(rt, interrupted);
     if (!err) {
         KP_LOG(KP_LOG_INFO, LOGGER, "caches synced", "cloudProvider", kp_cloud_name(rt->c.cloud));
         err = elect(rt);
@@ -307,8 +387,11 @@ kp_runtime *kp_runtime_free(kp_runtime *rt)
     rt->kubelet_client = kp_kube_client_free(rt->kubelet_client);
     rt->c.kube = kp_kube_client_free(rt->c.kube);
     rt->config = kp_kube_config_free(rt->config);
+    kp_cluster_facts_clear(&rt->facts);
     rt->c.metrics = kp_metrics_free(rt->c.metrics);
     rt->c.stop = kp_kube_cancel_free(rt->c.stop);
+    kp_strmap_clear(&rt->c.foreign_seen, NULL);
+    pthread_mutex_destroy(&rt->c.foreign_mu);
     pthread_mutex_destroy(&rt->mu);
     free(rt);
     return NULL;

@@ -17,8 +17,9 @@ typedef struct kp_runtime kp_runtime;
 int kp_runtime_new(const kp_ctrl_opts *opts, kp_runtime **out);
 /* Start the informers and wait for them to sync (up to a minute), start the
  * HTTP endpoints, then lead: at once without leader election, else once the
- * lease is won (from its elector thread). */
-int kp_runtime_start(kp_runtime *rt);
+ * lease is won (from its elector thread). `interrupted` (may be NULL) is
+ * polled while waiting: when it says true, the start fails at once. */
+int kp_runtime_start(kp_runtime *rt, bool (*interrupted)(void));
 /* True once this replica lost the lease it held: the process should exit. */
 bool kp_runtime_failed(kp_runtime *rt);
 /* True while this replica runs the controllers. */

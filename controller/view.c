@@ -3,6 +3,8 @@
 #include "api/decode.h"
 #include "base/error.h"
 #include "base/xalloc.h"
+#include "cloud/ownership.h"
+#include "controller/ownership.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +22,13 @@ static int dec_pvc(kp_arena *a, const cJSON *j, void *o) { return kp_decode_pvc(
 static int dec_pv(kp_arena *a, const cJSON *j, void *o) { return kp_decode_pv(a, j, o); }
 static int dec_sc(kp_arena *a, const cJSON *j, void *o) { return kp_decode_storage_class(a, j, o); }
 
+/* Whether a cached object takes part (NULL: every one does). */
+typedef bool (*owned_fn)(const kp_ctrl *c, const cJSON *obj);
+
 typedef struct collector {
     kp_ctrl_view *view;
+    const kp_ctrl *c;
+    owned_fn owned;
     decode_fn decode;
     size_t elem_size;
     const void **items;
@@ -32,6 +39,8 @@ static void collect_one(void *ctx, const char *key, const cJSON *obj)
 {
     collector *col = ctx;
     kp_ctrl_view *v = col->view;
+    if (col->owned && !col->owned(col->c, obj))
+        return;
     void *out = kp_arena_calloc(v->arena, 1, col->elem_size);
     if (col->decode(v->arena, obj, out) < 0) {
         if (!v->skipped++)
@@ -43,10 +52,10 @@ static void collect_one(void *ctx, const char *key, const cJSON *obj)
 }
 
 /* Decode every cached object of `kind`; the array lives in the view's arena. */
-static const void *const *collect(kp_ctrl *c, kp_ctrl_view *v, enum kp_ctrl_kind kind, decode_fn fn,
-                                  size_t elem_size, size_t *n)
+static const void *const *collect(kp_ctrl *c, kp_ctrl_view *v, enum kp_ctrl_kind kind, owned_fn owned,
+                                  decode_fn fn, size_t elem_size, size_t *n)
 {
-    collector col = {v, fn, elem_size, NULL, 0, 0};
+    collector col = {v, c, owned, fn, elem_size, NULL, 0, 0};
     if (c->informers[kind])
         kp_informer_foreach(c->informers[kind], collect_one, &col);
     const void **arr = KP_ARENA_NEW(v->arena, const void *, col.n ? col.n : 1);
@@ -73,7 +82,7 @@ static void collect_namespace(void *ctx, const char *key, const cJSON *obj)
 
 static void namespaces(kp_ctrl *c, kp_ctrl_view *v)
 {
-    collector col = {v, NULL, 0, NULL, 0, 0};
+    collector col = {v, c, NULL, NULL, 0, NULL, 0, 0};
     if (c->informers[KP_CK_NAMESPACE])
         kp_informer_foreach(c->informers[KP_CK_NAMESPACE], collect_namespace, &col);
     kp_namespace_info *arr = KP_ARENA_NEW(v->arena, kp_namespace_info, col.n ? col.n : 1);
@@ -84,8 +93,8 @@ static void namespaces(kp_ctrl *c, kp_ctrl_view *v)
     v->cluster.n_namespaces = col.n;
 }
 
-#define COLLECT(field, kind, fn, type)                                                                         \
-    v->cluster.field = (const type *const *)collect(c, v, kind, fn, sizeof(type), &v->cluster.n_##field)
+#define COLLECT(field, kind, owned, fn, type)                                                                  \
+    v->cluster.field = (const type *const *)collect(c, v, kind, owned, fn, sizeof(type), &v->cluster.n_##field)
 
 /* The pool's instance types from the provider (AWS: its node class's);
  * NULL when the provider has none for it now (not Ready, no class). */
@@ -97,24 +106,33 @@ static const kp_catalog *pool_catalog(void *ctx, const kp_nodepool *np)
     return cat;
 }
 
+static bool node_owned(void *ctx, const kp_node *n)
+{
+    return kp_cloud_owns_provider_id(((kp_ctrl *)ctx)->cloud, n->provider_id);
+}
+
 int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out)
 {
     kp_ctrl_view *v = kp_xcalloc(1, sizeof(*v));
     v->arena = kp_arena_new();
-    COLLECT(nodepools, KP_CK_NODEPOOL, dec_pool, kp_nodepool);
-    COLLECT(nodes, KP_CK_NODE, dec_node, kp_node);
-    COLLECT(nodeclaims, KP_CK_NODECLAIM, dec_claim, kp_nodeclaim);
-    COLLECT(pods, KP_CK_POD, dec_pod, kp_pod);
-    COLLECT(daemonsets, KP_CK_DAEMONSET, dec_ds, kp_workload);
-    COLLECT(pvcs, KP_CK_PVC, dec_pvc, kp_pvc);
-    COLLECT(pvs, KP_CK_PV, dec_pv, kp_pv);
-    COLLECT(storage_classes, KP_CK_STORAGECLASS, dec_sc, kp_storage_class);
-    COLLECT(pdbs, KP_CK_PDB, dec_pdb, kp_pdb);
+    /* Another provider's NodePools and NodeClaims are not ours to plan for;
+     * its Nodes stay, as room pods may use (node_owned below). */
+    COLLECT(nodepools, KP_CK_NODEPOOL, kp_ctrl_owns_pool, dec_pool, kp_nodepool);
+    COLLECT(nodes, KP_CK_NODE, NULL, dec_node, kp_node);
+    COLLECT(nodeclaims, KP_CK_NODECLAIM, kp_ctrl_owns_claim, dec_claim, kp_nodeclaim);
+    COLLECT(pods, KP_CK_POD, NULL, dec_pod, kp_pod);
+    COLLECT(daemonsets, KP_CK_DAEMONSET, NULL, dec_ds, kp_workload);
+    COLLECT(pvcs, KP_CK_PVC, NULL, dec_pvc, kp_pvc);
+    COLLECT(pvs, KP_CK_PV, NULL, dec_pv, kp_pv);
+    COLLECT(storage_classes, KP_CK_STORAGECLASS, NULL, dec_sc, kp_storage_class);
+    COLLECT(pdbs, KP_CK_PDB, NULL, dec_pdb, kp_pdb);
     namespaces(c, v);
     v->cluster.catalog = catalog;
     if (c->cloud) {
         v->cluster.catalog_for = pool_catalog;
         v->cluster.catalog_ctx = c;
+        v->cluster.node_owned = node_owned;
+        v->cluster.node_owned_ctx = c;
     }
     int err = kp_snapshot_build(&v->cluster, &v->snap);
     if (err < 0) {

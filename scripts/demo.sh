@@ -2,8 +2,8 @@
 # The autoscaler end to end on this machine, in a few minutes: a real Kubernetes
 # control plane on loopback (tests/e2e/cluster.sh, the e2e tier's release), karpenter-webhook
 # registered for our CRDs, and `karpenter-controller run` with the kwok provider
-# (nodes are Node objects, no cloud account). It applies examples/nginx (a NodePool
-# and a Deployment of 10 pods of 500m), shows the NodeClaims, Nodes and pods every
+# (nodes are Node objects, no cloud account). It applies examples/kwok (a NodePool and
+# its KWOKNodeClass) and examples/nginx's Deployment of 10 pods of 500m, shows the NodeClaims, Nodes and pods every
 # 2 s until the pods run, then scales the Deployment to 2 and shows consolidation
 # taking nodes away. Ctrl-C stops everything and removes the cluster.
 #
@@ -65,7 +65,9 @@ cleanup() {
   # A signal taken inside `k ... >/dev/null` (a function: its redirection is this
   # shell's while it runs) would send everything below to /dev/null.
   exec 1>&"$STDOUT_FD" 2>&"$STDERR_FD"
-  echo
+  # `make demo | tee log` and Ctrl-C: tee is gone, stdout is a broken pipe (SIGPIPE
+  # is ignored, see main); say the rest on stderr, which is still the terminal.
+  { echo; } 2>/dev/null || exec 1>&"$STDERR_FD"
   say "stopping"
   stop_pid "$CONTROLLER_PID"
   stop_pid "$WEBHOOK_PID"
@@ -193,10 +195,10 @@ start_controller() {
 apply_example() {
   k apply -f "$ROOT/crds/" >/dev/null
   wait_until "the NodePool CRD" "k get nodepools"
-  wait_until "the EC2NodeClass CRD" "k get ec2nodeclasses"
-  k apply -f "$EXAMPLE/nodepool.yaml" >/dev/null
+  wait_until "the KWOKNodeClass CRD" "k get kwoknodeclasses"
+  k apply -f "$ROOT/examples/kwok/" >/dev/null
   k apply -f "$EXAMPLE/deployment.yaml" >/dev/null
-  say "applied crds/, examples/nginx/nodepool.yaml and examples/nginx/deployment.yaml (10 pods x 500m)"
+  say "applied crds/, examples/kwok/ (the NodePool of examples/nginx for the kwok provider) and examples/nginx/deployment.yaml (10 pods x 500m)"
 }
 
 # ---------------------------------------------------------------- watching
@@ -243,8 +245,9 @@ view() {
     return
   fi
   screen=$(
-    printf 'karpenter-c demo  %s  %s\n(Ctrl-C stops everything and removes the cluster)\n\n' \
+    printf 'karpenter-c demo  %s  %s\n(Ctrl-C stops everything and removes the cluster)\n' \
       "$(date '+%Y-%m-%d %H:%M:%S')" "$phase"
+    printf 'controller metrics http://127.0.0.1:%s/metrics, logs in %s\n\n' "$METRICS_PORT" "$DIR"
     printf 'NodeClaims\n'
     k get nodeclaims -o wide 2>&1 | sed 's/^/  /'
     printf '\nNodes\n'
@@ -304,6 +307,9 @@ consolidated() {
 main() {
   preflight
   exec {STDOUT_FD}>&1 {STDERR_FD}>&2
+  # A reader that goes away (tee on Ctrl-C) must not kill the shell before the
+  # clean-up has stopped everything: writes then just fail.
+  trap '' PIPE
   trap cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM

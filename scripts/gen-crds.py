@@ -616,6 +616,25 @@ def ec2_status():
     })
 
 
+# ---------------------------------------------------------------- karpenter.kwok.sh
+
+
+def kwok_status():
+    # Ready from the start, as Karpenter's KWOKNodeClass: there is nothing to
+    # resolve. A class set Ready=False by hand stops launches (NodeClassNotReady).
+    ready = {"type": "Ready", "status": "True", "reason": "Ready", "message": "",
+             "lastTransitionTime": "2024-01-01T00:00:00Z"}
+    return obj("What the class resolved to.", {"conditions": conditions()},
+               default={"conditions": [ready]})
+
+
+def kwoknodeclass_schema():
+    # No fields yet: Karpenter's nodeRegistrationDelay is not implemented, so the
+    # API server refuses it (unknown field) rather than accepting and ignoring it.
+    return top("A KWOKNodeClass: the node class of the kwok provider (Nodes without machines).",
+               obj("The class's settings (none yet).", {}), kwok_status(), spec_required=False)
+
+
 def ec2nodeclass_schema():
     return top("An EC2NodeClass: the AWS settings nodes are launched with.", ec2_spec(),
                ec2_status(), spec_required=False)
@@ -634,7 +653,7 @@ def column(name, path, typ="string", priority=0):
 READY = '.status.conditions[?(@.type=="Ready")].status'
 
 
-def crd(group, kind, plural, schema, columns, subresources, short=None):
+def crd(group, kind, plural, schema, columns, subresources, short=None, version="v1"):
     names = {"categories": ["karpenter"], "kind": kind, "listKind": kind + "List",
              "plural": plural, "singular": kind.lower()}
     if short:
@@ -644,7 +663,7 @@ def crd(group, kind, plural, schema, columns, subresources, short=None):
         "kind": "CustomResourceDefinition",
         "metadata": {"name": "%s.%s" % (plural, group)},
         "spec": {"group": group, "names": names, "scope": "Cluster", "versions": [{
-            "name": "v1", "served": True, "storage": True,
+            "name": version, "served": True, "storage": True,
             "additionalPrinterColumns": columns,
             "schema": {"openAPIV3Schema": schema},
             "subresources": subresources}]},
@@ -685,6 +704,11 @@ def all_crds():
                 column("Age", ".metadata.creationTimestamp", "date"),
                 column("Role", ".spec.role", priority=1)],
             {"status": {}}, short=["ec2nc", "ec2ncs"]),
+        "karpenter.kwok.sh_kwoknodeclasses.yaml": crd(
+            "karpenter.kwok.sh", "KWOKNodeClass", "kwoknodeclasses", kwoknodeclass_schema(), [
+                column("Ready", READY),
+                column("Age", ".metadata.creationTimestamp", "date")],
+            {"status": {}}, short=["kwoknc", "kwokncs"], version="v1alpha1"),
     }
 
 

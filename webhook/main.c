@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/version.h"
 #include "base/xalloc.h"
 #include "kube/config.h"
 #include "kube/rest.h"
@@ -45,10 +46,13 @@ typedef struct app {
     char *ca_pem;            /* our CA, published again at every resync */
     int64_t next_publish;    /* monotonic ns */
     int64_t publish_backoff; /* ns; 0 after a success */
+    bool awaiting_configs;   /* the configurations did not exist at the last look */
 } app;
 
 #define PUBLISH_BACKOFF_MIN (1 * KP_NS_PER_SEC)
 #define PUBLISH_BACKOFF_MAX (30 * KP_NS_PER_SEC)
+/* How often configurations that do not exist yet are looked for. */
+#define PUBLISH_AWAIT_NS (2 * KP_NS_PER_SEC)
 
 static void log_error(const char *message)
 {
@@ -135,6 +139,19 @@ static void publish(app *a)
     if (err == 0)
         err = kp_cabundle_share(&a->cabundle, KP_CABUNDLE_MUTATING, a->opts.mutating_config,
                                 a->ca_pem, KP_CABUNDLE_MAX_CAS, now_s, &changed_m);
+    if (err == KP_ENOTFOUND) {
+        /* deploy/webhooks is applied once the Pods are ready: until then no
+         * request can reach us through a configuration, so we are ready, and we
+         * look for the configurations every 2 s to publish as soon as they come. */
+        if (!a->awaiting_configs)
+            KP_LOG(KP_LOG_INFO, LOGGER, "webhook configurations not created yet; publishing the caBundle once they are",
+                   "error", kp_error_last());
+        a->awaiting_configs = true;
+        kp_server_set_ready(a->server, true);
+        a->next_publish = clock->monotonic(clock) + PUBLISH_AWAIT_NS;
+        return;
+    }
+    a->awaiting_configs = false;
     if (err < 0) {
         a->publish_backoff = a->publish_backoff ? a->publish_backoff * 2 : PUBLISH_BACKOFF_MIN;
         if (a->publish_backoff > PUBLISH_BACKOFF_MAX) a->publish_backoff = PUBLISH_BACKOFF_MAX;
@@ -322,7 +339,8 @@ int main(int argc, char **argv)
     } else {
         char port[8];
         snprintf(port, sizeof(port), "%u", (unsigned)kp_server_port(a.server));
-        KP_LOG(KP_LOG_INFO, LOGGER, "listening", "address", a.opts.address, "port", port);
+        KP_LOG(KP_LOG_INFO, LOGGER, "listening", "address", a.opts.address, "port", port, "version", kp_version(),
+               "commit", kp_commit());
         run(&a, &signals);
         KP_LOG(KP_LOG_INFO, LOGGER, "shutting down");
     }

@@ -1,6 +1,8 @@
 #include "options.h"
 
 #include "base/error.h"
+#include "base/log.h"
+#include "base/version.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -38,7 +40,8 @@ static const char usage[] =
     "  --connection-timeout SEC       idle connection timeout (default 10)\n"
     "  --request-timeout SEC          time allowed to send one request (default 10)\n"
     "  --max-connections N            (default 1024)\n"
-    "  --log-level LEVEL              debug, info, warn, error (default info)\n";
+    "  --log-level LEVEL              debug, info, warn, error, any case (default info)\n"
+    "  --version                      print the version and exit\n";
 
 enum {
     OPT_ADDRESS = 1000,
@@ -62,6 +65,7 @@ enum {
     OPT_MAX_CONN,
     OPT_LOG_LEVEL,
     OPT_HELP,
+    OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -86,6 +90,7 @@ static const struct option long_options[] = {
     {"max-connections", required_argument, NULL, OPT_MAX_CONN},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
 
@@ -184,6 +189,8 @@ static int apply(kp_webhook_options *o, int opt, const char *arg)
         break;
     case OPT_LOG_LEVEL:
         o->log_level = arg;
+        if (kp_log_level_parse(arg) < 0)
+            err = kp_error_set(KP_EINVALID, "--log-level: %s is not debug, info, warn or error", arg);
         break;
     default:
         err = kp_error_set(KP_EINVALID, "unknown flag (see --help)");
@@ -216,6 +223,10 @@ int kp_webhook_options_parse(kp_webhook_options *out, int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
         if (opt == OPT_HELP) {
             fputs(usage, stdout);
+            return 1;
+        }
+        if (opt == OPT_VERSION) {
+            printf("karpenter-webhook %s (commit %s, %s, %s)\n", kp_version(), kp_commit(), kp_compiler(), kp_arch());
             return 1;
         }
         if (opt == '?' || opt == ':')

@@ -3,10 +3,15 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static enum kp_log_level current_level = KP_LOG_INFO;
 static FILE *current_output;
+/* Set once at start-up (kp_log_set_outputs), before any thread logs. */
+static FILE *outputs[KP_LOG_MAX_OUTPUTS];
+static size_t n_outputs;
+static FILE *error_output;
 
 static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
 
@@ -19,7 +24,7 @@ int kp_log_level_parse(const char *name)
 {
     static const char *const names[] = {"debug", "info", "warn", "error", "off"};
     for (int i = 0; i < 5; i++)
-        if (strcmp(name, names[i]) == 0)
+        if (strcasecmp(name, names[i]) == 0)
             return i;
     return -1;
 }
@@ -27,6 +32,29 @@ int kp_log_level_parse(const char *name)
 void kp_log_set_output(FILE *out)
 {
     current_output = out;
+    n_outputs = 0;
+}
+
+void kp_log_set_outputs(FILE *const *outs, size_t n, FILE *errors)
+{
+    n_outputs = n < KP_LOG_MAX_OUTPUTS ? n : KP_LOG_MAX_OUTPUTS;
+    for (size_t i = 0; i < n_outputs; i++)
+        outputs[i] = outs[i];
+    error_output = errors;
+}
+
+/* A line that could not be written is reported where errors go (zap's
+ * ErrorOutputPaths), once per failing write. */
+static void put_line(FILE *out, const char *text, size_t len)
+{
+    if (fwrite(text, 1, len, out) == len && fflush(out) == 0)
+        return;
+    clearerr(out);
+    FILE *err = error_output ? error_output : stderr;
+    if (err != out) {
+        fputs("{\"level\":\"ERROR\",\"logger\":\"log\",\"message\":\"could not write a log line\"}\n", err);
+        fflush(err);
+    }
 }
 
 bool kp_log_enabled(enum kp_log_level level)
@@ -69,8 +97,11 @@ void kp_log_write(enum kp_log_level level, const char *logger, const char *messa
     }
     va_end(ap);
     kp_buf_puts(&line, "}\n");
-    FILE *out = current_output ? current_output : stderr;
-    fwrite(kp_buf_cstr(&line), 1, line.len, out);
-    fflush(out);
+    if (n_outputs) {
+        for (size_t i = 0; i < n_outputs; i++)
+            put_line(outputs[i], kp_buf_cstr(&line), line.len);
+    } else {
+        put_line(current_output ? current_output : stderr, kp_buf_cstr(&line), line.len);
+    }
     kp_buf_free(&line);
 }

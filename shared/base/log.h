@@ -8,14 +8,22 @@
 #define KP_BASE_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 enum kp_log_level { KP_LOG_DEBUG = 0, KP_LOG_INFO, KP_LOG_WARN, KP_LOG_ERROR, KP_LOG_OFF };
 
 void kp_log_set_level(enum kp_log_level level);
-/* "debug", "info", "warn", "error", "off"; returns -1 for anything else. */
+/* "debug", "info", "warn", "error", "off" in any case (Karpenter's LOG_LEVEL
+ * takes "INFO"); returns -1 for anything else. */
 int kp_log_level_parse(const char *name);
 void kp_log_set_output(FILE *out);
+/* Write every line to each of `outs` (at most KP_LOG_MAX_OUTPUTS, borrowed)
+ * and report lines that could not be written to `errors` (NULL: stderr), as
+ * Karpenter's LOG_OUTPUT_PATHS and LOG_ERROR_OUTPUT_PATHS. Call once at
+ * start-up, before other threads log. */
+#define KP_LOG_MAX_OUTPUTS 4
+void kp_log_set_outputs(FILE *const *outs, size_t n, FILE *errors);
 bool kp_log_enabled(enum kp_log_level level);
 
 /* Write one line. The variadic part is key/value string pairs ending with NULL. */

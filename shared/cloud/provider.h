@@ -64,6 +64,13 @@ typedef struct kp_cloud_provider_ops {
      * drift: image, subnets, security groups...); *reason NULL when it does. */
     int (*is_drifted)(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *arena, const char **reason);
     void (*free)(kp_cloud_provider *cp);
+    /* Ownership (cloud/ownership.h decides with these): the node class this
+     * provider serves, as spec.nodeClassRef's group and kind, and the scheme
+     * of its provider IDs ("aws" for "aws:///zone/i-1"). The controllers act
+     * only on NodePools, NodeClaims and Nodes that match. */
+    const char *node_class_group;
+    const char *node_class_kind;
+    const char *provider_id_scheme;
 } kp_cloud_provider_ops;
 
 /* Implementations embed this as their first member. */

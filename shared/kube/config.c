@@ -46,50 +46,6 @@ char *kp_kube_join_path(const char *dir, const char *path)
     return joined;
 }
 
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* Go's base64.StdEncoding, which Kubernetes uses for []byte fields: padding
- * required, and line breaks skipped. */
-int kp_base64_decode(char **out, size_t *out_len, const char *text)
-{
-    unsigned char *res = kp_xmalloc(strlen(text) / 4 * 3 + 4);
-    size_t n = 0, quad = 0, pad = 0;
-    unsigned acc = 0;
-    int done = 0;
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == '\r' || *p == '\n') continue;
-        int v = *p == '=' ? 0 : b64_value(*p);
-        if (done || v < 0 || (pad && *p != '=') || (*p == '=' && quad < 2)) goto bad;
-        pad += *p == '=';
-        acc = acc << 6 | (unsigned)v;
-        if (++quad == 4) {
-            res[n++] = (unsigned char)(acc >> 16);
-            res[n++] = (unsigned char)(acc >> 8);
-            res[n++] = (unsigned char)acc;
-            quad = 0;
-            acc = 0;
-            done = pad > 0;
-        }
-    }
-    if (quad != 0) goto bad;
-    n -= pad;
-    res[n] = '\0';
-    *out = (char *)res;
-    *out_len = n;
-    return 0;
-bad:
-    free(res);
-    return kp_error_set(KP_EINVALID, "not valid base64");
-}
-
 kp_kube_config *kp_kube_config_free(kp_kube_config *c)
 {
     if (!c) return NULL;

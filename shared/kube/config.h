@@ -74,8 +74,5 @@ int kp_kube_config_auto(kp_kube_config **out, const char *kubeconfig, const char
 
 kp_kube_config *kp_kube_config_free(kp_kube_config *config);
 
-/* Decode standard base64 (padding required; line breaks skipped, as Go does) into a
- * NUL-terminated malloc'd buffer; KP_EINVALID on bad input. */
-int kp_base64_decode(char **out, size_t *out_len, const char *text);
 
 #endif

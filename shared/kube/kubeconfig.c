@@ -4,6 +4,7 @@
  * file order, so the first file that defines a name wins, as kubectl's merge.
  */
 #include "base/error.h"
+#include "base/base64.h"
 #include "base/xalloc.h"
 #include "format/yaml.h"
 #include "kube/config.h"

@@ -40,6 +40,8 @@ static const kp_kube_resource table[KP_RES_COUNT] = {
     [KP_RES_NODECLAIM] = GROUP("karpenter.sh", "v1", "nodeclaims", "NodeClaim", false),
     [KP_RES_EC2NODECLASS] =
         GROUP("karpenter.k8s.aws", "v1", "ec2nodeclasses", "EC2NodeClass", false),
+    [KP_RES_KWOKNODECLASS] =
+        GROUP("karpenter.kwok.sh", "v1alpha1", "kwoknodeclasses", "KWOKNodeClass", false),
 };
 
 static const kp_kube_resource pdb_v1beta1 =

@@ -37,6 +37,7 @@ enum kp_kube_res {
     KP_RES_NODEPOOL,
     KP_RES_NODECLAIM,
     KP_RES_EC2NODECLASS,
+    KP_RES_KWOKNODECLASS,
     KP_RES_COUNT
 };
 

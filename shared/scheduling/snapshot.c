@@ -166,7 +166,7 @@ void kp_snapshot_sort_templates(kp_snapshot *snap)
         kp_snode *n = &snap->nodes[i];
         kp_sym pool = kp_symlabels_get(&n->labels, KP_SYM_NODEPOOL);
         n->template_index = -1;
-        for (uint32_t t = 0; t < snap->n_templates && pool; t++)
+        for (uint32_t t = 0; t < snap->n_templates && pool && n->managed; t++)
             if (snap->templates[t].name_sym == pool)
                 n->template_index = (int32_t)t;
     }

@@ -166,7 +166,8 @@ static int add_node(kp_snapshot *snap, const kp_cluster *c, const kp_node *n)
     sn->name = n->meta.name;
     sn->hostname = kp_sym_intern(snap->symtab, host ? host : n->meta.name);
     sn->labels = labels_of(snap, &n->meta.labels, NULL, NULL);
-    sn->managed = nc != NULL || kp_labels_get(&n->meta.labels, KP_LABEL_NODEPOOL) != NULL;
+    sn->managed = (nc != NULL || kp_labels_get(&n->meta.labels, KP_LABEL_NODEPOOL) != NULL) &&
+                  (!c->node_owned || c->node_owned(c->node_owned_ctx, n));
     const char *init = kp_labels_get(&n->meta.labels, KP_LABEL_INITIALIZED);
     sn->initialized = !sn->managed || (init && strcmp(init, "true") == 0);
     /* A claim whose instance is terminating is as good as gone (Karpenter's MarkedForDeletion). */

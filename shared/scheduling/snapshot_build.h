@@ -42,6 +42,11 @@ typedef struct kp_cluster {
      * serves existing nodes' types. Catalogs are compiled once per pointer. */
     const kp_catalog *(*catalog_for)(void *ctx, const kp_nodepool *np);
     void *catalog_ctx;
+    /* Optional: whether a Node is this autoscaler's provider's (the controller
+     * asks cloud/ownership.h; NULL: every Node is). A Node it refuses is
+     * capacity pods may use, never a pool's node nor a disruption candidate. */
+    bool (*node_owned)(void *ctx, const kp_node *n);
+    void *node_owned_ctx;
 } kp_cluster;
 
 int kp_snapshot_build(const kp_cluster *cluster, kp_snapshot **out);

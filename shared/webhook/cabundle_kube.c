@@ -1,5 +1,6 @@
 #include "webhook/cabundle_kube.h"
 
+#include "base/base64.h"
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/xalloc.h"

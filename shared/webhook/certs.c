@@ -6,6 +6,7 @@
  */
 #include "webhook/certs.h"
 
+#include "base/base64.h"
 #include "api/names.h"
 #include "base/error.h"
 #include "base/xalloc.h"

@@ -1,5 +1,6 @@
 #include "webhook/review.h"
 
+#include "base/base64.h"
 #include "base/error.h"
 #include "format/json_out.h"
 
@@ -121,26 +122,6 @@ void kp_review_clear(kp_review *review)
     if (!review) return;
     cJSON_Delete(review->root);
     memset(review, 0, sizeof(*review));
-}
-
-int kp_base64_append(kp_buf *out, const void *data, size_t len)
-{
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const unsigned char *in = data;
-    char quad[4];
-    int err = 0;
-    for (size_t i = 0; i < len && err == 0; i += 3) {
-        unsigned v = (unsigned)in[i] << 16;
-        if (i + 1 < len) v |= (unsigned)in[i + 1] << 8;
-        if (i + 2 < len) v |= in[i + 2];
-        quad[0] = alphabet[(v >> 18) & 63];
-        quad[1] = alphabet[(v >> 12) & 63];
-        quad[2] = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
-        quad[3] = i + 2 < len ? alphabet[v & 63] : '=';
-        err = kp_buf_append(out, quad, 4);
-    }
-    return err;
 }
 
 static int write_status(kp_buf *out, int code, const char *reason, const char *message)

@@ -72,7 +72,5 @@ int kp_review_response_write(kp_buf *out, const kp_review_response *resp);
  * an HTTP error, for requests that cannot get an AdmissionReview back. */
 int kp_review_status_write(kp_buf *out, int code, const char *reason, const char *message);
 
-/* Standard base64 (RFC 4648, padded), as Kubernetes encodes []byte. */
-int kp_base64_append(kp_buf *out, const void *data, size_t len);
 
 #endif

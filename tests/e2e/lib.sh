@@ -129,8 +129,10 @@ e2e_controller() {
 
 # e2e_start_controller NAME [FLAGS...]: karpenter-controller run against this cluster in
 # the background, logging to $KP_E2E_DIR/NAME.log, stopped (SIGTERM, then SIGKILL) at
-# exit; as karpenter-controller after e2e_karpenter_rbac, its Lease in karpenter. Sets E2E_CONTROLLER_PID. Without --metrics-port/--health-probe-port in FLAGS
-# both are off, so several replicas can run side by side.
+# exit; as the service account kube-system/karpenter after e2e_karpenter_rbac, its Lease
+# in kube-system. Sets E2E_CONTROLLER_PID. Without --metrics-port/--health-probe-port in
+# FLAGS both are off, so several replicas can run side by side; without --cloud-provider
+# it is kwok (the provider must be named: there is no default).
 e2e_start_controller() {
   local name="$1" bin log
   shift
@@ -139,31 +141,39 @@ e2e_start_controller() {
   local flags=("$@")
   [[ " ${flags[*]} " == *" --metrics-port "* ]] || flags+=(--metrics-port 0)
   [[ " ${flags[*]} " == *" --health-probe-port "* ]] || flags+=(--health-probe-port 0)
-  [[ " ${flags[*]} " == *" --leader-election-namespace "* ]] || flags+=(--leader-election-namespace karpenter)
+  [[ " ${flags[*]} " == *" --leader-election-namespace "* ]] || flags+=(--leader-election-namespace kube-system)
+  [[ " ${flags[*]} " == *" --cloud-provider "* ]] || flags+=(--cloud-provider kwok)
   "$bin" run --kubeconfig "${E2E_CONTROLLER_KUBECONFIG:-$KUBECONFIG}" "${flags[@]}" >>"$log" 2>&1 &
   E2E_CONTROLLER_PID=$!
   e2e_cleanup e2e_stop_pid "$E2E_CONTROLLER_PID"
   e2e_say "controller $name started (pid $E2E_CONTROLLER_PID, log $log)"
 }
 
-# e2e_karpenter_rbac: the CRDs and the RBAC of deploy/ (namespace karpenter, the
-# programs' ServiceAccounts, roles and bindings; not the webhook configurations or the
-# Deployment), and E2E_CONTROLLER_KUBECONFIG authenticating as karpenter-controller,
-# so every controller scenario proves the role is enough. KP_E2E_CONTROLLER_ADMIN=1
-# runs the controller as admin instead.
-E2E_CONTROLLER_KUBECONFIG=""
-e2e_karpenter_rbac() {
+# e2e_deploy_kinds KIND...: the objects of those kinds that E2E_KUSTOMIZATION renders.
+e2e_deploy_kinds() {
   kubectl kustomize "$E2E_KUSTOMIZATION" | python3 -c '
 import sys, yaml
-keep = {"CustomResourceDefinition", "Namespace", "ServiceAccount", "ClusterRole",
-        "ClusterRoleBinding", "Role", "RoleBinding"}
+keep = set(sys.argv[1:])
 docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d.get("kind") in keep]
-yaml.safe_dump_all(docs, sys.stdout)' | k apply -f - >/dev/null
-  wait_for "k get nodepools" 30 || fail "the NodePool CRD is not served"
+yaml.safe_dump_all(docs, sys.stdout)' "$@"
+}
+
+# e2e_karpenter_rbac: the CRDs and the RBAC of deploy/ with the kwok component, and the
+# KWOKNodeClass `default` of examples/kwok (the service account kube-system/karpenter, its roles and
+# bindings; not the webhook configurations or the Deployment), and
+# E2E_CONTROLLER_KUBECONFIG authenticating as that account, so every controller
+# scenario proves the role is enough. KP_E2E_CONTROLLER_ADMIN=1 runs the controller as
+# admin instead.
+E2E_CONTROLLER_KUBECONFIG=""
+e2e_karpenter_rbac() {
+  e2e_deploy_kinds CustomResourceDefinition | k apply -f - >/dev/null
+  wait_for "k get nodepools && k get kwoknodeclasses" 30 || fail "the CRDs are not served"
+  e2e_deploy_kinds ServiceAccount ClusterRole ClusterRoleBinding Role RoleBinding | k apply -f - >/dev/null
+  k apply -f "$E2E_LIB_DIR/../../examples/kwok/kwoknodeclass.yaml" >/dev/null
   [ "${KP_E2E_CONTROLLER_ADMIN:-0}" = 1 ] && return 0
   E2E_CONTROLLER_KUBECONFIG="$KP_E2E_DIR/controller-sa.kubeconfig"
-  wait_for "e2e_sa_kubeconfig karpenter karpenter-controller '$E2E_CONTROLLER_KUBECONFIG'" 60 ||
-    fail "no token for karpenter/karpenter-controller"
+  wait_for "e2e_sa_kubeconfig kube-system karpenter '$E2E_CONTROLLER_KUBECONFIG'" 60 ||
+    fail "no token for kube-system/karpenter"
 }
 
 # e2e_karpenter NODEPOOL_FILE: e2e_karpenter_rbac and a NodePool, ready for a controller.

@@ -50,7 +50,7 @@ orphan_instance() {
  "spec": {"requirements": [
    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c6a.large"]},
    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}],
-  "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}
+  "nodeClassRef": {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass", "name": "default"}}}
 EOF2
   "$prog" create "$KP_E2E_DIR/orphan.json" >/dev/null || fail "could not launch an orphan kwok instance"
   start_s=$SECONDS

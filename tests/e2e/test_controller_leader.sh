@@ -14,7 +14,7 @@ readonly LEASE=karpenter-leader-election
 declare -A PID
 
 running() { [ "$(k -n $NS get pods -l app=inflate --field-selector=status.phase=Running -o name | grep -c .)" -eq "$1" ]; }
-holder() { k -n karpenter get lease $LEASE -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+holder() { k -n kube-system get lease $LEASE -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
 launches() { grep -c '"launched nodeclaim"' "$KP_E2E_DIR/controller-$1.log" 2>/dev/null || true; }
 
 start() {

@@ -53,7 +53,7 @@ spec:
         - {key: kubernetes.io/arch, operator: In, values: [amd64]}
         - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
       startupTaints: [{key: $STARTUP, effect: NoSchedule}]
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}
       expireAfter: Never
   disruption:
     consolidateAfter: Never

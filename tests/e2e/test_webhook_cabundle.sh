@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # karpenter-webhook --self-signed publishes its CA through the real API server.
 #
-# The webhook starts before its configurations exist: /readyz says 503 and it
-# retries. Once a ValidatingWebhookConfiguration and a MutatingWebhookConfiguration
-# (two webhooks each) are created, every webhook's caBundle becomes the CA written
-# to --ca-bundle-file, and /readyz turns 200. A caBundle someone removes is put back
+# The webhook starts before its configurations exist (deploy/webhooks is applied
+# after the rollout): /readyz says 200, since nothing can call it through them yet,
+# and it looks for them every 2 s. Once a ValidatingWebhookConfiguration and a
+# MutatingWebhookConfiguration (two webhooks each) are created, every webhook's
+# caBundle becomes the CA written to --ca-bundle-file within seconds. While the API
+# server cannot be reached at all, /readyz says 503. A caBundle someone removes is put back
 # at the next resync. A second replica adds its own CA next to the first one's
 # instead of replacing it, and after that neither rewrites the configurations
 # (their resourceVersion stays put across resyncs). Both exit 0 on SIGTERM.
@@ -124,10 +126,10 @@ check_first_replica() {
   sleep 2
   local code
   code=$(readyz "$PORT_a")
-  check "not ready while the configurations are missing ($code)" [ "$code" = 503 ]
-  check "it says why and retries" grep -q '"caBundle not published; will retry"' "$WORK/a.log"
+  check "ready while the configurations do not exist yet, so a rollout can finish first ($code)" [ "$code" = 200 ]
+  check "it says it waits for them" grep -q '"webhook configurations not created yet' "$WORK/a.log"
   create_configurations
-  wait_for "all_bundles_are \"\$(cat '$WORK/a.ca.pem')\"" 60 ||
+  wait_for "all_bundles_are \"\$(cat '$WORK/a.ca.pem')\"" 10 ||
     fail "every webhook's caBundle is the CA in --ca-bundle-file ($(tail -n 3 "$WORK/a.log"))"
   pass "every webhook of both configurations holds the CA written to --ca-bundle-file"
   wait_for "[ \"\$(readyz $PORT_a)\" = 200 ]" 30 || fail "ready once published"
@@ -135,6 +137,19 @@ check_first_replica() {
   check "the CA is the issuer of the serving certificate" \
     openssl s_client -connect "127.0.0.1:$PORT_a" -servername localhost -CAfile "$WORK/a.ca.pem" \
     -verify_return_error -brief </dev/null
+}
+
+# A webhook whose API server cannot be reached cannot know whether it is trusted:
+# not ready, and retrying.
+check_unreachable() {
+  local code
+  sed -E 's#server: https://[^ ]+#server: https://127.0.0.1:1#' "$KUBECONFIG" >"$WORK/dead.kubeconfig"
+  KUBECONFIG="$WORK/dead.kubeconfig" start_webhook dead
+  sleep 2
+  code=$(readyz "$PORT_dead")
+  check "not ready while the API server cannot be reached ($code)" [ "$code" = 503 ]
+  check "it says why and retries" grep -q '"caBundle not published; will retry"' "$WORK/dead.log"
+  e2e_stop_pid "$PID_dead"
 }
 
 check_resync() {
@@ -184,6 +199,7 @@ main() {
   e2e_cleanup rm -rf "$WORK"
   e2e_cleanup stop_all
   check_first_replica
+  check_unreachable
   check_resync
   check_second_replica
   check_exit

@@ -2,7 +2,7 @@
 # karpenter-webhook registered with a real API server through deploy/overlays/e2e:
 # the overlay's webhook configurations call https://127.0.0.1:PORT (clientConfig.url),
 # and the webhook runs on that port as a process with --self-signed, authenticated as
-# the karpenter-webhook service account from deploy/ (so publishing its caBundle
+# the service account kube-system/karpenter from deploy/ (so publishing its caBundle
 # proves that account's grants suffice).
 #
 #   - kubectl apply of a NodePool the CRD's CEL rules refuse is denied by the API
@@ -11,8 +11,8 @@
 #     stored with its defaults, after the webhook was asked;
 #   - a Pod created through the API server carries what the policy asks for: default
 #     requests (and the karpenter.sh/defaulted-requests annotation) and
-#     karpenter.sh/do-not-disrupt; a Pod in the karpenter namespace is left alone;
-#   - the webhook's token may get and patch the two configurations named in its
+#     karpenter.sh/do-not-disrupt; a Pod in kube-system is left alone;
+#   - the account's token may get and patch the two configurations named in its
 #     ClusterRole's resourceNames, no other, and may not read Secrets;
 #   - with the webhook stopped, Pods are still admitted (failurePolicy Ignore) and
 #     NodePools are refused (failurePolicy Fail).
@@ -64,15 +64,15 @@ pods:
     - matchLabels: {workload: training}
 EOF
   SA_KUBECONFIG="$WORK/webhook.kubeconfig"
-  e2e_sa_kubeconfig karpenter karpenter-webhook "$SA_KUBECONFIG"
+  e2e_sa_kubeconfig kube-system karpenter "$SA_KUBECONFIG"
   "$BIN" --self-signed --kubeconfig "$SA_KUBECONFIG" --address 127.0.0.1 --port "$PORT" \
-    --service-name karpenter-webhook --namespace karpenter --policy "$WORK/policy.yaml" \
+    --service-name karpenter-c-webhook --namespace kube-system --policy "$WORK/policy.yaml" \
     --threads 2 --reload-interval 200 >"$WORK/webhook.log" 2>&1 &
   WEBHOOK_PID=$!
   e2e_cleanup stop_webhook
   wait_for "[ \"\$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:$PORT/readyz)\" = 200 ]" 60 0.5 ||
     fail "the webhook publishes its caBundle and becomes ready: $(tail -n 5 "$WORK/webhook.log")"
-  pass "the webhook, as karpenter-webhook, published its caBundle and is ready"
+  pass "the webhook, as the service account karpenter, published its caBundle and is ready"
 }
 
 nodepool() { # nodepool NAME [LIMITS_YAML] [EXTRA_REQUIREMENT_YAML]
@@ -145,12 +145,13 @@ check_pods() {
   check "the container has the default requests" [ \
     "$(k -n "$NS" get pod trainer -o jsonpath='{.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.requests.memory}')" \
     = "100m 128Mi" ]
-  wait_for "k -n karpenter get serviceaccount default" 60 ||
-    fail "the karpenter namespace has its default service account"
-  k apply -f - >/dev/null <<<"$(pod karpenter trainer)" || fail "create a Pod in karpenter"
-  e2e_cleanup k -n karpenter delete pod trainer --wait=false --ignore-not-found
-  check "a Pod in the karpenter namespace is left alone (namespaceSelector)" \
-    [ -z "$(annotation karpenter trainer karpenter.sh/do-not-disrupt)" ]
+  # The API server labels every namespace with its name (1.21+): the selector relies on it.
+  check "kube-system carries kubernetes.io/metadata.name" \
+    [ "$(k get namespace kube-system -o jsonpath='{.metadata.labels.kubernetes\.io/metadata\.name}')" = kube-system ]
+  k apply -f - >/dev/null <<<"$(pod kube-system trainer)" || fail "create a Pod in kube-system"
+  e2e_cleanup k -n kube-system delete pod trainer --wait=false --ignore-not-found
+  check "a Pod in the install namespace, kube-system, is left alone (namespaceSelector)" \
+    [ -z "$(annotation kube-system trainer karpenter.sh/do-not-disrupt)" ]
 }
 
 as_webhook() { k --kubeconfig "$SA_KUBECONFIG" "$@"; }
@@ -161,9 +162,9 @@ forbidden() { # forbidden CMD...: fails with Forbidden
 }
 
 check_service_account() {
-  check "karpenter-webhook may patch $VWC" as_webhook patch validatingwebhookconfiguration "$VWC" \
+  check "karpenter may patch $VWC" as_webhook patch validatingwebhookconfiguration "$VWC" \
     --type=merge -p '{"metadata":{"labels":{"e2e-patched":"yes"}}}'
-  check "karpenter-webhook may patch $MWC" as_webhook patch mutatingwebhookconfiguration "$MWC" \
+  check "karpenter may patch $MWC" as_webhook patch mutatingwebhookconfiguration "$MWC" \
     --type=merge -p '{"metadata":{"labels":{"e2e-patched":"yes"}}}'
   k apply -f - >/dev/null <<'EOF'
 apiVersion: admissionregistration.k8s.io/v1
@@ -172,14 +173,14 @@ metadata: {name: other.webhook.example.com}
 webhooks: []
 EOF
   e2e_cleanup k delete validatingwebhookconfiguration other.webhook.example.com --ignore-not-found
-  check "karpenter-webhook may not patch a configuration it is not named for" forbidden \
+  check "karpenter may not patch a configuration it is not named for" forbidden \
     as_webhook patch validatingwebhookconfiguration other.webhook.example.com --type=merge \
     -p '{"metadata":{"labels":{"e2e-patched":"yes"}}}'
-  check "karpenter-webhook may not list webhook configurations" forbidden \
+  check "karpenter may not list webhook configurations" forbidden \
     as_webhook get validatingwebhookconfigurations
-  check "karpenter-webhook may not read Secrets in its namespace" forbidden \
-    as_webhook -n karpenter get secret karpenter-webhook-token
-  check "karpenter-webhook may not list Secrets anywhere" forbidden as_webhook get secrets -A
+  check "karpenter may not read Secrets in its namespace" forbidden \
+    as_webhook -n kube-system get secrets
+  check "karpenter may not list Secrets anywhere" forbidden as_webhook get secrets -A
 }
 
 check_webhook_down() {

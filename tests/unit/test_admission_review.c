@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "base/arena.h"
 #include "base/error.h"
 #include "webhook/handler.h"

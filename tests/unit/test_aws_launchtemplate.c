@@ -5,6 +5,7 @@
  * describe-then-create, the cache and its re-arming, invalidation, the
  * create race, sweeping unused templates, hydration and a class's deletion.
  */
+#include "base/base64.h"
 #include "cloud/aws/launchtemplate.h"
 #include "kube/config.h"
 #include "test_aws_provider_fixture.h"

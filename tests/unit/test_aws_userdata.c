@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "api/decode.h"
 #include "base/error.h"
 #include "cloud/aws/userdata.h"

@@ -16,6 +16,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "base/base64.h"
 #include "base/buf.h"
 #include "base/error.h"
 #include "helpers/fake_apiserver.h"

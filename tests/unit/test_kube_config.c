@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/base64.h"
 #include "base/error.h"
 #include "kube/config.h"
 

@@ -72,6 +72,18 @@ static void build_catalog(void)
     add_offering(it, "zone-a", "on-demand", 9.0, true);
 }
 
+/* A KWOKNodeClass in the fake API server; `ready` NULL: no status at all. */
+static void put_class(const char *name, const char *ready)
+{
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"karpenter.kwok.sh/v1alpha1\",\"kind\":\"KWOKNodeClass\","
+             "\"metadata\":{\"name\":\"%s\"}%s%s%s}",
+             name, ready ? ",\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"" : "",
+             ready ? ready : "", ready ? "\",\"reason\":\"Test\",\"message\":\"held back\"}]}" : "");
+    cr_assert_gt(fake_api_put(fa, "/apis/karpenter.kwok.sh/v1alpha1/kwoknodeclasses", json), 0);
+}
+
 static void setup(void)
 {
     fa = fake_api_start();
@@ -88,6 +100,7 @@ static void setup(void)
     ko.clock = &clk.base;
     cr_assert_eq(kp_kwok_provider_new(client, &ko, &cp), 0, "%s", kp_error_last());
     arena = kp_arena_new();
+    put_class("default", NULL);
 }
 
 static void teardown(void)
@@ -253,6 +266,30 @@ static const choice_case choice_cases[] = {
     {"instance type NotIn", REQ("node.kubernetes.io/instance-type", "NotIn", "\"small\",\"large\""),
      "tie-a", "zone-a", "on-demand"},
 };
+
+/* Karpenter's kwok provider: no KWOKNodeClass, no capacity; a class that is
+ * Ready=False stops launches with its message; another provider's class is
+ * not ours to launch. */
+Test(kwok, node_class_must_exist_be_ready_and_be_kwoks)
+{
+    kp_cloud_instance in;
+    fake_api_remove(fa, "/apis/karpenter.kwok.sh/v1alpha1/kwoknodeclasses/default");
+    kp_nodeclaim claim = claim_with("no-class", TYPES("\"small\""));
+    cr_expect_eq(cp->ops->create(cp, &claim, arena, &in), KP_EINSUFFICIENT_CAPACITY);
+    cr_expect(strstr(kp_error_last(), "KWOKNodeClass default not found"), "%s", kp_error_last());
+    put_class("default", "False");
+    cr_expect_eq(cp->ops->create(cp, &claim, arena, &in), KP_ENOTREADY);
+    cr_expect(strstr(kp_error_last(), "held back"), "%s", kp_error_last());
+    claim.spec.node_class_ref.group = "karpenter.k8s.aws";
+    claim.spec.node_class_ref.kind = "EC2NodeClass";
+    cr_expect_eq(cp->ops->create(cp, &claim, arena, &in), KP_EINVALID);
+    cJSON *node = stored_node("no-class");
+    cr_expect_null(node, "no Node is created without a usable class");
+    cJSON_Delete(node);
+    put_class("default", "True");
+    claim = claim_with("with-class", TYPES("\"small\""));
+    cr_expect_eq(cp->ops->create(cp, &claim, arena, &in), 0, "%s", kp_error_last());
+}
 
 Test(kwok, offering_choice)
 {

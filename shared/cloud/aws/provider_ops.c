@@ -319,4 +319,5 @@ static int aws_is_drifted(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_a
 const kp_cloud_provider_ops kp_awsp_ops = {
     aws_name, aws_create,         aws_delete,     aws_get,
     aws_list, aws_instance_types, aws_is_drifted, kp_awsp_free,
+    "karpenter.k8s.aws", "EC2NodeClass", "aws",
 };

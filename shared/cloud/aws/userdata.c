@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "api/quantity.h"
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "kube/config.h"
-#include "webhook/review.h"
 
 /* ---------------------------------------------------------- labels, taints */
 

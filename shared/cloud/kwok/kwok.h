@@ -5,7 +5,10 @@
  * provider, which relies on the kwok controller for the kubelet's part; here
  * kp_kwok_kubelet in kwok_kubelet.h plays that part).
  *
- * create(claim) picks the cheapest available offering the claim allows
+ * create(claim) needs the claim's KWOKNodeClass (spec.nodeClassRef): a
+ * missing class is KP_EINSUFFICIENT_CAPACITY and one whose Ready condition
+ * is False KP_ENOTREADY, as in Karpenter's kwok provider. It
+ * picks the cheapest available offering the claim allows
  * across its instance types (ties: the first in the claim's order), and
  * creates a Node named after the claim with providerID "kwok://<name>":
  *
@@ -43,6 +46,10 @@
 #include "kube/rest.h"
 
 #define KP_KWOK_PROVIDER_PREFIX "kwok://"
+/* The node class the kwok provider serves (spec.nodeClassRef), as
+ * Karpenter's kwok provider: cluster-scoped, karpenter.kwok.sh/v1alpha1. */
+#define KP_KWOK_NODE_CLASS_GROUP "karpenter.kwok.sh"
+#define KP_KWOK_NODE_CLASS_KIND  "KWOKNodeClass"
 /* The marker label and annotation the kwok tools use for their nodes. */
 #define KP_KWOK_LABEL           "kwok.x-k8s.io/node"
 #define KP_KWOK_LABEL_VALUE     "fake"

@@ -5,6 +5,7 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/xalloc.h"
+#include "cloud/ownership.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -66,14 +67,40 @@ static int existing_node(kwok_provider *p, const char *name, cJSON **out)
     return 0;
 }
 
+/* The claim's KWOKNodeClass must exist (Karpenter's kwok provider treats a
+ * missing one as no capacity) and must not be Ready=False. */
+static int check_node_class(kwok_provider *p, const kp_nodeclaim *claim)
+{
+    const kp_node_class_ref *ref = &claim->spec.node_class_ref;
+    if (!claim->spec.has_node_class_ref || !kp_cloud_serves_node_class(&p->base, ref->group, ref->kind))
+        return kp_error_set(KP_EINVALID, "kwok: nodeclaim %s does not reference a %s/%s", claim->meta.name,
+                            KP_KWOK_NODE_CLASS_GROUP, KP_KWOK_NODE_CLASS_KIND);
+    cJSON *nc = NULL;
+    int err = kp_kube_get(p->client, KP_RES_KWOKNODECLASS, NULL, ref->name ? ref->name : "", &nc);
+    if (err == KP_ENOTFOUND)
+        return kp_error_set(KP_EINSUFFICIENT_CAPACITY, "kwok: KWOKNodeClass %s not found", ref->name);
+    if (err < 0) return kp_error_wrap(err, "kwok: nodeclaim %s: reading KWOKNodeClass %s", claim->meta.name, ref->name);
+    const cJSON *ready = kwok_condition_get(nc, "Ready");
+    const char *status = kwok_str(ready, "status");
+    if (status && strcmp(status, "False") == 0) {
+        const char *msg = kwok_str(ready, "message");
+        err = kp_error_set(KP_ENOTREADY, "kwok: KWOKNodeClass %s is not ready%s%s", ref->name,
+                           msg && *msg ? ": " : "", msg ? msg : "");
+    }
+    cJSON_Delete(nc);
+    return err;
+}
+
 static int kwok_create(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *arena,
                        kp_cloud_instance *out)
 {
     kwok_provider *p = (kwok_provider *)cp;
     const char *name = claim->meta.name;
     if (!name || !*name) return kp_error_set(KP_EINVALID, "kwok: the nodeclaim has no name");
+    int err = check_node_class(p, claim);
+    if (err < 0) return err;
     kwok_choice choice;
-    int err = kwok_choose(p->catalog, claim, &choice);
+    err = kwok_choose(p->catalog, claim, &choice);
     if (err < 0) return err;
     cJSON *node = kwok_node_object(p, claim, &choice), *created = NULL;
     cJSON_Delete(choice.labels);
@@ -207,6 +234,7 @@ static void kwok_free(kp_cloud_provider *cp)
 static const kp_cloud_provider_ops kwok_ops = {
     kwok_name, kwok_create,         kwok_delete,     kwok_get,
     kwok_list, kwok_instance_types, kwok_is_drifted, kwok_free,
+    KP_KWOK_NODE_CLASS_GROUP, KP_KWOK_NODE_CLASS_KIND, "kwok",
 };
 
 int kp_kwok_provider_new(kp_kube_client *client, const kp_kwok_opts *opts, kp_cloud_provider **out)

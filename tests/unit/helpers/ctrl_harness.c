@@ -1,0 +1,247 @@
+/* The controllers' test harness (see ctrl_harness.h). */
+#include "helpers/ctrl_harness.h"
+#include "base/error.h"
+#include "controller/eventq.h"
+#include "controller/lifecycle.h"
+#include "controller/nodepool_ctrl.h"
+#include "kube/resources.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ fake cloud */
+
+static const char *fc_name(const kp_cloud_provider *cp)
+{
+    (void)cp;
+    return "fake";
+}
+
+static bool exists(const fake_cloud *f, const char *pid)
+{
+    for (int i = 0; i < f->n_instances; i++)
+        if (pid && !strcmp(f->instances[i], pid))
+            return true;
+    return false;
+}
+
+static int fc_create(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *a, kp_cloud_instance *out)
+{
+    fake_cloud *f = (fake_cloud *)cp;
+    f->creates++;
+    if (f->create_err)
+        return kp_error_set(f->create_err, "fake: create forced to fail");
+    memset(out, 0, sizeof(*out));
+    out->provider_id = kp_arena_printf(a, "fake://%s", claim->meta.name);
+    if (f->n_instances < 16)
+        snprintf(f->instances[f->n_instances++], sizeof(f->instances[0]), "%s", out->provider_id);
+    return 0;
+}
+
+static int fc_delete(kp_cloud_provider *cp, const kp_nodeclaim *claim)
+{
+    fake_cloud *f = (fake_cloud *)cp;
+    f->deletes++;
+    if (f->delete_err)
+        return kp_error_set(f->delete_err, "fake: delete forced to fail");
+    for (int i = 0; i < f->n_instances; i++)
+        if (claim->provider_id && !strcmp(f->instances[i], claim->provider_id)) {
+            memmove(f->instances[i], f->instances[i + 1], sizeof(f->instances[0]) * (size_t)(f->n_instances - i - 1));
+            f->n_instances--;
+            return 0;
+        }
+    return kp_error_set(KP_ENOTFOUND, "fake: no instance %s", claim->provider_id ? claim->provider_id : "");
+}
+
+static int fc_get(kp_cloud_provider *cp, const char *pid, kp_arena *a, kp_cloud_instance *out)
+{
+    fake_cloud *f = (fake_cloud *)cp;
+    f->gets++;
+    (void)a;
+    if (f->get_err)
+        return kp_error_set(f->get_err, "fake: get forced to fail");
+    if (!exists(f, pid))
+        return kp_error_set(KP_ENOTFOUND, "fake: no instance %s", pid ? pid : "");
+    memset(out, 0, sizeof(*out));
+    out->provider_id = pid;
+    return 0;
+}
+
+static int fc_list(kp_cloud_provider *cp, kp_arena *a, kp_cloud_instance **out, uint32_t *n)
+{
+    fake_cloud *f = (fake_cloud *)cp;
+    f->lists++;
+    if (f->list_err)
+        return kp_error_set(f->list_err, "fake: list forced to fail");
+    kp_cloud_instance *v = KP_ARENA_NEW(a, kp_cloud_instance, 16);
+    for (int i = 0; i < f->n_instances; i++)
+        v[i] = (kp_cloud_instance){.provider_id = kp_arena_strdup(a, f->instances[i])};
+    *out = v, *n = (uint32_t)f->n_instances;
+    return 0;
+}
+
+static int fc_types(kp_cloud_provider *cp, const kp_nodepool *np, const kp_catalog **out)
+{
+    (void)cp, (void)np, (void)out;
+    return kp_error_set(KP_ENOTFOUND, "fake: no catalog");
+}
+
+static int fc_drift(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *a, const char **reason)
+{
+    (void)cp, (void)claim, (void)a;
+    *reason = NULL;
+    return 0;
+}
+
+static void fc_free(kp_cloud_provider *cp)
+{
+    (void)cp;
+}
+
+static const kp_cloud_provider_ops fake_ops = {
+    fc_name, fc_create, fc_delete, fc_get, fc_list, fc_types, fc_drift, fc_free,
+    "karpenter.test", "FakeNodeClass", "fake",
+};
+
+/* --------------------------------------------------------------- harness */
+
+static const enum kp_kube_res kinds[KP_CK_COUNT] = {
+    [KP_CK_POD] = KP_RES_POD,
+    [KP_CK_NODE] = KP_RES_NODE,
+    [KP_CK_NODECLAIM] = KP_RES_NODECLAIM,
+    [KP_CK_NODEPOOL] = KP_RES_NODEPOOL,
+    [KP_CK_DAEMONSET] = KP_RES_DAEMONSET,
+    [KP_CK_PDB] = KP_RES_PDB,
+    [KP_CK_PVC] = KP_RES_PVC,
+    [KP_CK_PV] = KP_RES_PV,
+    [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
+    [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
+    [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
+    [KP_CK_NODECLASS] = KP_RES_COUNT,
+};
+
+static void informers(harness *h)
+{
+    kp_ctrl *c = &h->c;
+    for (int k = 0; k < KP_CK_COUNT; k++)
+        if (kinds[k] != KP_RES_COUNT)
+            c->informers[k] = kp_informer_new(c->kube, kinds[k], NULL);
+    cr_assert_eq(kp_informer_add_index(c->informers[KP_CK_POD], KP_INDEX_POD_NODE, kp_informer_index_pod_node), 0);
+    cr_assert_eq(kp_informer_add_index(c->informers[KP_CK_NODE], KP_INDEX_PROVIDER_ID, kp_index_node_provider_id), 0);
+    cr_assert_eq(kp_informer_add_index(c->informers[KP_CK_NODE], KP_INDEX_NODEPOOL, kp_index_nodepool_label), 0);
+    cr_assert_eq(
+        kp_informer_add_index(c->informers[KP_CK_NODECLAIM], KP_INDEX_PROVIDER_ID, kp_index_claim_provider_id), 0);
+    cr_assert_eq(kp_informer_add_index(c->informers[KP_CK_NODECLAIM], KP_INDEX_NODEPOOL, kp_index_nodepool_label), 0);
+    for (int k = 0; k < KP_CK_COUNT; k++)
+        if (c->informers[k]) {
+            cr_assert_eq(kp_informer_start(c->informers[k]), 0, "%s", kp_error_last());
+            cr_assert_eq(kp_informer_wait_synced(c->informers[k], 10000), 0, "%s", kp_error_last());
+        }
+}
+
+void harness_start(harness *h, int64_t now_ns)
+{
+    memset(h, 0, sizeof(*h));
+    h->fa = fake_api_start();
+    cr_assert_not_null(h->fa);
+    kp_kube_config cfg = {0};
+    cfg.server = (char *)fake_api_url(h->fa);
+    kp_kube_client_opts o = KP_KUBE_CLIENT_OPTS_INIT;
+    o.qps = 0;
+    cr_assert_eq(kp_kube_client_new(&h->c.kube, &cfg, &o), 0);
+    kp_ctrl_opts_init(&h->c.opts);
+    h->c.opts.cloud_provider = "fake";
+    kp_fake_clock_init(&h->clock, now_ns);
+    h->c.clock = &h->clock.base;
+    h->c.stop = kp_kube_cancel_new();
+    h->c.metrics = kp_metrics_new();
+    cr_assert_eq(kp_ctrl_metrics_init(&h->m, h->c.metrics), 0);
+    h->c.m = &h->m;
+    h->cloud.base.ops = &fake_ops;
+    h->c.cloud = &h->cloud.base;
+    pthread_mutex_init(&h->c.foreign_mu, NULL);
+    h->c.events = kp_eventq_start(h->c.kube, "karpenter", 256);
+    informers(h);
+}
+
+void harness_stop(harness *h)
+{
+    kp_kube_cancel_fire(h->c.stop);
+    for (int k = 0; k < KP_CK_COUNT; k++)
+        if (h->c.informers[k])
+            kp_informer_stop(h->c.informers[k]);
+    for (int k = 0; k < KP_CK_COUNT; k++)
+        h->c.informers[k] = kp_informer_free(h->c.informers[k]);
+    h->c.events = kp_eventq_stop(h->c.events);
+    h->c.kube = kp_kube_client_free(h->c.kube);
+    h->c.metrics = kp_metrics_free(h->c.metrics);
+    h->c.stop = kp_kube_cancel_free(h->c.stop);
+    kp_strmap_clear(&h->c.foreign_seen, NULL);
+    pthread_mutex_destroy(&h->c.foreign_mu);
+    fake_api_stop(h->fa);
+}
+
+bool harness_wait(harness *h, enum kp_ctrl_kind kind, const char *key, bool present)
+{
+    for (int i = 0; i < 400; i++) {
+        cJSON *o = kp_ctrl_get(&h->c, kind, key);
+        bool have = o != NULL;
+        cJSON_Delete(o);
+        if (have == present)
+            return true;
+        usleep(5000);
+    }
+    return false;
+}
+
+void harness_put(harness *h, enum kp_ctrl_kind kind, const char *collection, const char *key, const char *json)
+{
+    cr_assert_gt(fake_api_put(h->fa, collection, json), 0, "put %s", json);
+    cr_assert(harness_wait(h, kind, key, true), "the cache never saw %s", key);
+}
+
+cJSON *harness_get(harness *h, enum kp_ctrl_kind kind, const char *key)
+{
+    return kp_ctrl_get(&h->c, kind, key);
+}
+
+const char *harness_condition(harness *h, enum kp_ctrl_kind kind, const char *key, const char *type, char *buf,
+                              size_t size)
+{
+    cJSON *o = harness_get(h, kind, key);
+    const cJSON *c;
+    const char *out = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(o, "status"), "conditions"))
+    {
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(c, "type"));
+        if (t && !strcmp(t, type)) {
+            snprintf(buf, size, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(c, "status")));
+            out = buf;
+        }
+    }
+    cJSON_Delete(o);
+    return out;
+}
+
+int harness_events(harness *h, const char *reason, const char *message_part)
+{
+    /* Restart the writer so what was queued is on the server. */
+    h->c.events = kp_eventq_stop(h->c.events);
+    h->c.events = kp_eventq_start(h->c.kube, "karpenter", 256);
+    cJSON *list = NULL;
+    kp_kube_request req = {"GET", "/api/v1/events", NULL, NULL, NULL};
+    cr_assert_eq(kp_kube_do(h->c.kube, &req, &list), 0, "%s", kp_error_last());
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(list, "items"))
+    {
+        const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(e, "reason"));
+        const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(e, "message"));
+        if (r && !strcmp(r, reason) && (!message_part || (m && strstr(m, message_part))))
+            n++;
+    }
+    cJSON_Delete(list);
+    return n;
+}
