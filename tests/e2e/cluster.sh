@@ -31,11 +31,16 @@
 # Binaries (etcd included): KP_E2E_BIN_DIR, default the cache
 # tests/e2e/build-control-plane.sh fills.
 # KP_E2E_START_TIMEOUT (seconds, default 120) bounds each wait during start-up.
+# KP_E2E_SERVICE_CIDR (default 10.96.0.0/16) is the Services' ClusterIP range: a test
+# that needs the API server to reach a Service (a webhook by its Service, as installed)
+# gives a loopback range, 127.X.Y.0/24, and listens on the ClusterIP itself, since
+# nothing here (no kube-proxy) routes a ClusterIP anywhere.
 set -euo pipefail
 
 BIN_DIR="${KP_E2E_BIN_DIR:-$("$(dirname "$0")/build-control-plane.sh" --bin-dir)}"
 readonly BIN_DIR
 readonly START_TIMEOUT="${KP_E2E_START_TIMEOUT:-120}"
+readonly SERVICE_CIDR="${KP_E2E_SERVICE_CIDR:-10.96.0.0/16}"
 # Marks a directory as ours, so `down --clean` never removes a directory it did not make.
 readonly MARKER=.kp-e2e-cluster
 # Stop order: clients of the API server first, etcd last.
@@ -312,7 +317,7 @@ start_apiserver() {
     --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc \
-    --authorization-mode=Node,RBAC --service-cluster-ip-range=10.96.0.0/16 --allow-privileged \
+    --authorization-mode=Node,RBAC --service-cluster-ip-range="$SERVICE_CIDR" --allow-privileged \
     --endpoint-reconciler-type=none
   wait_until "kube-apiserver /readyz" kube-apiserver api_ready
 }
