@@ -10,6 +10,7 @@
 #              · assert MSG CMD... (fatal) · wait_for CMD TIMEOUT [INTERVAL]
 # Cluster:     k ARGS (kubectl) · api METHOD PATH [BODY] (curl, admin token)
 #              · e2e_namespace NAME · e2e_cleanup CMD... · e2e_sa_kubeconfig NS SA OUT
+#              · e2e_nodepool NAME [LIMITS] [REQUIREMENT] (an EC2NodeClass NodePool manifest)
 # Programs:    e2e_program NAME · e2e_controller · e2e_start_controller NAME FLAGS...
 #              · e2e_stop_pid PID [SIG] · count KIND [ARGS...] · e2e_karpenter NODEPOOL
 #              · e2e_free_port
@@ -180,6 +181,26 @@ e2e_karpenter_rbac() {
 e2e_karpenter() {
   e2e_karpenter_rbac
   k apply -f "$1" >/dev/null
+}
+
+# e2e_nodepool NAME [LIMITS_YAML] [EXTRA_REQUIREMENT_YAML]: a NodePool manifest for an
+# EC2NodeClass, on-demand, limited to 100 CPUs unless LIMITS_YAML says otherwise.
+e2e_nodepool() {
+  local limits='limits: {cpu: "100"}'
+  [ -z "${2:-}" ] || limits=$2
+  cat <<EOF
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: $1}
+spec:
+  $limits
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      ${3:-}
+EOF
 }
 
 # e2e_free_port: a TCP port nothing listens on now.

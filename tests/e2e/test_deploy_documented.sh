@@ -150,22 +150,6 @@ ca_published() {
   [ -n "$v" ] && [ -n "$m" ]
 }
 
-nodepool() { # nodepool NAME [EXTRA_REQUIREMENT]
-  cat <<EOF
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: $1}
-spec:
-  limits: {cpu: "100"}
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-      ${2:-}
-EOF
-}
-
 # The webhook's own count of NodePool CREATE reviews answered on ENDPOINT with RESULT
 # (a regular expression: allowed, patched, denied).
 reviews() {
@@ -187,19 +171,19 @@ refused_by_cel() {
 check_nodepools() {
   local out before
   e2e_cleanup k delete nodepools --all --wait=false
-  k apply -f - >/dev/null <<<"$(nodepool valid)" || fail "a valid NodePool is admitted"
+  k apply -f - >/dev/null <<<"$(e2e_nodepool valid)" || fail "a valid NodePool is admitted"
   pass "a valid NodePool is admitted"
   check "... after our webhook defaulted it ($(reviews mutate "allowed|patched")) and validated it ($(reviews validate allowed)) through the Service" \
     asked_twice
   check "... and it carries the webhook's defaults" \
     [ "$(k get nodepool valid -o jsonpath='{.spec.disruption.consolidationPolicy}')" = WhenEmptyOrUnderutilized ]
-  if out=$(k apply -f - 2>&1 <<<"$(nodepool cel-invalid '- {key: karpenter.sh/nodepool, operator: In, values: [x]}')"); then
+  if out=$(k apply -f - 2>&1 <<<"$(e2e_nodepool cel-invalid '' '- {key: karpenter.sh/nodepool, operator: In, values: [x]}')"); then
     fail "a NodePool requiring karpenter.sh/nodepool is admitted"
   fi
   check "a NodePool the CRD's CEL rules refuse is refused by the API server, before any webhook ($out)" \
     refused_by_cel "$out"
   before=$(reviews validate denied)
-  if out=$(k apply -f - 2>&1 <<<"$(nodepool webhook-invalid '- {key: karpenter.k8s.aws/ec2nodeclass, operator: In, values: [default]}')"); then
+  if out=$(k apply -f - 2>&1 <<<"$(e2e_nodepool webhook-invalid '' '- {key: karpenter.k8s.aws/ec2nodeclass, operator: In, values: [default]}')"); then
     fail "a NodePool requiring karpenter.k8s.aws/ec2nodeclass is admitted"
   fi
   check "a NodePool only our webhook refuses is refused by $VWC with its message ($out)" \

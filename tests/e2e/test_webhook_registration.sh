@@ -75,24 +75,6 @@ EOF
   pass "the webhook, as the service account karpenter, published its caBundle and is ready"
 }
 
-nodepool() { # nodepool NAME [LIMITS_YAML] [EXTRA_REQUIREMENT_YAML]
-  local limits='limits: {cpu: "100"}'
-  [ -z "${2:-}" ] || limits=$2
-  cat <<EOF
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: $1}
-spec:
-  $limits
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-      ${3:-}
-EOF
-}
-
 # apply_refused NAME MANIFEST: kubectl apply fails; its output goes to WORK/NAME.out.
 apply_refused() {
   ! k apply -f - >"$WORK/$1.out" 2>&1 <<<"$2"
@@ -101,16 +83,16 @@ apply_refused() {
 check_nodepools() {
   e2e_cleanup k delete nodepools --all --wait=false
   assert "a NodePool that requires karpenter.sh/nodepool is refused" \
-    apply_refused invalid "$(nodepool invalid '' '- {key: karpenter.sh/nodepool, operator: In, values: [x]}')"
+    apply_refused invalid "$(e2e_nodepool invalid '' '- {key: karpenter.sh/nodepool, operator: In, values: [x]}')"
   # The CRD's CEL rules run before validating webhooks: this one never reaches ours.
   check "... by the CRD's CEL rule in the API server, with Karpenter's reason ($(cat "$WORK/invalid.out"))" \
     grep -q 'The NodePool "invalid" is invalid: spec.template.spec.requirements\[[0-9]*\].key: Invalid value: "karpenter.sh/nodepool": label "karpenter.sh/nodepool" is restricted' \
     "$WORK/invalid.out"
   check "... not by a webhook" bash -c "! grep -q 'admission webhook' '$WORK/invalid.out'"
-  assert "a NodePool without cpu limits is refused" apply_refused unlimited "$(nodepool unlimited 'limits: {memory: 1Ti}')"
+  assert "a NodePool without cpu limits is refused" apply_refused unlimited "$(e2e_nodepool unlimited 'limits: {memory: 1Ti}')"
   check "... with the policy's reason ($(cat "$WORK/unlimited.out"))" grep -q \
     "NodePool \"unlimited\" is refused by policy: .*nodePools.requireLimits" "$WORK/unlimited.out"
-  k apply -f - >/dev/null <<<"$(nodepool valid)" || fail "a valid NodePool is accepted"
+  k apply -f - >/dev/null <<<"$(e2e_nodepool valid)" || fail "a valid NodePool is accepted"
   pass "a valid NodePool is accepted"
   local got
   got=$(k get nodepool valid -o jsonpath='{.spec.disruption.consolidationPolicy} {.spec.disruption.consolidateAfter} {.spec.disruption.budgets[0].nodes} {.spec.template.spec.expireAfter}')
@@ -195,7 +177,7 @@ check_webhook_down() {
   pass "a Pod is admitted with the webhook down (failurePolicy Ignore)"
   check "... without the policy's annotation" [ -z "$(annotation "$NS" after karpenter.sh/do-not-disrupt)" ]
   assert "a NodePool is refused with the webhook down (failurePolicy Fail)" \
-    apply_refused down "$(nodepool down)"
+    apply_refused down "$(e2e_nodepool down)"
   check "... because the webhook could not be called ($(cat "$WORK/down.out"))" \
     grep -q "failed calling webhook" "$WORK/down.out"
 }
