@@ -41,7 +41,7 @@ demo: deps
 
 # Every test, under AddressSanitizer and UndefinedBehaviorSanitizer.
 test: build-asan check-source
-	@scripts/install-deps.sh moto
+	@scripts/install-deps.sh moto cel
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # End-to-end tests on a real control plane (built once, cached under ~/.cache).
@@ -49,10 +49,12 @@ e2e: build
 	@scripts/install-deps.sh e2e
 	@tests/e2e/run.sh
 
-# Provisioning latency and RSS on the real control plane (kwok provider).
+# Provisioning latency and RSS, and drift roll time serial vs parallel, on the real
+# control plane (kwok provider).
 bench-e2e: build
 	@scripts/install-deps.sh e2e
 	@tests/e2e/bench_provisioning.sh
+	@tests/e2e/bench_disruption.sh
 
 # libFuzzer targets (tests/fuzz), each for FUZZ_SECONDS.
 FUZZ_SECONDS ?= 60

@@ -8,6 +8,8 @@
 #include "controller/state_metrics.h"
 #include "controller/interruption_ctrl.h"
 #include "controller/lifecycle.h"
+#include "controller/node_health.h"
+#include "controller/nodeclaim_disruption.h"
 #include "controller/nodeclass_ctrl.h"
 #include "controller/nodepool_ctrl.h"
 #include "controller/objutil.h"
@@ -21,8 +23,9 @@
 
 struct kp_controllers {
     kp_ctrl *c;
-    kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents, *q_nodeclass;
-    kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass;
+    kp_workqueue *q_lifecycle, *q_termination, *q_nodepool, *q_podevents, *q_nodeclass, *q_claim_disruption, *q_health;
+    kp_reconciler *lifecycle, *termination, *nodepool, *podevents, *nodeclass, *claim_disruption, *health;
+    kp_claim_disruption *claim_disruption_state;
     kp_loop *aws_upkeep;
     int64_t aws_refresh_due_ns;
     kp_provisioner *provisioner;
@@ -112,6 +115,22 @@ static void claim_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
     enqueue_pool_of(ctx, new_obj);
 }
 
+static void enqueue_pool(void *ctx, const char *key, const cJSON *obj)
+{
+    (void)obj;
+    kp_workqueue_add(ctx, key);
+}
+
+/* A NodePool's change (hash, requirements, consolidateAfter) may change its
+ * claims' Drifted and Consolidatable conditions. */
+static void enqueue_claims_of(kp_controllers *cs, const cJSON *pool)
+{
+    const char *name = kp_obj_str(pool, "metadata.name");
+    if (name)
+        kp_informer_foreach_indexed(cs->c->informers[KP_CK_NODECLAIM], KP_INDEX_NODEPOOL, name, enqueue_pool,
+                                    cs->q_claim_disruption);
+}
+
 /* A NodePool or node class changed: pending pods may have somewhere to go now. */
 static void pool_changed(void *ctx, const cJSON *obj)
 {
@@ -124,6 +143,7 @@ static void pool_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
     (void)old_obj;
     pool_changed(ctx, new_obj);
+    enqueue_claims_of(ctx, new_obj);
 }
 
 static void pool_added(void *ctx, const cJSON *obj)
@@ -132,11 +152,7 @@ static void pool_added(void *ctx, const cJSON *obj)
     pool_changed(ctx, obj);
 }
 
-static void enqueue_pool(void *ctx, const char *key, const cJSON *obj)
-{
-    (void)obj;
-    kp_workqueue_add(ctx, key);
-}
+
 
 /* A node class changed (turned Ready, say): the NodePools' NodeClassReady and
  * Ready follow, and their change triggers the provisioner. */
@@ -147,10 +163,32 @@ static void class_changed(void *ctx, const cJSON *obj)
     kp_informer_foreach(cs->c->informers[KP_CK_NODEPOOL], enqueue_pool, cs->q_nodepool);
 }
 
+typedef struct class_claims {
+    kp_controllers *cs;
+    const char *name;
+} class_claims;
+
+static void enqueue_claim_of_class(void *ctx, const char *key, const cJSON *claim)
+{
+    class_claims *cc = ctx;
+    const char *ref = kp_obj_str(claim, "spec.nodeClassRef.name");
+    if (!ref || strcmp(ref, cc->name) != 0)
+        return;
+    kp_claim_disruption_forget(cc->cs->claim_disruption_state, kp_obj_str(claim, "metadata.uid"));
+    kp_workqueue_add(cc->cs->q_claim_disruption, key);
+}
+
+/* The cloud provider's drift (AMIs, subnets, security groups, the class hash)
+ * is measured against the class: its claims are looked at again at once, as
+ * Karpenter's nodeclaim.disruption controller watches node classes. */
 static void class_updated(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
+    kp_controllers *cs = ctx;
     (void)old_obj;
     class_changed(ctx, new_obj);
+    class_claims cc = {cs, kp_obj_str(new_obj, "metadata.name")};
+    if (cc.name)
+        kp_informer_foreach(cs->c->informers[KP_CK_NODECLAIM], enqueue_claim_of_class, &cc);
 }
 
 static void wire(kp_controllers *cs)
@@ -160,6 +198,9 @@ static void wire(kp_controllers *cs)
     kp_informer_add_handler(c->informers[KP_CK_NODE],
                             &(kp_informer_handler){node_added, node_updated, node_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_lifecycle);
+    kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_claim_disruption);
+    if (cs->q_health) /* NodeRepair: every Node change is a health check */
+        kp_informer_add_queue(c->informers[KP_CK_NODE], cs->q_health);
     kp_informer_add_handler(c->informers[KP_CK_NODECLAIM],
                             &(kp_informer_handler){claim_added, claim_updated, claim_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODEPOOL], cs->q_nodepool);
@@ -182,6 +223,10 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     cs->q_termination = kp_workqueue_new(&q);
     cs->q_nodepool = kp_workqueue_new(&q);
     cs->q_podevents = kp_workqueue_new(&q);
+    cs->q_claim_disruption = kp_workqueue_new(&q);
+    if (c->opts.node_repair)
+        cs->q_health = kp_workqueue_new(&q);
+    cs->claim_disruption_state = kp_claim_disruption_new();
     if (kp_cloud_is_aws(c) && c->informers[KP_CK_NODECLASS])
         cs->q_nodeclass = kp_workqueue_new(&q);
     cs->disruption_state = kp_disruption_ctrl_new();
@@ -211,7 +256,12 @@ int kp_controllers_start(kp_controllers *cs)
     cs->nodepool = kp_reconciler_start(c, "nodepool", cs->q_nodepool, workers(c, 2, 16), kp_nodepool_reconcile, NULL);
     cs->podevents = kp_reconciler_start(c, "nodeclaim.podevents", cs->q_podevents, workers(c, 2, 16),
                                         kp_podevents_reconcile, NULL);
-    cs->disruption = kp_loop_start(c, "disruption", c->opts.disruption_poll_ms, kp_disruption_pass, cs->disruption_state);
+    cs->claim_disruption = kp_reconciler_start(c, "nodeclaim.disruption", cs->q_claim_disruption, workers(c, 4, 32),
+                                               kp_claim_disruption_reconcile, cs->claim_disruption_state);
+    if (cs->q_health)
+        cs->health = kp_reconciler_start(c, "node.health", cs->q_health, workers(c, 2, 16), kp_node_health_reconcile, NULL);
+    /* Every second: commands in flight move on at once; plans every poll interval. */
+    cs->disruption = kp_loop_start(c, "disruption", 1000, kp_disruption_pass, cs->disruption_state);
     if (cs->q_nodeclass) {
         if (kp_aws_provider_hydrate(c->cloud) < 0)
             kp_ctrl_log_error("aws", "loading the cluster's launch templates", NULL, -1);
@@ -239,6 +289,8 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->termination = kp_reconciler_stop(cs->termination);
     cs->nodepool = kp_reconciler_stop(cs->nodepool);
     cs->podevents = kp_reconciler_stop(cs->podevents);
+    cs->claim_disruption = kp_reconciler_stop(cs->claim_disruption);
+    cs->health = kp_reconciler_stop(cs->health);
     cs->nodeclass = kp_reconciler_stop(cs->nodeclass);
     cs->aws_upkeep = kp_loop_stop(cs->aws_upkeep);
     cs->disruption = kp_loop_stop(cs->disruption);
@@ -259,6 +311,10 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
     kp_workqueue_free(cs->q_termination);
     kp_workqueue_free(cs->q_nodepool);
     kp_workqueue_free(cs->q_podevents);
+    kp_workqueue_free(cs->q_claim_disruption);
+    if (cs->q_health)
+        kp_workqueue_free(cs->q_health);
+    cs->claim_disruption_state = kp_claim_disruption_free(cs->claim_disruption_state);
     if (cs->q_nodeclass)
         kp_workqueue_free(cs->q_nodeclass);
     kp_disruption_ctrl_free(cs->disruption_state);

@@ -17,6 +17,7 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
     o->batch_idle_ms = 1000;
     o->batch_max_ms = 10000;
     o->disruption_poll_ms = 10000;
+    o->consolidation_split_max = 3; /* as simulate plans */
     o->registration_ttl_ms = 15 * 60 * 1000;
     o->consolidation_validation_ms = 15000;
     o->gc_interval_ms = 120000;
@@ -31,6 +32,7 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
     o->kube_burst = 300;
     o->cpu_requests = 1000;
     o->reserved_capacity = true;
+    o->node_repair_threshold = "20%";
     o->preference_policy = "Respect";
     o->min_values_policy = "Strict";
     o->ignore_dra_requests = true;
@@ -44,6 +46,11 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
 bool kp_ctrl_stopping(const kp_ctrl *c)
 {
     return c->stop && kp_kube_cancel_fired(c->stop);
+}
+
+void kp_ctrl_free_json(void *obj)
+{
+    cJSON_Delete(obj);
 }
 
 cJSON *kp_ctrl_get(const kp_ctrl *c, enum kp_ctrl_kind kind, const char *key)

@@ -67,6 +67,8 @@ typedef struct kp_ctrl_opts {
     int64_t batch_idle_ms; /* provisioning batch: 1 s without new pods ... */
     int64_t batch_max_ms;  /* ... or 10 s after the first */
     int64_t disruption_poll_ms;
+    int consolidation_split_max; /* most claims one node may be split into; 1: never (Karpenter) */
+    int disruption_parallelism; /* commands a plan may start at once; 0: as many as budgets allow, 1: serial */
     int64_t registration_ttl_ms; /* a launched claim whose node never registers is deleted */
     int64_t consolidation_validation_ms; /* the wait before a consolidation is re-checked */
     int64_t gc_interval_ms; /* garbage collection between claims and instances (Karpenter: 2 min) */
@@ -86,6 +88,7 @@ typedef struct kp_ctrl_opts {
     /* Feature gates (Karpenter's names and defaults). */
     bool spot_to_spot;      /* SpotToSpotConsolidation */
     bool node_repair;       /* NodeRepair */
+    const char *node_repair_threshold; /* unhealthy nodes a NodePool may have before repair stops ("20%") */
     bool reserved_capacity; /* ReservedCapacity (on by default since v1.6) */
     bool node_overlay;      /* NodeOverlay */
     bool static_capacity;   /* StaticCapacity */
@@ -121,6 +124,7 @@ typedef struct kp_ctrl_opts {
 
 void kp_ctrl_opts_init(kp_ctrl_opts *o);
 
+#define KP_CTRL_LAUNCHED_MAX 10000
 typedef struct kp_ctrl kp_ctrl;
 struct kp_ctrl {
     kp_ctrl_opts opts;
@@ -137,6 +141,13 @@ struct kp_ctrl {
     /* Objects of other providers already reported (ownership.c), capped. */
     pthread_mutex_t foreign_mu;
     kp_strmap foreign_seen;
+    /* Launches not yet seen in the cache: claim UID -> what the launch
+     * wrote (cJSON), capped (lifecycle.c). */
+    pthread_mutex_t launch_mu;
+    kp_strmap launched;
+    /* NodePool UID -> its recent registration outcomes (registration_health.c). */
+    pthread_mutex_t reghealth_mu;
+    kp_strmap reghealth;
 };
 
 /* How many foreign objects are remembered as reported; later ones are not logged. */
@@ -183,6 +194,8 @@ kp_loop *kp_loop_stop(kp_loop *loop);
 
 /* A copy of a cached object (cJSON_Delete it), or NULL. */
 cJSON *kp_ctrl_get(const kp_ctrl *c, enum kp_ctrl_kind kind, const char *key);
+/* cJSON_Delete for a void * (a map's values). */
+void kp_ctrl_free_json(void *obj);
 
 /* Log a failure of `what` with the last error message, under `logger`. */
 void kp_ctrl_log_error(const char *logger, const char *what, const char *key, int err);

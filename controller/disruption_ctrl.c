@@ -1,119 +1,61 @@
-/* The disruption controller: plan, validate, execute (see disruption_ctrl.h). */
+/* The disruption controller: plan, validate, start, progress (see disruption_ctrl.h). */
 #include "controller/disruption_ctrl.h"
-#include "api/nodepool_hash.h"
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
+#include "controller/disruption_exec.h"
 #include "controller/eventq.h"
-#include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
 #include "controller/ownership.h"
-#include "controller/provisioner.h"
 #include "controller/view.h"
 #include "disruption/disruption.h"
-#include "kube/ops.h"
-#include "provisioning/nodeclaim_object.h"
+#include "kube/strmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define LOGGER "disruption"
-#define REPLACEMENT_TIMEOUT_NS (15 * 60 * KP_NS_PER_SEC)
-
-typedef struct names {
-    char **v;
-    size_t n;
-} names;
 
 struct kp_disruption_ctrl {
     bool cleaned;
-    /* A consolidation waiting for validation. */
-    char *pending_key;
-    int64_t pending_since;
-    /* The command being carried out. */
-    bool busy;
-    names nodes, claims, replacements;
-    int64_t started;
-    char *reason;
+    int64_t last_plan; /* monotonic ns of the last plan */
+    kp_disrupt_queue *queue;
+    /* Consolidation commands found and waiting out the validation period:
+     * command key -> (int64_t *) when first found. Rebuilt every pass. */
+    kp_strmap pending;
 };
-
-static void names_add(names *n, const char *s)
-{
-    n->v = realloc(n->v, (n->n + 1) * sizeof(char *));
-    n->v[n->n++] = kp_xstrdup(s);
-}
-
-static void names_clear(names *n)
-{
-    for (size_t i = 0; i < n->n; i++)
-        free(n->v[i]);
-    free(n->v);
-    n->v = NULL, n->n = 0;
-}
 
 kp_disruption_ctrl *kp_disruption_ctrl_new(void)
 {
-    return kp_xcalloc(1, sizeof(kp_disruption_ctrl));
-}
-
-static void finish_command(kp_disruption_ctrl *d)
-{
-    names_clear(&d->nodes), names_clear(&d->claims), names_clear(&d->replacements);
-    free(d->reason);
-    d->reason = NULL, d->busy = false;
+    kp_disruption_ctrl *d = kp_xcalloc(1, sizeof(*d));
+    d->queue = kp_disrupt_queue_new();
+    return d;
 }
 
 kp_disruption_ctrl *kp_disruption_ctrl_free(kp_disruption_ctrl *d)
 {
     if (!d)
         return NULL;
-    finish_command(d);
-    free(d->pending_key);
+    kp_strmap_clear(&d->pending, free);
+    d->queue = kp_disrupt_queue_free(d->queue);
     free(d);
     return NULL;
 }
 
-/* ----------------------------------------------------------------- taints */
-
-/* Add (or remove) karpenter.sh/disrupted:NoSchedule on a node. */
-static int set_disrupted(kp_ctrl *c, const char *node, bool on)
+size_t kp_disruption_ctrl_in_flight(const kp_disruption_ctrl *d)
 {
-    cJSON *obj = kp_ctrl_get(c, KP_CK_NODE, node);
-    if (!obj)
-        return 0;
-    cJSON *want = cJSON_Duplicate(obj, 1);
-    cJSON *spec = kp_obj_ensure(want, "spec");
-    cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "taints");
-    int idx = -1, i = 0;
-    for (cJSON *t = list ? list->child : NULL; t; t = t->next, i++) {
-        const char *k = kp_obj_str(t, "key");
-        if (k && !strcmp(k, KP_TAINT_DISRUPTED))
-            idx = i;
-    }
-    if (on && idx < 0) {
-        if (!cJSON_IsArray(list)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
-            list = cJSON_AddArrayToObject(spec, "taints");
-        }
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "key", KP_TAINT_DISRUPTED);
-        cJSON_AddStringToObject(t, "effect", "NoSchedule");
-        cJSON_AddItemToArray(list, t);
-    } else if (!on && idx >= 0) {
-        cJSON_DeleteItemFromArray(list, idx);
-    }
-    int err = kp_obj_patch(c->kube, KP_RES_NODE, obj, want, KP_OBJ_LOCK);
-    cJSON_Delete(want);
-    cJSON_Delete(obj);
-    return err == KP_ENOTFOUND || err == KP_KUBE_UNCHANGED ? 0 : err;
+    return kp_disrupt_queue_len(d->queue);
 }
+
+/* ------------------------------------------------------------- leftovers */
 
 typedef struct untaint_ctx {
     kp_ctrl *c;
-    names left;
+    char **left;
+    size_t n, cap;
 } untaint_ctx;
 
 static void find_leftover(void *ctx, const char *key, const cJSON *node)
@@ -126,81 +68,28 @@ static void find_leftover(void *ctx, const char *key, const cJSON *node)
     {
         const char *k = kp_obj_str(t, "key");
         if (k && !strcmp(k, KP_TAINT_DISRUPTED)) {
-            names_add(&u->left, key);
+            u->left = kp_xgrow(u->left, &u->cap, u->n + 1, sizeof(char *));
+            u->left[u->n++] = kp_xstrdup(key);
             return;
         }
     }
 }
 
-/* Taints an earlier process left behind on nodes it did not get to delete. */
+/* Taints an earlier process left behind on nodes it did not get to delete:
+ * its commands died with it. */
 static void clean_leftovers(kp_ctrl *c)
 {
-    untaint_ctx u = {c, {NULL, 0}};
+    untaint_ctx u = {c, NULL, 0, 0};
     kp_informer_foreach(c->informers[KP_CK_NODE], find_leftover, &u);
-    for (size_t i = 0; i < u.left.n; i++) {
-        KP_LOG(KP_LOG_INFO, LOGGER, "removing a disruption taint left by an earlier run", "Node", u.left.v[i]);
-        set_disrupted(c, u.left.v[i], false);
+    for (size_t i = 0; i < u.n; i++) {
+        KP_LOG(KP_LOG_INFO, LOGGER, "removing a disruption taint left by an earlier run", "Node", u.left[i]);
+        kp_disruption_taint(c, u.left[i], false);
+        free(u.left[i]);
     }
-    names_clear(&u.left);
+    free(u.left);
 }
 
-/* ------------------------------------------------------------- progress */
-
-static bool claim_initialized(kp_ctrl *c, const char *name, bool *gone)
-{
-    cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLAIM, name);
-    *gone = !obj || kp_obj_str(obj, "metadata.deletionTimestamp");
-    const char *s = obj ? kp_obj_condition(obj, "Initialized") : NULL;
-    bool ok = s && !strcmp(s, "True");
-    cJSON_Delete(obj);
-    return ok;
-}
-
-static int delete_candidates(kp_ctrl *c, kp_disruption_ctrl *d)
-{
-    int first_err = 0;
-    for (size_t i = 0; i < d->claims.n; i++) {
-        int err = kp_kube_delete(c->kube, KP_RES_NODECLAIM, NULL, d->claims.v[i], NULL);
-        if (err < 0 && err != KP_ENOTFOUND && !first_err)
-            first_err = err;
-    }
-    KP_LOG(KP_LOG_INFO, LOGGER, "deleting disrupted nodeclaims", "reason", d->reason ? d->reason : "");
-    return first_err;
-}
-
-static void abort_command(kp_ctrl *c, kp_disruption_ctrl *d, const char *why)
-{
-    KP_LOG(KP_LOG_WARN, LOGGER, "abandoning disruption; keeping its nodes", "reason", why);
-    for (size_t i = 0; i < d->nodes.n; i++)
-        set_disrupted(c, d->nodes.v[i], false);
-    for (size_t i = 0; i < d->replacements.n; i++)
-        kp_kube_delete(c->kube, KP_RES_NODECLAIM, NULL, d->replacements.v[i], NULL);
-    finish_command(d);
-}
-
-/* Replacements first: the candidates go only once every replacement is up. */
-static int progress(kp_ctrl *c, kp_disruption_ctrl *d)
-{
-    bool all = true;
-    for (size_t i = 0; i < d->replacements.n; i++) {
-        bool gone;
-        all &= claim_initialized(c, d->replacements.v[i], &gone);
-        if (gone) {
-            abort_command(c, d, "a replacement nodeclaim was deleted before it initialized");
-            return 0;
-        }
-    }
-    if (!all) {
-        if (c->clock->now(c->clock) - d->started > REPLACEMENT_TIMEOUT_NS)
-            abort_command(c, d, "replacements did not initialize within 15 minutes");
-        return 0;
-    }
-    int err = delete_candidates(c, d);
-    finish_command(d);
-    return err;
-}
-
-/* -------------------------------------------------------------- execute */
+/* ------------------------------------------------------------- validation */
 
 static bool is_consolidation(enum kp_disrupt_method m)
 {
@@ -213,7 +102,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* What identifies a decision across passes: method, candidates, and the
- * replacements' launch types. */
+ * replacements' cheapest types. */
 static char *command_key(const kp_snapshot *snap, const kp_disrupt_command *cmd)
 {
     const char **v = kp_xcalloc(cmd->n_candidates + 1, sizeof(char *));
@@ -234,116 +123,64 @@ static char *command_key(const kp_snapshot *snap, const kp_disrupt_command *cmd)
     return key;
 }
 
-static int create_replacements(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *snap, const kp_plan *sim)
-{
-    for (uint32_t i = 0; sim && i < sim->n_claims; i++) {
-        const kp_template *t = &snap->templates[sim->claims[i].template_index];
-        char hash[KP_NODEPOOL_HASH_LEN];
-        cJSON *obj = kp_nodeclaim_object(sim, snap, i, t->src ? kp_ctrl_pool_hash(c, t->src, hash, sizeof(hash)) : NULL);
-        cJSON *created = NULL;
-        int err = obj ? kp_kube_create(c->kube, KP_RES_NODECLAIM, NULL, obj, &created) : KP_EINVALID;
-        cJSON_Delete(obj);
-        if (err < 0)
-            return err;
-        names_add(&d->replacements, kp_kube_meta(created, "name"));
-        kp_ctrl_count(c->m ? c->m->nodeclaims_created : NULL, (const char *const[]){d->reason, t->name, "false"});
-        cJSON_Delete(created);
-    }
-    return 0;
-}
-
-static const char *consolidation_type(enum kp_disrupt_method m)
-{
-    return m == KP_DISRUPT_EMPTINESS ? "empty" : m == KP_DISRUPT_MULTI_NODE ? "multi" : m == KP_DISRUPT_SINGLE_NODE ? "single" : "";
-}
-
-static void record(kp_ctrl *c, const kp_snapshot *snap, const kp_disrupt_command *cmd)
-{
-    bool replace = cmd->simulation && cmd->simulation->n_claims;
-    const char *reason = kp_disrupt_reason(cmd->method);
-    kp_ctrl_count(c->m ? c->m->disruption_decisions : NULL,
-                  (const char *const[]){replace ? "replace" : "delete", reason, consolidation_type(cmd->method)});
-    char msg[512];
-    snprintf(msg, sizeof(msg), "Disrupting Node: %s/%s", kp_disrupt_method_name(cmd->method), reason);
-    for (uint32_t i = 0; i < cmd->n_candidates; i++) {
-        const kp_snode *n = &snap->nodes[cmd->candidates[i]];
-        const kp_nodepool *np = n->template_index >= 0 ? snap->templates[n->template_index].src : NULL;
-        kp_ctrl_count(c->m ? c->m->nodeclaims_disrupted : NULL,
-                      (const char *const[]){reason, np ? np->meta.name : "", ""});
-        if (n->src_node) {
-            cJSON *obj = kp_ctrl_get(c, KP_CK_NODE, n->name);
-            if (obj)
-                kp_eventq_post(c->events, KP_RES_NODE, obj, "Normal", "DisruptionTerminating", msg);
-            cJSON_Delete(obj);
-        }
-    }
-}
-
-static int execute(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *snap, const kp_disrupt_command *cmd)
-{
-    d->busy = true;
-    d->started = c->clock->now(c->clock);
-    d->reason = kp_xstrdup(kp_disrupt_reason(cmd->method));
-    for (uint32_t i = 0; i < cmd->n_candidates; i++) {
-        const kp_snode *n = &snap->nodes[cmd->candidates[i]];
-        if (!n->in_flight)
-            names_add(&d->nodes, n->name);
-        if (n->nodeclaim)
-            names_add(&d->claims, n->nodeclaim);
-    }
-    char savings[32];
-    snprintf(savings, sizeof(savings), "%.4f", cmd->savings_hourly);
-    KP_LOG(KP_LOG_INFO, LOGGER, "disrupting node(s)", "method", kp_disrupt_method_name(cmd->method), "reason",
-           d->reason, "nodes", d->nodes.n ? d->nodes.v[0] : "", "savingsHourly", savings);
-    record(c, snap, cmd);
-    int err = 0;
-    for (size_t i = 0; i < d->nodes.n && !err; i++)
-        err = set_disrupted(c, d->nodes.v[i], true);
-    if (!err)
-        err = create_replacements(c, d, snap, cmd->simulation);
-    if (err < 0) {
-        abort_command(c, d, kp_error_last());
-        return err;
-    }
-    return d->replacements.n ? 0 : progress(c, d);
-}
-
-/* ----------------------------------------------------------------- pass */
-
-static void export_plan_metrics(kp_ctrl *c, const kp_snapshot *snap, const kp_disruption_plan *plan)
-{
-    if (!c->m)
-        return;
-    for (uint32_t i = 0; i < plan->n_allowances; i++) {
-        const kp_disrupt_allowance *a = &plan->allowances[i];
-        kp_ctrl_set(c->m->allowed_disruptions, (const char *const[]){snap->templates[a->template_index].name, a->reason},
-                    (double)a->allowed);
-    }
-    kp_ctrl_set(c->m->disruption_eligible, (const char *const[]){"Empty"}, plan->eligible_empty);
-    kp_ctrl_set(c->m->disruption_eligible, (const char *const[]){"Drifted"}, plan->eligible_drifted);
-    kp_ctrl_set(c->m->disruption_eligible, (const char *const[]){"Underutilized"}, plan->eligible_underutilized);
-}
-
-/* Decide whether `cmd` runs now: drift and expiration at once; consolidation
- * only when the same command was found validation_ms ago. */
-static bool validated(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *snap, const kp_disrupt_command *cmd)
+/* Karpenter validates a consolidation by finding it again after the
+ * validation period (pods and prices move): true when `cmd` was already
+ * found that long ago. Every command found goes into `seen` (the next pass's
+ * pending set). */
+static bool validated(kp_ctrl *c, kp_disruption_ctrl *d, kp_strmap *seen, const kp_snapshot *snap,
+                      const kp_disrupt_command *cmd)
 {
     if (!is_consolidation(cmd->method) || c->opts.consolidation_validation_ms <= 0)
         return true;
     char *key = command_key(snap, cmd);
     int64_t now = c->clock->now(c->clock);
-    if (!d->pending_key || strcmp(d->pending_key, key) != 0) {
-        free(d->pending_key);
-        d->pending_key = key;
-        d->pending_since = now;
+    int64_t *since = kp_strmap_remove(&d->pending, key);
+    if (!since) {
+        since = kp_xcalloc(1, sizeof(*since));
+        *since = now;
         KP_LOG(KP_LOG_DEBUG, LOGGER, "consolidation found; validating it after the wait", "command", key);
-        return false;
     }
+    bool ok = now - *since >= c->opts.consolidation_validation_ms * KP_NS_PER_MS;
+    if (ok)
+        free(since);
+    else
+        free(kp_strmap_put(seen, key, since));
     free(key);
-    return now - d->pending_since >= c->opts.consolidation_validation_ms * KP_NS_PER_MS;
+    return ok;
 }
 
-static int plan_and_act(kp_ctrl *c, kp_disruption_ctrl *d)
+/* ------------------------------------------------------------- planning */
+
+/* Candidates of commands in flight are "deleting" (Karpenter's
+ * MarkedForDeletion): no candidates again, counted against budgets, and their
+ * pods placed again in every simulation. */
+static void mark_in_flight(kp_disruption_ctrl *d, kp_snapshot *snap)
+{
+    for (uint32_t i = 0; i < snap->n_nodes; i++) {
+        kp_snode *n = &snap->nodes[i];
+        if (kp_disrupt_queue_has(d->queue, n->name, n->nodeclaim))
+            n->deleting = true;
+    }
+}
+
+static int start_commands(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *snap, const kp_disruption_plan *plan)
+{
+    kp_strmap seen = KP_STRMAP_INIT;
+    int first_err = 0;
+    for (uint32_t i = 0; i < plan->n_commands; i++) {
+        const kp_disrupt_command *cmd = &plan->commands[i];
+        if (cmd->loop != 0 || !validated(c, d, &seen, snap, cmd))
+            continue;
+        int err = kp_disrupt_queue_start(d->queue, c, snap, cmd);
+        if (err < 0 && !first_err)
+            first_err = err;
+    }
+    kp_strmap_clear(&d->pending, free); /* commands not found again are dropped */
+    d->pending = seen;
+    return first_err;
+}
+
+static int plan_and_start(kp_ctrl *c, kp_disruption_ctrl *d)
 {
     const kp_catalog *cat;
     kp_ctrl_view *view = NULL;
@@ -352,29 +189,28 @@ static int plan_and_act(kp_ctrl *c, kp_disruption_ctrl *d)
         err = kp_ctrl_view_build(c, cat, &view);
     if (err < 0)
         return err;
+    mark_in_flight(d, view->snap);
     kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
     o.now_ns = c->clock->now(c->clock);
     o.max_loops = 1;
+    o.max_commands_per_loop = (uint32_t)c->opts.disruption_parallelism;
+    o.split_max = (uint32_t)c->opts.consolidation_split_max;
     o.spot_to_spot = c->opts.spot_to_spot;
     o.ignore_preferences = c->opts.ignore_preferences;
     kp_disruption_plan *plan = NULL;
     err = kp_disruption_plan_compute(view->snap, &o, &plan);
     if (!err) {
-        export_plan_metrics(c, view->snap, plan);
-        if (plan->n_commands == 0) {
-            free(d->pending_key);
-            d->pending_key = NULL;
-        } else if (validated(c, d, view->snap, &plan->commands[0])) {
-            free(d->pending_key);
-            d->pending_key = NULL;
-            err = execute(c, d, view->snap, &plan->commands[0]);
-        }
+        kp_disruption_explain(c, view->snap, plan);
+        err = start_commands(c, d, view->snap, plan);
     }
     kp_disruption_plan_free(plan);
     kp_ctrl_view_free(view);
     return err;
 }
 
+/* Runs every second: commands in flight move on as soon as their
+ * replacements are up, and a plan is made every poll interval, or at once
+ * when a command has finished (its budget is free again). */
 int kp_disruption_pass(kp_ctrl *c, void *state)
 {
     kp_disruption_ctrl *d = state;
@@ -382,7 +218,12 @@ int kp_disruption_pass(kp_ctrl *c, void *state)
         clean_leftovers(c);
         d->cleaned = true;
     }
-    if (d->busy)
-        return progress(c, d);
-    return plan_and_act(c, d);
+    int done = kp_disrupt_queue_progress(d->queue, c);
+    int64_t now = c->clock->monotonic(c->clock);
+    bool due = !d->last_plan || now - d->last_plan >= c->opts.disruption_poll_ms * KP_NS_PER_MS || done > 0;
+    /* One command at a time when asked to (--disruption-parallelism 1). */
+    if (!due || (c->opts.disruption_parallelism == 1 && kp_disrupt_queue_len(d->queue) > 0))
+        return 0;
+    d->last_plan = now;
+    return plan_and_start(c, d);
 }

@@ -3,6 +3,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/xalloc.h"
+#include "webhook/deadline.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -11,13 +12,45 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* Each request must be done this long after its connection was accepted
+ * (or the previous answer on it), however slowly its bytes trickle in. */
+enum { REQUEST_DEADLINE_MS = 10000, MAX_CONNECTIONS = 1024 };
+
 struct kp_ctrl_http {
     struct MHD_Daemon *daemon;
     kp_metrics *metrics;
     kp_ready_fn ready;
     void *ready_ctx;
     uint16_t port;
+    kp_deadline_watch *deadlines;
 };
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    kp_ctrl_http *h = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        kp_deadline_entry *e = kp_xcalloc(1, sizeof(*e));
+        if (info) kp_deadline_watch_add(h->deadlines, e, info->connect_fd);
+        *socket_context = e;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        kp_deadline_watch_remove(h->deadlines, *socket_context);
+        free(*socket_context);
+        *socket_context = NULL;
+    }
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
+                         enum MHD_RequestTerminationCode toe)
+{
+    kp_ctrl_http *h = cls;
+    (void)state, (void)toe;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (info && info->socket_context) kp_deadline_watch_restart(h->deadlines, info->socket_context);
+}
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type, const char *body,
                              size_t len)
@@ -65,10 +98,18 @@ int kp_ctrl_http_start(kp_ctrl_http **out, const char *address, uint16_t port, k
         return kp_error_set(KP_EINVALID, "metrics/health address %s is not an IPv4 address", address);
     kp_ctrl_http *h = kp_xcalloc(1, sizeof(*h));
     h->metrics = metrics, h->ready = ready, h->ready_ctx = ready_ctx;
-    h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, port, NULL, NULL, on_request, h,
-                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT,
-                                 (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+    h->deadlines = kp_deadline_watch_new(REQUEST_DEADLINE_MS);
+    /* epoll, not select: a thousand slow clients must leave room for the
+     * kubelet's probes, which select's FD_SETSIZE would not. */
+    if (h->deadlines)
+        h->daemon = MHD_start_daemon(
+            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, port, NULL, NULL,
+            on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
+            (unsigned)MAX_CONNECTIONS, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
     if (!h->daemon) {
+        kp_deadline_watch_free(h->deadlines);
         free(h);
         return kp_error_set(KP_EIO, "cannot listen on %s:%u", address ? address : "0.0.0.0", port);
     }
@@ -88,6 +129,7 @@ kp_ctrl_http *kp_ctrl_http_stop(kp_ctrl_http *h)
     if (!h)
         return NULL;
     MHD_stop_daemon(h->daemon);
+    kp_deadline_watch_free(h->deadlines);
     free(h);
     return NULL;
 }

@@ -7,8 +7,10 @@
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/registration_health.h"
 #include "kube/ops.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,23 +106,83 @@ static void put_resources(cJSON *status, const char *key, const kp_resource_list
     }
 }
 
-/* Karpenter's PopulateNodeClaimDetails: the provider's labels under the
- * claim's own, and what the instance is. */
-static void record_launch(claim_ctx *x, const kp_cloud_instance *in)
+/* What a launch writes, kept apart from the claim so that it can be applied
+ * again: Karpenter's PopulateNodeClaimDetails (the provider's labels under
+ * the claim's own, and what the instance is). */
+static cJSON *launch_record(const kp_cloud_instance *in)
 {
+    cJSON *rec = cJSON_CreateObject();
+    cJSON *labels = cJSON_AddObjectToObject(rec, "labels");
     for (size_t i = 0; i < in->labels.count; i++)
-        if (!kp_obj_label(x->obj, in->labels.items[i].key))
-            kp_obj_set_label(x->obj, in->labels.items[i].key, in->labels.items[i].value);
-    cJSON *status = kp_obj_ensure(x->obj, "status");
-    cJSON_DeleteItemFromObjectCaseSensitive(status, "providerID");
+        cJSON_AddStringToObject(labels, in->labels.items[i].key, in->labels.items[i].value);
+    cJSON *status = cJSON_AddObjectToObject(rec, "status");
     cJSON_AddStringToObject(status, "providerID", in->provider_id);
-    if (in->image_id) {
-        cJSON_DeleteItemFromObjectCaseSensitive(status, "imageID");
+    if (in->image_id)
         cJSON_AddStringToObject(status, "imageID", in->image_id);
-    }
     put_resources(status, "capacity", &in->capacity);
     put_resources(status, "allocatable", &in->allocatable);
-    kp_obj_set_condition(x->obj, "Launched", "True", "Launched", "", x->now);
+    return rec;
+}
+
+static void apply_launch(cJSON *obj, const cJSON *rec, int64_t now)
+{
+    const cJSON *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(rec, "labels"))
+        if (!kp_obj_label(obj, l->string))
+            kp_obj_set_label(obj, l->string, cJSON_GetStringValue(l));
+    cJSON *status = kp_obj_ensure(obj, "status");
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(rec, "status"))
+    {
+        cJSON_DeleteItemFromObjectCaseSensitive(status, f->string);
+        cJSON_AddItemToObject(status, f->string, cJSON_Duplicate(f, 1));
+    }
+    kp_obj_set_condition(obj, "Launched", "True", "Launched", "", now);
+}
+
+/* Karpenter's launch cache: an instance is created once per claim UID even
+ * when the next reconcile reads a cache that does not show the launch yet
+ * (or the status write failed); the record is applied again instead. */
+static cJSON *memo_get(kp_ctrl *c, const char *uid)
+{
+    pthread_mutex_lock(&c->launch_mu);
+    const cJSON *rec = uid ? kp_strmap_get(&c->launched, uid) : NULL;
+    cJSON *copy = rec ? cJSON_Duplicate(rec, 1) : NULL;
+    pthread_mutex_unlock(&c->launch_mu);
+    return copy;
+}
+
+static void memo_put(kp_ctrl *c, const char *uid, const cJSON *rec)
+{
+    if (!uid || !*uid)
+        return;
+    pthread_mutex_lock(&c->launch_mu);
+    if (c->launched.count < KP_CTRL_LAUNCHED_MAX || kp_strmap_has(&c->launched, uid))
+        cJSON_Delete(kp_strmap_put(&c->launched, uid, cJSON_Duplicate(rec, 1)));
+    pthread_mutex_unlock(&c->launch_mu);
+}
+
+void lc_forget_launch(kp_ctrl *c, const char *uid)
+{
+    if (!uid)
+        return;
+    pthread_mutex_lock(&c->launch_mu);
+    cJSON_Delete(kp_strmap_remove(&c->launched, uid));
+    pthread_mutex_unlock(&c->launch_mu);
+}
+
+void lc_recall_launch(kp_ctrl *c, cJSON *claim, int64_t now)
+{
+    const char *uid = kp_obj_str(claim, "metadata.uid");
+    if (kp_obj_str(claim, "status.providerID")) {
+        if (!kp_obj_str(claim, "metadata.deletionTimestamp"))
+            lc_forget_launch(c, uid); /* the cache shows the launch: no need to remember it */
+        return;
+    }
+    cJSON *rec = memo_get(c, uid);
+    if (rec)
+        apply_launch(claim, rec, now);
+    cJSON_Delete(rec);
 }
 
 /* Capacity the provider could not find, or a node class not ready: the claim
@@ -141,8 +203,10 @@ static int launch_failed_delete(claim_ctx *x, int err, const char *reason)
 
 int lc_launch(claim_ctx *x)
 {
-    if (lc_cond_true(x->obj, "Launched") || kp_obj_str(x->obj, "status.providerID"))
+    if (lc_cond_true(x->orig, "Launched") || kp_obj_str(x->orig, "status.providerID"))
         return 0;
+    if (kp_obj_str(x->obj, "status.providerID"))
+        return 1; /* launched before, not yet written (lc_recall_launch) */
     kp_cloud_instance in;
     int64_t start = x->c->clock->monotonic(x->c->clock);
     int err = x->c->cloud->ops->create(x->c->cloud, &x->nc, x->arena, &in);
@@ -157,7 +221,10 @@ int lc_launch(claim_ctx *x)
         kp_obj_set_condition(x->obj, "Launched", "Unknown", "LaunchFailed", msg, x->now);
         return err;
     }
-    record_launch(x, &in);
+    cJSON *rec = launch_record(&in);
+    memo_put(x->c, x->nc.meta.uid, rec);
+    apply_launch(x->obj, rec, x->now);
+    cJSON_Delete(rec);
     KP_LOG(KP_LOG_INFO, LOGGER, "launched nodeclaim", "NodeClaim", x->nc.meta.name, "provider-id", in.provider_id,
            "instance-type", in.instance_type ? in.instance_type : "", "zone", in.zone ? in.zone : "",
            "capacity-type", in.capacity_type ? in.capacity_type : "");
@@ -283,6 +350,7 @@ int lc_registration(claim_ctx *x)
     if (err >= 0) {
         KP_LOG(KP_LOG_INFO, LOGGER, "registered nodeclaim", "NodeClaim", x->nc.meta.name, "Node", name);
         kp_obj_set_condition(x->obj, "Registered", "True", "Registered", "", x->now);
+        kp_reghealth_record(x->c, x->obj, true, x->now); /* a write failure only delays the condition */
         cJSON *status = kp_obj_ensure(x->obj, "status");
         cJSON_DeleteItemFromObjectCaseSensitive(status, "nodeName");
         cJSON_AddStringToObject(status, "nodeName", name);

@@ -2,11 +2,13 @@
  * reconcile that runs the steps (see lifecycle.h). */
 #include "controller/lifecycle_internal.h"
 #include "api/decode.h"
+#include "api/taints.h"
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
+#include "controller/registration_health.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -18,22 +20,43 @@
 
 /* --------------------------------------------------------- initialization */
 
-/* Taints the kubelet and cloud controllers put on a node while it starts. */
-static const char *const ephemeral_taints[] = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
-                                               "node.cloudprovider.kubernetes.io/uninitialized"};
+/* A node's taint as the shared taint rules take it; false when malformed. */
+static bool taint_of(const cJSON *t, kp_taint *out)
+{
+    const char *value = kp_obj_str(t, "value");
+    int effect = kp_taint_effect_parse(kp_obj_str(t, "effect") ? kp_obj_str(t, "effect") : "");
+    out->key = kp_obj_str(t, "key");
+    out->value = value ? value : "";
+    out->effect = effect < 0 ? KP_EFFECT_ANY : (enum kp_taint_effect)effect;
+    return out->key != NULL && effect >= 0;
+}
 
-static const char *taint_left(const cJSON *node, const cJSON *claim)
+/* Karpenter's StartupTaintsRemoved, then KnownEphemeralTaintsRemoved: the
+ * reason of the first taint still on the node (formatted into `buf`), or
+ * NULL. karpenter.sh/unregistered is among the ephemeral ones, so a cached
+ * node from before registration's write (startup taints not on it yet) does
+ * not pass for initialized. */
+static const char *taint_left(const cJSON *node, const cJSON *claim, char *buf, size_t size)
 {
     const cJSON *taints = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints");
     const cJSON *st, *t;
+    kp_taint want, have;
     cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(claim, "spec"),
                                                            "startupTaints"))
     {
-        cJSON_ArrayForEach(t, taints) if (lc_taint_matches(t, kp_obj_str(st, "key"), kp_obj_str(st, "effect"))) return
-            kp_obj_str(t, "key");
+        if (!taint_of(st, &want))
+            continue;
+        cJSON_ArrayForEach(t, taints) if (taint_of(t, &have) && kp_taint_matches(&want, &have))
+        {
+            kp_taint_format(&have, buf, size);
+            return "StartupTaint";
+        }
     }
-    for (size_t i = 0; i < sizeof(ephemeral_taints) / sizeof(ephemeral_taints[0]); i++)
-        cJSON_ArrayForEach(t, taints) if (lc_taint_matches(t, ephemeral_taints[i], NULL)) return ephemeral_taints[i];
+    cJSON_ArrayForEach(t, taints) if (taint_of(t, &have) && kp_taint_is_known_ephemeral(&have))
+    {
+        kp_taint_format(&have, buf, size);
+        return "KnownEphemeralTaint";
+    }
     return NULL;
 }
 
@@ -74,16 +97,16 @@ int lc_initialization(claim_ctx *x)
     char *key = kp_node_for_provider_id(x->c, kp_obj_str(x->obj, "status.providerID"), NULL);
     cJSON *node = key ? kp_ctrl_get(x->c, KP_CK_NODE, key) : NULL;
     free(key);
-    char msg[300];
+    char msg[300], taint[200];
     int err = 0;
     const char *what;
     if (!node)
         err = not_yet(x, "NodeNotFound", "Node not registered with cluster");
     else if (!node_ready(node))
         err = not_yet(x, "NodeNotReady", "Node status is NotReady");
-    else if ((what = taint_left(node, x->obj)) != NULL) {
-        snprintf(msg, sizeof(msg), "Taint \"%s\" still exists", what);
-        err = not_yet(x, "StartupTaintsExist", msg);
+    else if ((what = taint_left(node, x->obj, taint, sizeof(taint))) != NULL) {
+        snprintf(msg, sizeof(msg), "%s \"%s\" still exists", what, taint);
+        err = not_yet(x, strcmp(what, "StartupTaint") == 0 ? "StartupTaintsExist" : "KnownEphemeralTaintsExist", msg);
     } else if ((what = resource_missing(node, &x->nc)) != NULL) {
         snprintf(msg, sizeof(msg), "Resource \"%s\" was requested but not registered", what);
         err = not_yet(x, "ResourceNotRegistered", msg);
@@ -107,6 +130,12 @@ int lc_initialization(claim_ctx *x)
 
 static int delete_for_timeout(claim_ctx *x, const char *reason)
 {
+    /* The pool hears of the failure first; a lost race retries before the claim goes. */
+    int herr = kp_reghealth_record(x->c, x->obj, false, x->now);
+    if (herr == KP_ECONFLICT) {
+        lc_requeue(x, 100);
+        return 0;
+    }
     KP_LOG(KP_LOG_INFO, LOGGER, "deleting nodeclaim that did not come up in time", "NodeClaim", x->nc.meta.name,
            "reason", reason);
     kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_disrupted : NULL,

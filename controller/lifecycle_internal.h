@@ -31,6 +31,10 @@ int lc_launch(claim_ctx *x);
 int lc_registration(claim_ctx *x);
 int lc_initialization(claim_ctx *x);
 int lc_liveness(claim_ctx *x);
+/* The launch cache (Karpenter's, by claim UID): apply a launch this process
+ * made that `claim` does not show yet; forget it once the claim shows it. */
+void lc_recall_launch(kp_ctrl *c, cJSON *claim, int64_t now);
+void lc_forget_launch(kp_ctrl *c, const char *uid);
 /* The claim is being deleted. */
 int lc_finalize(claim_ctx *x);
 

@@ -102,6 +102,7 @@ int lc_finalize(claim_ctx *x)
     }
     if (err < 0)
         return err == KP_ENOTFOUND ? 0 : err;
+    lc_forget_launch(x->c, x->nc.meta.uid);
     KP_LOG(KP_LOG_INFO, LOGGER, "deleted nodeclaim", "NodeClaim", x->nc.meta.name);
     kp_ctrl_count(x->c->m ? x->c->m->nodeclaims_terminated : NULL,
                   (const char *const[]){x->pool, kp_obj_label(x->orig, KP_LABEL_CAPACITY_TYPE),
@@ -111,13 +112,26 @@ int lc_finalize(claim_ctx *x)
 
 /* --------------------------------------------------------------- reconcile */
 
-/* Write what the steps changed: status (conditions replace each other, so
- * under the resourceVersion lock), then labels (merged key by key). */
+/* Write what the steps changed: labels first, then status. In that order no
+ * reader sees Launched without the labels the launch set (drift would call
+ * the claim RequirementsDrifted). Both writes are under the resourceVersion
+ * lock (conditions replace each other): the first against the version read,
+ * the second against the version the first made. */
 static int persist(claim_ctx *x)
 {
-    int err = kp_obj_patch(x->c->kube, KP_RES_NODECLAIM, x->orig, x->obj, KP_KUBE_STATUS | KP_OBJ_LOCK);
+    cJSON *written = NULL, *base = NULL;
+    int err = kp_obj_patch_out(x->c->kube, KP_RES_NODECLAIM, x->orig, x->obj, KP_OBJ_LOCK, &written);
+    const char *rv = written ? kp_obj_str(written, "metadata.resourceVersion") : NULL;
+    if (err >= 0 && rv) {
+        base = cJSON_Duplicate(x->orig, 1);
+        cJSON *meta = kp_obj_ensure(base, "metadata");
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
+        cJSON_AddStringToObject(meta, "resourceVersion", rv);
+    }
     if (err >= 0)
-        err = kp_obj_patch(x->c->kube, KP_RES_NODECLAIM, x->orig, x->obj, 0);
+        err = kp_obj_patch(x->c->kube, KP_RES_NODECLAIM, base ? base : x->orig, x->obj, KP_KUBE_STATUS | KP_OBJ_LOCK);
+    cJSON_Delete(base);
+    cJSON_Delete(written);
     if (err == KP_ECONFLICT) {
         lc_requeue(x, 100);
         return 0;
@@ -183,8 +197,13 @@ int kp_lifecycle_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *re
     }
     claim_ctx x;
     memset(&x, 0, sizeof(x));
-    x.c = c, x.orig = orig, x.obj = cJSON_Duplicate(orig, 1), x.arena = kp_arena_new();
     x.now = c->clock->now(c->clock);
+    bool deleting = kp_obj_str(orig, "metadata.deletionTimestamp") != NULL;
+    if (deleting)
+        lc_recall_launch(c, orig, x.now); /* an instance not yet recorded is still terminated */
+    x.c = c, x.orig = orig, x.obj = cJSON_Duplicate(orig, 1), x.arena = kp_arena_new();
+    if (!deleting)
+        lc_recall_launch(c, x.obj, x.now); /* written again by persist() */
     int err = kp_decode_nodeclaim(x.arena, orig, &x.nc);
     if (err == 0) {
         const char *pool = kp_obj_label(orig, KP_LABEL_NODEPOOL);

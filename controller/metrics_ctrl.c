@@ -18,6 +18,9 @@ typedef struct family {
     size_t n_labels;
 } family;
 
+/* karpenter_consolidation_score's buckets (Karpenter's). */
+static const double score_buckets[] = {0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0};
+
 static int add(kp_metrics *r, const family *f)
 {
     switch (f->type) {
@@ -41,6 +44,10 @@ int kp_ctrl_metrics_init(kp_ctrl_metrics *m, kp_metrics *r)
          L("nodepool", "capacity_type", "zone")},
         {&m->nodeclaims_disrupted, KP_METRIC_COUNTER, "karpenter_nodeclaims_disrupted_total",
          "NodeClaims disrupted, by reason, NodePool and capacity type.", L("reason", "nodepool", "capacity_type")},
+        {&m->nodeclaims_unhealthy_disrupted, KP_METRIC_COUNTER, "karpenter_nodeclaims_unhealthy_disrupted_total",
+         "Number of unhealthy nodeclaims disrupted in total by Karpenter, by the condition on the node that made it "
+         "unhealthy, NodePool, capacity type and image.",
+         L("condition", "nodepool", "capacity_type", "image_id")},
         {&m->nodeclaims_launched, KP_METRIC_COUNTER, "karpenter_nodeclaims_launched_total",
          "NodeClaims the cloud provider launched, by NodePool.", L("nodepool")},
         {&m->nodeclaims_registered, KP_METRIC_COUNTER, "karpenter_nodeclaims_registered_total",
@@ -59,13 +66,26 @@ int kp_ctrl_metrics_init(kp_ctrl_metrics *m, kp_metrics *r)
          "Pods waiting in the current provisioning batch.", L("controller")},
         {&m->pods_bound_duration, KP_METRIC_HISTOGRAM, "karpenter_pods_bound_duration_seconds",
          "Time from a pod's creation to its binding, for pods that waited for capacity.", NONE},
-        {&m->disruption_decisions, KP_METRIC_COUNTER, "karpenter_disruption_decisions_total",
-         "Disruption decisions taken, by decision (delete, replace), reason and consolidation type.",
+        {&m->disruption_decisions, KP_METRIC_COUNTER, "karpenter_voluntary_disruption_decisions_total",
+         "Number of disruption decisions performed. Labeled by disruption decision, reason, and consolidation type.",
          L("decision", "reason", "consolidation_type")},
-        {&m->disruption_eligible, KP_METRIC_GAUGE, "karpenter_disruption_eligible_nodes",
-         "Nodes eligible for disruption, by reason.", L("reason")},
+        {&m->disruption_eligible, KP_METRIC_GAUGE, "karpenter_voluntary_disruption_eligible_nodes",
+         "Number of nodes eligible for disruption by Karpenter. Labeled by disruption reason.", L("reason")},
+        {&m->disruption_queue_failures, KP_METRIC_COUNTER, "karpenter_voluntary_disruption_queue_failures_total",
+         "The number of times that an enqueued disruption decision failed. Labeled by disruption method.",
+         L("decision", "reason", "consolidation_type")},
         {&m->allowed_disruptions, KP_METRIC_GAUGE, "karpenter_nodepools_allowed_disruptions",
-         "Nodes a NodePool's budgets allow to be disrupted now, by reason.", L("nodepool", "reason")},
+         "The number of nodes for a given NodePool that can be concurrently disrupting at a point in time. Labeled "
+         "by NodePool and reason.",
+         L("nodepool", "reason")},
+        {&m->nodes_consuming_budgets, KP_METRIC_GAUGE, "karpenter_nodepools_nodes_consuming_budgets",
+         "The number of nodes for a given NodePool that are currently disrupting and consuming its budget. Labeled "
+         "by NodePool and reason.",
+         L("nodepool", "reason")},
+        {&m->consolidation_moves, KP_METRIC_COUNTER, "karpenter_consolidation_moves_total",
+         "Number of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+         L("decision", "nodepool", "policy")},
+
         {&m->nodepool_usage, KP_METRIC_GAUGE, "karpenter_nodepools_usage",
          "Resources a NodePool's nodes have, by resource.", L("nodepool", "resource_type")},
         {&m->nodepool_limit, KP_METRIC_GAUGE, "karpenter_nodepools_limit", "A NodePool's limits, by resource.",
@@ -105,7 +125,10 @@ int kp_ctrl_metrics_init(kp_ctrl_metrics *m, kp_metrics *r)
         if (err < 0)
             return err;
     }
-    return 0;
+    static const char *const score_labels[] = {"decision", "nodepool", "policy"};
+    return kp_metrics_histogram(&m->consolidation_score, r, "karpenter_consolidation_score",
+                                "Score of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+                                score_labels, 3, score_buckets, sizeof(score_buckets) / sizeof(score_buckets[0]));
 }
 
 void kp_ctrl_count(kp_metric *metric, const char *const *labels)

@@ -13,6 +13,7 @@ typedef struct kp_ctrl_metrics {
     kp_metric *nodeclaims_created;    /* reason, nodepool, min_values_relaxed */
     kp_metric *nodeclaims_terminated; /* nodepool, capacity_type, zone */
     kp_metric *nodeclaims_disrupted;  /* reason, nodepool, capacity_type */
+    kp_metric *nodeclaims_unhealthy_disrupted; /* condition, nodepool, capacity_type, image_id */
     kp_metric *nodeclaims_launched;   /* nodepool */
     kp_metric *nodeclaims_registered; /* nodepool */
     kp_metric *nodeclaims_initialized; /* nodepool */
@@ -25,6 +26,10 @@ typedef struct kp_ctrl_metrics {
     kp_metric *disruption_decisions;  /* decision, reason, consolidation_type */
     kp_metric *disruption_eligible;   /* reason */
     kp_metric *allowed_disruptions;   /* nodepool, reason */
+    kp_metric *nodes_consuming_budgets; /* nodepool, reason */
+    kp_metric *disruption_queue_failures; /* decision, reason, consolidation_type */
+    kp_metric *consolidation_moves;   /* decision, nodepool, policy */
+    kp_metric *consolidation_score;   /* decision, nodepool, policy (histogram) */
     kp_metric *nodepool_usage;        /* nodepool, resource_type */
     kp_metric *nodepool_limit;        /* nodepool, resource_type */
     kp_metric *cluster_synced;        /* (none) */

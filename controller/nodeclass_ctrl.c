@@ -6,6 +6,7 @@
 #include "cloud/aws/nodeclass.h"
 #include "cloud/aws/provider.h"
 #include "controller/objutil.h"
+#include "controller/ownership.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -62,7 +63,41 @@ static int finalize(kp_ctrl *c, const cJSON *obj, const char *name, int64_t *req
     return err == KP_KUBE_UNCHANGED || err == KP_ENOTFOUND ? 0 : err;
 }
 
-/* Finalizer and hash annotations on the object, then the resolved status. */
+typedef struct restamp_ctx {
+    kp_ctrl *c;
+    const char *name, *hash;
+    int err;
+} restamp_ctx;
+
+static void restamp_one(void *ctx, const char *key, const cJSON *claim)
+{
+    restamp_ctx *r = ctx;
+    const char *v = kp_obj_annotation(claim, KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION);
+    const char *ref = kp_obj_str(claim, "spec.nodeClassRef.name");
+    if (!v || !strcmp(v, KP_AWS_NODECLASS_HASH_VERSION) || !ref || strcmp(ref, r->name) ||
+        !kp_ctrl_owns_claim(r->c, claim))
+        return;
+    char patch[256];
+    if (kp_obj_condition(claim, "Drifted")) /* drifted stays drifted: only the version moves */
+        snprintf(patch, sizeof(patch), "{\"metadata\":{\"annotations\":{\"%s\":\"%s\"}}}",
+                 KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION, KP_AWS_NODECLASS_HASH_VERSION);
+    else
+        snprintf(patch, sizeof(patch), "{\"metadata\":{\"annotations\":{\"%s\":\"%s\",\"%s\":\"%s\"}}}",
+                 KP_AWS_ANNOTATION_NODECLASS_HASH, r->hash, KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION,
+                 KP_AWS_NODECLASS_HASH_VERSION);
+    int err = kp_kube_patch(r->c->kube, KP_RES_NODECLAIM, NULL, key, KP_PATCH_MERGE, patch, 0, NULL);
+    if (err < 0 && err != KP_ENOTFOUND) r->err = err;
+}
+
+int kp_nodeclass_restamp_claims(kp_ctrl *c, const char *name, const char *hash)
+{
+    restamp_ctx r = {c, name, hash, 0};
+    if (c->informers[KP_CK_NODECLAIM]) kp_informer_foreach(c->informers[KP_CK_NODECLAIM], restamp_one, &r);
+    return r.err;
+}
+
+/* Finalizer and hash annotations on the object (and on the claims that carry
+ * another hash version), then the resolved status. */
 static int upkeep(kp_ctrl *c, const cJSON *obj, const kp_ec2nodeclass *nc, kp_arena *arena)
 {
     cJSON *want = cJSON_Duplicate(obj, 1);
@@ -72,6 +107,7 @@ static int upkeep(kp_ctrl *c, const cJSON *obj, const kp_ec2nodeclass *nc, kp_ar
     kp_obj_set_annotation(want, KP_AWS_ANNOTATION_NODECLASS_HASH, hash);
     kp_obj_set_annotation(want, KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION, KP_AWS_NODECLASS_HASH_VERSION);
     int err = kp_obj_patch(c->kube, KP_RES_EC2NODECLASS, obj, want, KP_OBJ_LOCK);
+    if (err >= 0) err = kp_nodeclass_restamp_claims(c, kp_obj_str(obj, "metadata.name"), hash);
     cJSON *status = NULL;
     if (err >= 0) /* written or KP_KUBE_UNCHANGED */
         err = kp_aws_provider_resolve_nodeclass(c->cloud, nc, arena, &status);

@@ -10,6 +10,7 @@
 #include "controller/metrics_ctrl.h"
 #include "controller/objutil.h"
 #include "controller/ownership.h"
+#include "controller/registration_health.h"
 #include "kube/ops.h"
 
 #include <stdio.h>
@@ -160,10 +161,13 @@ static void node_class(kp_ctrl *c, cJSON *want, const cJSON *pool, int64_t now)
 {
     if (!c->informers[KP_CK_NODECLASS]) {
         kp_obj_set_condition(want, "NodeClassReady", "True", "NodeClassReady", "", now);
+        kp_reghealth_reconcile_pool(c, want, NULL, now);
         return;
     }
     const char *name = kp_obj_str(pool, "spec.template.spec.nodeClassRef.name");
     cJSON *nc = name ? kp_ctrl_get(c, KP_CK_NODECLASS, name) : NULL;
+    if (nc) /* Karpenter leaves the condition alone while the class is missing */
+        kp_reghealth_reconcile_pool(c, want, nc, now);
     const char *ready = nc ? kp_obj_condition(nc, "Ready") : NULL;
     if (!nc)
         kp_obj_set_condition(want, "NodeClassReady", "False", "NodeClassNotFound", "NodeClass not found on cluster", now);

@@ -116,6 +116,20 @@ bool kp_obj_set_condition(cJSON *obj, const char *type, const char *status, cons
     return changed;
 }
 
+bool kp_obj_clear_condition(cJSON *obj, const char *type)
+{
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions");
+    int i = 0;
+    for (cJSON *c = list ? list->child : NULL; c; c = c->next, i++) {
+        const char *t = kp_obj_str(c, "type");
+        if (t && !strcmp(t, type)) {
+            cJSON_DeleteItemFromArray(list, i);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* ------------------------------------------------------------ finalizers */
 
 bool kp_obj_has_finalizer(const cJSON *obj, const char *finalizer)
@@ -216,6 +230,13 @@ static cJSON *merge_diff(const cJSON *a, const cJSON *b)
 
 int kp_obj_patch(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, const cJSON *after, unsigned flags)
 {
+    return kp_obj_patch_out(c, res, before, after, flags, NULL);
+}
+
+int kp_obj_patch_out(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, const cJSON *after, unsigned flags,
+                     cJSON **out)
+{
+    if (out) *out = NULL;
     cJSON *patch = cJSON_CreateObject();
     for (const cJSON *k = after->child; k; k = k->next) {
         bool is_status = strcmp(k->string, "status") == 0;
@@ -239,7 +260,7 @@ int kp_obj_patch(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, c
     cJSON_Delete(patch);
     const char *ns = kp_obj_str(before, "metadata.namespace");
     int err = kp_kube_patch(c, res, ns, kp_obj_str(before, "metadata.name"), KP_PATCH_MERGE, body,
-                            flags & KP_KUBE_STATUS, NULL);
+                            flags & KP_KUBE_STATUS, out);
     free(body);
     return err;
 }

@@ -18,6 +18,8 @@
  * changed. `status` "True", "False" or "Unknown". */
 bool kp_obj_set_condition(cJSON *obj, const char *type, const char *status, const char *reason, const char *message,
                           int64_t now_ns);
+/* Remove condition `type` (Karpenter's Clear); true when it was there. */
+bool kp_obj_clear_condition(cJSON *obj, const char *type);
 /* The status of condition `type` ("True", "False", "Unknown"), or NULL. */
 const char *kp_obj_condition(const cJSON *obj, const char *type);
 /* lastTransitionTime of condition `type` in ns, or 0. */
@@ -49,5 +51,9 @@ cJSON *kp_obj_ensure(cJSON *obj, const char *path);
  * status subresource with KP_KUBE_STATUS, everything else without.
  * KP_KUBE_UNCHANGED when nothing differs. */
 int kp_obj_patch(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, const cJSON *after, unsigned flags);
+/* The same, with the object as written in *out (caller deletes; NULL when
+ * nothing differed or the write failed). */
+int kp_obj_patch_out(kp_kube_client *c, enum kp_kube_res res, const cJSON *before, const cJSON *after, unsigned flags,
+                     cJSON **out);
 
 #endif

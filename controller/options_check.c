@@ -2,6 +2,7 @@
 #include "controller/options.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "controller/node_health.h"
 #include "controller/options_internal.h"
 
 #include <ctype.h>
@@ -110,8 +111,6 @@ static int refuse(const char *setting, const char *why)
  * removed: starting anyway would be accepting and ignoring them. */
 static int check_supported(const kp_ctrl_opts *o)
 {
-    if (o->node_repair)
-        return refuse("FEATURE_GATES NodeRepair=true", "node auto-repair is not implemented in this release");
     if (o->node_overlay)
         return refuse("FEATURE_GATES NodeOverlay=true", "NodeOverlay is not implemented in this release");
     if (o->static_capacity)
@@ -120,9 +119,6 @@ static int check_supported(const kp_ctrl_opts *o)
         return refuse("FEATURE_GATES CapacityBuffer=true", "CapacityBuffer is not implemented in this release");
     if (!o->ignore_dra_requests)
         return refuse("IGNORE_DRA_REQUESTS=false", "scheduling with Dynamic Resource Allocation is not supported");
-    if (o->eks_control_plane)
-        return refuse("EKS_CONTROL_PLANE=true", "discovery through EKS DescribeCluster is not implemented in this "
-                      "release (set CLUSTER_ENDPOINT and CLUSTER_CA_BUNDLE)");
     return 0;
 }
 
@@ -136,6 +132,12 @@ static int check_policies(kp_ctrl_opts *o)
                             o->min_values_policy);
     o->ignore_preferences = !strcmp(o->preference_policy, "Ignore");
     o->min_values_best_effort = !strcmp(o->min_values_policy, "BestEffort");
+    if (kp_node_health_allowed(o->node_repair_threshold, 100) < 0)
+        return kp_error_set(KP_EINVALID, "NODE_REPAIR_UNHEALTHY_THRESHOLD: invalid value \"%s\" (a percentage such as "
+                            "20%% or a count)", o->node_repair_threshold);
+    if (o->consolidation_split_max < 1 || o->consolidation_split_max > 10)
+        return kp_error_set(KP_EINVALID, "CONSOLIDATION_SPLIT_MAX: invalid value %d (1 to 10; 1: never split)",
+                            o->consolidation_split_max);
     if (o->ami_refresh_ms < 60000 || o->subnet_refresh_ms < 60000)
         return kp_error_set(KP_EINVALID, "%s: must be at least 1m",
                             o->ami_refresh_ms < 60000 ? "AMI_REFRESH_INTERVAL" : "SUBNET_REFRESH_INTERVAL");
@@ -175,6 +177,7 @@ static void provider_warnings(kp_ctrl_opts *o)
         {"RESERVED_ENIS", o->reserved_enis != 0, true},
         {"ISOLATED_VPC", o->isolated_vpc, true},
         {"DISABLE_DRY_RUN", o->disable_dry_run, true},
+        {"EKS_CONTROL_PLANE", o->eks_control_plane, true},
         {"AMI_REFRESH_INTERVAL", o->ami_refresh_ms != 60000, true},
         {"SUBNET_REFRESH_INTERVAL", o->subnet_refresh_ms != 60000, true},
         {"INSTANCE_TYPES", strcmp(o->instance_types, "builtin") != 0, false},

@@ -1,11 +1,14 @@
 /* Ownership of cached objects (see ownership.h). */
 #include "controller/ownership.h"
+#include "api/wellknown.h"
 #include "base/log.h"
 #include "cloud/ownership.h"
+#include "controller/lifecycle.h"
 #include "controller/objutil.h"
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define LOGGER "controller"
@@ -23,9 +26,41 @@ const char *kp_ctrl_claim_foreign(const kp_ctrl *c, const cJSON *claim, char *bu
                                   kp_obj_str(claim, "status.providerID"), buf, size);
 }
 
+/* Our provider-ID scheme is not enough: another provider on the same cloud
+ * (NodeClaims of another node class whose instances are EC2's) makes Nodes
+ * with the same scheme. The NodeClaim holding the provider ID says whose the
+ * Node is; without one, the NodePool the Node is labelled with. */
+static const char *owner_foreign(const kp_ctrl *c, const char *provider_id, const char *pool_name, char *buf,
+                                 size_t size)
+{
+    char why[320];
+    char *key = kp_claim_for_provider_id(c, provider_id);
+    cJSON *owner = key ? kp_ctrl_get(c, KP_CK_NODECLAIM, key) : NULL;
+    const char *kind = "NodeClaim", *name = key;
+    if (!owner && pool_name) {
+        owner = kp_ctrl_get(c, KP_CK_NODEPOOL, pool_name);
+        kind = "NodePool", name = pool_name;
+    }
+    bool foreign = owner && (!strcmp(kind, "NodeClaim") ? kp_ctrl_claim_foreign(c, owner, why, sizeof(why))
+                                                         : kp_ctrl_pool_foreign(c, owner, why, sizeof(why)));
+    if (foreign)
+        snprintf(buf, size, "its %s %s is another provider's: %s", kind, name, why);
+    cJSON_Delete(owner);
+    free(key);
+    return foreign ? buf : NULL;
+}
+
+const char *kp_ctrl_node_id_foreign(const kp_ctrl *c, const char *provider_id, const char *pool_name, char *buf,
+                                    size_t size)
+{
+    const char *why = kp_cloud_node_foreign(c->cloud, provider_id, buf, size);
+    return why ? why : owner_foreign(c, provider_id, pool_name, buf, size);
+}
+
 const char *kp_ctrl_node_foreign(const kp_ctrl *c, const cJSON *node, char *buf, size_t size)
 {
-    return kp_cloud_node_foreign(c->cloud, kp_obj_str(node, "spec.providerID"), buf, size);
+    return kp_ctrl_node_id_foreign(c, kp_obj_str(node, "spec.providerID"), kp_obj_label(node, KP_LABEL_NODEPOOL),
+                                   buf, size);
 }
 
 bool kp_ctrl_owns_pool(const kp_ctrl *c, const cJSON *pool)

@@ -21,7 +21,14 @@
 /* NULL when the object is the provider's; otherwise why not (in `buf`). */
 const char *kp_ctrl_pool_foreign(const kp_ctrl *c, const cJSON *pool, char *buf, size_t size);
 const char *kp_ctrl_claim_foreign(const kp_ctrl *c, const cJSON *claim, char *buf, size_t size);
+/* A Node is ours when its provider ID has our scheme and neither the
+ * NodeClaim holding that provider ID nor, without one, the NodePool it is
+ * labelled with belongs to another provider (one on the same cloud makes
+ * Nodes with the same scheme). */
 const char *kp_ctrl_node_foreign(const kp_ctrl *c, const cJSON *node, char *buf, size_t size);
+/* The same from a Node's provider ID and karpenter.sh/nodepool label (NULL: none). */
+const char *kp_ctrl_node_id_foreign(const kp_ctrl *c, const char *provider_id, const char *pool_name, char *buf,
+                                    size_t size);
 
 bool kp_ctrl_owns_pool(const kp_ctrl *c, const cJSON *pool);
 bool kp_ctrl_owns_claim(const kp_ctrl *c, const cJSON *claim);

@@ -1,6 +1,7 @@
 /* The provisioner: batches, solves, creates NodeClaims (see provisioner.h). */
 #include "controller/provisioner.h"
 #include "api/nodepool_hash.h"
+#include "api/pod_rules.h"
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -242,6 +243,14 @@ static void events(batch *b)
     for (uint32_t i = 0; i < plan->n_errors; i++) {
         snprintf(msg, sizeof(msg), "Failed to schedule pod, %s", plan->errors[i].reason);
         pod_event(b, plan->errors[i].pod, "Warning", "FailedScheduling", msg);
+        const kp_pod *src = b->view->cluster.pods[plan->errors[i].pod];
+        char key[320];
+        snprintf(key, sizeof(key), "%s/%s", src->meta.namespace, src->meta.name);
+        if (kp_pod_dra_unsupported(src))
+            KP_LOG(KP_LOG_INFO, LOGGER, "skipping pod with Dynamic Resource Allocation requirements, not yet supported "
+                   "by Karpenter", "Pod", key);
+        else
+            KP_LOG(KP_LOG_ERROR, LOGGER, "could not schedule pod", "Pod", key, "error", plan->errors[i].reason);
     }
 }
 

@@ -200,6 +200,8 @@ int kp_runtime_new(const kp_ctrl_opts *opts, kp_runtime **out)
     rt->c.metrics = kp_metrics_new();
     rt->c.m = &rt->metrics;
     pthread_mutex_init(&rt->c.foreign_mu, NULL);
+    pthread_mutex_init(&rt->c.launch_mu, NULL);
+    pthread_mutex_init(&rt->c.reghealth_mu, NULL);
     int err = kp_ctrl_metrics_init(&rt->metrics, rt->c.metrics);
     if (!err)
         kp_ctrl_set(rt->metrics.build_info,
@@ -392,6 +394,10 @@ kp_runtime *kp_runtime_free(kp_runtime *rt)
     rt->c.stop = kp_kube_cancel_free(rt->c.stop);
     kp_strmap_clear(&rt->c.foreign_seen, NULL);
     pthread_mutex_destroy(&rt->c.foreign_mu);
+    kp_strmap_clear(&rt->c.launched, kp_ctrl_free_json);
+    pthread_mutex_destroy(&rt->c.launch_mu);
+    kp_strmap_clear(&rt->c.reghealth, free);
+    pthread_mutex_destroy(&rt->c.reghealth_mu);
     pthread_mutex_destroy(&rt->mu);
     free(rt);
     return NULL;

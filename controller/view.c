@@ -1,9 +1,9 @@
 /* Cluster views from the informer caches (see view.h). */
 #include "controller/view.h"
 #include "api/decode.h"
+#include "api/wellknown.h"
 #include "base/error.h"
 #include "base/xalloc.h"
-#include "cloud/ownership.h"
 #include "controller/ownership.h"
 
 #include <stdlib.h>
@@ -108,7 +108,9 @@ static const kp_catalog *pool_catalog(void *ctx, const kp_nodepool *np)
 
 static bool node_owned(void *ctx, const kp_node *n)
 {
-    return kp_cloud_owns_provider_id(((kp_ctrl *)ctx)->cloud, n->provider_id);
+    char buf[320];
+    return !kp_ctrl_node_id_foreign(ctx, n->provider_id, kp_labels_get(&n->meta.labels, KP_LABEL_NODEPOOL), buf,
+                                    sizeof(buf));
 }
 
 int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out)

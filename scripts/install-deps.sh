@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages a make target needs, and only those that are missing.
 #
-#   scripts/install-deps.sh [GROUP...]     GROUP: build (default), moto, bench, e2e, fuzz
+#   scripts/install-deps.sh [GROUP...]     GROUP: build (default), moto, bench, e2e, fuzz, cel
 #
 # Idempotent: a second run installs nothing and says so. Needs root only when
 # something is actually missing.
@@ -21,6 +21,7 @@ declare -A GROUP_PACKAGES=(
   [bench]="wrk valgrind"
   [e2e]="jq openssl curl procps util-linux python3 python3-yaml"
   [fuzz]="clang libclang-rt-14-dev"
+  [cel]="nodejs npm"
 )
 
 groups=("$@")
@@ -32,6 +33,8 @@ for group in "${groups[@]}"; do
     echo "install-deps: unknown group '$group' (known: ${!GROUP_PACKAGES[*]})" >&2
     exit 2
   fi
+  # The CEL check needs node and npm, whoever packaged them (some ship npm inside nodejs).
+  if [ "$group" = cel ] && command -v node >/dev/null && command -v npm >/dev/null; then continue; fi
   for pkg in ${GROUP_PACKAGES[$group]}; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
       missing+=("$pkg")

@@ -10,10 +10,12 @@ for f in "$build"/tests/fuzz_*; do
   [ -x "$f" ] || continue
   name=$(basename "$f")
   corpus="$build/corpus/$name"
+  seeds="$(dirname "$0")/../tests/fuzz/seeds/$name" # read-only starting points, if any
+  [ -d "$seeds" ] || seeds=""
   mkdir -p "$corpus" "$build/findings/$name"
   echo "fuzz: $name for ${seconds}s"
   if ! "$f" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$build/findings/$name/" \
-      "$corpus" >"$build/findings/$name.log" 2>&1; then
+      "$corpus" ${seeds:+"$seeds"} >"$build/findings/$name.log" 2>&1; then
     echo "fuzz: $name FOUND A PROBLEM (see $build/findings/$name.log)" >&2
     tail -30 "$build/findings/$name.log" >&2
     found=1

@@ -91,7 +91,7 @@ static void count(kp_metric *m, const char *result)
 static int load_policy(app *a)
 {
     kp_policy *p = NULL;
-    int err = a->opts.policy_file ? kp_policy_load(&p, a->opts.policy_file) : 0;
+    int err = a->opts.policy_file ? kp_policy_load(&p, a->opts.policy_file, a->opts.allow_empty_policy) : 0;
     if (err < 0) return err;
     if (!p) p = kp_policy_new_empty();
     if (a->policy)

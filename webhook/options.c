@@ -35,10 +35,15 @@ static const char usage[] =
     "  --ca-bundle-resync SEC         how often the published caBundle is checked\n"
     "                                 and put back if it went (default 60)\n"
     "  --policy FILE                  admission policy (YAML), reloaded on change\n"
+    "  --allow-empty-policy           accept a policy file that sets no rule (empty,\n"
+    "                                 comments only, null or {}); without it such a\n"
+    "                                 file is refused and the previous policy stays\n"
     "  --reload-interval MS           how often files are checked (default 1000)\n"
     "  --threads N                    worker threads (default: CPUs)\n"
     "  --connection-timeout SEC       idle connection timeout (default 10)\n"
-    "  --request-timeout SEC          time allowed to send one request (default 10)\n"
+    "  --request-timeout SEC          time one request may take, from the connection's\n"
+    "                                 accept (TLS handshake and headers included) or\n"
+    "                                 the previous answer on it (default 10)\n"
     "  --max-connections N            (default 1024)\n"
     "  --log-level LEVEL              debug, info, warn, error, any case (default info)\n"
     "  --version                      print the version and exit\n";
@@ -58,6 +63,7 @@ enum {
     OPT_KUBECONFIG,
     OPT_CA_RESYNC,
     OPT_POLICY,
+    OPT_ALLOW_EMPTY_POLICY,
     OPT_RELOAD,
     OPT_THREADS,
     OPT_CONN_TIMEOUT,
@@ -83,6 +89,7 @@ static const struct option long_options[] = {
     {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
     {"ca-bundle-resync", required_argument, NULL, OPT_CA_RESYNC},
     {"policy", required_argument, NULL, OPT_POLICY},
+    {"allow-empty-policy", no_argument, NULL, OPT_ALLOW_EMPTY_POLICY},
     {"reload-interval", required_argument, NULL, OPT_RELOAD},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"connection-timeout", required_argument, NULL, OPT_CONN_TIMEOUT},
@@ -171,6 +178,9 @@ static int apply(kp_webhook_options *o, int opt, const char *arg)
         break;
     case OPT_POLICY:
         o->policy_file = arg;
+        break;
+    case OPT_ALLOW_EMPTY_POLICY:
+        o->allow_empty_policy = true;
         break;
     case OPT_RELOAD:
         err = parse_uint(&o->reload_interval_ms, "reload-interval", arg, 50, 600000);

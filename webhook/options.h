@@ -20,6 +20,7 @@ typedef struct kp_webhook_options {
     const char *kubeconfig;      /* --self-signed: publish the caBundle with these credentials */
     unsigned ca_bundle_resync_s; /* how often the published caBundle is checked again */
     const char *policy_file;
+    bool allow_empty_policy; /* a policy file that sets no rule is accepted */
     unsigned reload_interval_ms;
     unsigned threads;
     unsigned connection_timeout, request_timeout, max_connections;

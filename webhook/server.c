@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
+#include "webhook/deadline.h"
 #include "webhook/handler.h"
 #include "webhook/review.h"
 
@@ -17,11 +18,18 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 enum { DRAIN_SLACK_SEC = 2, MAX_GENERATIONS = 8 };
+
+/* TLS 1.3, and TLS 1.2 with ECDHE key exchange and AEAD ciphers only: no
+ * static-RSA or finite-field DH exchange, no CBC or stream ciphers. */
+#define KP_SERVER_TLS_PRIORITIES                                                                   \
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:-CIPHER-ALL:"     \
+    "+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD"
 
 /* One MHD daemon and the certificate it serves. */
 typedef struct generation {
@@ -41,15 +49,18 @@ struct kp_server {
     generation *old[MAX_GENERATIONS]; /* draining */
     size_t n_old;
     kp_metric *requests, *latency;
+    kp_deadline_watch *deadlines; /* shared by every generation */
 };
 
 enum route { ROUTE_NONE = 0, ROUTE_VALIDATE, ROUTE_MUTATE };
 
-/* Per TCP connection, reused by each request on it (keep-alive). */
+/* Per TCP connection. The buffers and the arena live for one request only:
+ * a keep-alive connection that sent a 3 MiB review must not keep 3 MiB (and
+ * the reply) while it sits idle, times a thousand connections. */
 typedef struct conn_state {
+    kp_deadline_entry deadline;
     kp_buf body, out;
     kp_arena *arena;
-    kp_arena_mark mark;
     enum route route;
     bool too_large;
     int64_t start_ns;
@@ -62,26 +73,48 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void conn_release(conn_state *cs)
+{
+    kp_buf_free(&cs->body);
+    kp_buf_free(&cs->out);
+    cs->arena = kp_arena_free(cs->arena);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    (void)cls;
-    (void)c;
+    kp_server *s = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         conn_state *cs = kp_xcalloc(1, sizeof(*cs));
         kp_buf_init(&cs->body, KP_REVIEW_MAX_BYTES);
         kp_buf_init(&cs->out, KP_WEBHOOK_MAX_RESPONSE);
-        cs->arena = kp_arena_new();
-        cs->mark = kp_arena_mark_get(cs->arena);
+        if (info) kp_deadline_watch_add(s->deadlines, &cs->deadline, info->connect_fd);
         *socket_context = cs;
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
         conn_state *cs = *socket_context;
-        kp_buf_free(&cs->body);
-        kp_buf_free(&cs->out);
-        kp_arena_free(cs->arena);
+        /* Before MHD closes the socket, so the watch never sees a stale descriptor. */
+        kp_deadline_watch_remove(s->deadlines, &cs->deadline);
+        conn_release(cs);
         free(cs);
         *socket_context = NULL;
     }
+}
+
+/* A request is over (answered, or its connection failed): free its memory
+ * and give the next request on the connection the full time again. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    kp_server *s = cls;
+    conn_state *cs = *req_cls;
+    (void)c;
+    (void)toe;
+    if (!cs) return;
+    conn_release(cs);
+    kp_deadline_watch_restart(s->deadlines, &cs->deadline);
+    *req_cls = NULL;
 }
 
 static conn_state *state_of(struct MHD_Connection *c)
@@ -100,7 +133,9 @@ static enum MHD_Result send_buffer(generation *g, struct MHD_Connection *c, unsi
         body->len, body->len ? body->data : (void *)"", MHD_RESPMEM_PERSISTENT);
     if (!r) return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    if (atomic_load(&g->draining)) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    /* An error answered before the body was read leaves the framing in doubt: close. */
+    if (atomic_load(&g->draining) || status >= 400)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
@@ -141,11 +176,13 @@ static enum MHD_Result admit(generation *g, struct MHD_Connection *c, conn_state
                                "request body is over the limit of 3 MiB");
     } else {
         kp_policy *policy = kp_policy_slot_get(s->config.policy);
+        if (!cs->arena) cs->arena = kp_arena_new();
         kp_webhook_handle(policy,
                           cs->route == ROUTE_VALIDATE ? KP_WEBHOOK_VALIDATE : KP_WEBHOOK_MUTATE,
                           cs->body.data, cs->body.len, cs->arena, &cs->out, &outcome);
         kp_policy_unref(policy);
-        kp_arena_rewind(cs->arena, cs->mark);
+        cs->arena = kp_arena_free(cs->arena);
+        kp_buf_free(&cs->body);
     }
     observe(s, cs->route, &outcome, cs->start_ns);
     if (outcome.http_status != 200)
@@ -174,6 +211,43 @@ static bool is_get_route(const char *url)
            strcmp(url, "/metrics") == 0;
 }
 
+typedef struct framing {
+    const char *length; /* the first Content-Length */
+    unsigned n_length, n_encoding;
+    bool conflict;
+} framing;
+
+static enum MHD_Result note_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    framing *f = cls;
+    (void)kind;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        size_t digits = strspn(value, "0123456789");
+        if (digits == 0 || value[digits] || (f->length && strcmp(f->length, value) != 0))
+            f->conflict = true;
+        if (!f->length) f->length = value;
+        f->n_length++;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->n_encoding++;
+    }
+    return MHD_YES;
+}
+
+/* How the body is delimited must be beyond doubt: two lengths that differ,
+ * or a length and a transfer coding, are how requests are smuggled past a
+ * proxy that reads the framing the other way (RFC 9112, section 6.3). */
+static const char *framing_problem(struct MHD_Connection *c)
+{
+    framing f = {NULL, 0, 0, false};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, note_framing, &f);
+    if (f.conflict) return "conflicting or malformed Content-Length headers";
+    if (f.n_length && f.n_encoding)
+        return "both Content-Length and Transfer-Encoding are set; send one of them";
+    if (f.n_encoding > 1) return "more than one Transfer-Encoding header";
+    return NULL;
+}
+
 /* First call for a request: headers only. Route it, and answer at once
  * whatever needs no body. */
 static enum MHD_Result begin(generation *g, struct MHD_Connection *c, conn_state *cs,
@@ -191,9 +265,10 @@ static enum MHD_Result begin(generation *g, struct MHD_Connection *c, conn_state
     if (strcmp(url, "/validate") != 0 && strcmp(url, "/mutate") != 0)
         return send_status(g, c, cs, 404, "NotFound", "no such endpoint");
     if (!post) return send_status(g, c, cs, 405, "MethodNotAllowed", "use POST");
+    const char *problem = framing_problem(c);
+    if (problem) return send_status(g, c, cs, 400, "BadRequest", problem);
     const char *length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    char *end = NULL;
-    if (length && strtoull(length, &end, 10) > KP_REVIEW_MAX_BYTES)
+    if (length && strtoull(length, NULL, 10) > KP_REVIEW_MAX_BYTES)
         return send_status(g, c, cs, 413, "RequestEntityTooLarge",
                            "request body is over the limit of 3 MiB");
     cs->route = strcmp(url, "/validate") == 0 ? ROUTE_VALIDATE : ROUTE_MUTATE;
@@ -248,11 +323,11 @@ static generation *generation_start(kp_server *s, const char *cert, const char *
     g->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, g, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_HTTPS_MEM_CERT, g->cert,
-        MHD_OPTION_HTTPS_MEM_KEY, g->key, MHD_OPTION_HTTPS_PRIORITIES,
-        "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2", MHD_OPTION_THREAD_POOL_SIZE,
-        s->config.threads, MHD_OPTION_CONNECTION_TIMEOUT, s->config.connection_timeout,
-        MHD_OPTION_CONNECTION_LIMIT, s->config.max_connections, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, NULL, MHD_OPTION_END);
+        MHD_OPTION_HTTPS_MEM_KEY, g->key, MHD_OPTION_HTTPS_PRIORITIES, KP_SERVER_TLS_PRIORITIES,
+        MHD_OPTION_THREAD_POOL_SIZE, s->config.threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        s->config.connection_timeout, MHD_OPTION_CONNECTION_LIMIT, s->config.max_connections,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+        s, MHD_OPTION_END);
     if (!g->daemon) {
         free(g->cert);
         free(g->key);
@@ -321,14 +396,19 @@ int kp_server_start(kp_server **out, const kp_server_config *config, const char 
     s->config = *config;
     atomic_init(&s->ready, true);
     int err = register_metrics(s);
+    if (err == 0 && !(s->deadlines = kp_deadline_watch_new(
+                          (int64_t)config->request_timeout * 1000)))
+        err = kp_error_set(KP_ERROR, "cannot start the request deadline thread");
     if (err == 0) err = open_listener(config->address, config->port, &s->listen_fd, &s->port);
     if (err < 0) {
+        kp_deadline_watch_free(s->deadlines);
         free(s);
         return err;
     }
     s->current = generation_start(s, cert_pem, key_pem);
     if (!s->current) {
         close(s->listen_fd);
+        kp_deadline_watch_free(s->deadlines);
         free(s);
         return KP_ERROR;
     }
@@ -400,6 +480,7 @@ kp_server *kp_server_stop(kp_server *s)
         if (s->n_old) usleep(20000);
     }
     close(s->listen_fd);
+    kp_deadline_watch_free(s->deadlines);
     free(s);
     return NULL;
 }

@@ -84,20 +84,28 @@ int kp_admission_validate(enum kp_admission_kind kind, enum kp_admission_op op, 
                             kp_admission_kind_name(kind));
     /* Transition rules need both sides; without the old object they are skipped. */
     if (op != KP_ADMIT_UPDATE || !cJSON_IsObject(old)) old = NULL;
+    if (kind != KP_ADMIT_NODEPOOL && kind != KP_ADMIT_NODECLAIM && kind != KP_ADMIT_EC2NODECLASS)
+        return kp_error_set(KP_EINVALID, "unknown admission kind %d", (int)kind);
+    /* The API server defaults both objects before any rule sees them. */
+    cJSON *self = cJSON_Duplicate(obj, true);
+    cJSON *was = old ? cJSON_Duplicate(old, true) : NULL;
+    if (!self || (old && !was)) {
+        cJSON_Delete(self);
+        return kp_error_set(KP_ERROR, "out of memory copying the object");
+    }
+    kp_admission_apply_defaults(kind, self);
+    if (was) kp_admission_apply_defaults(kind, was);
     kp_vctx v;
     kp_v_init(&v, res, op);
-    switch (kind) {
-    case KP_ADMIT_NODEPOOL:
-        kp_validate_nodepool(&v, obj, old);
-        return 0;
-    case KP_ADMIT_NODECLAIM:
-        kp_validate_nodeclaim(&v, obj, old);
-        return 0;
-    case KP_ADMIT_EC2NODECLASS:
-        kp_validate_ec2nodeclass(&v, obj, old);
-        return 0;
-    }
-    return kp_error_set(KP_EINVALID, "unknown admission kind %d", (int)kind);
+    if (kind == KP_ADMIT_NODEPOOL)
+        kp_validate_nodepool(&v, self, was);
+    else if (kind == KP_ADMIT_NODECLAIM)
+        kp_validate_nodeclaim(&v, self, was);
+    else
+        kp_validate_ec2nodeclass(&v, self, was);
+    cJSON_Delete(self);
+    cJSON_Delete(was);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- the path */

@@ -41,10 +41,17 @@ void kp_admission_warn(kp_admission_result *res, const char *fmt, ...) __attribu
 void kp_admission_result_clear(kp_admission_result *res);
 
 /* Validate `obj` (and, on UPDATE, the transition from `old`: immutable
- * fields). Errors name field paths as Kubernetes does. Returns 0 when the
+ * fields), each with its CRD defaults applied first as the API server would
+ * (an UPDATE that leaves out a defaulted field changes nothing). Errors name
+ * field paths as Kubernetes does. Returns 0 when the
  * check ran (look at res->errors), a negative KP_E* when it could not. */
 int kp_admission_validate(enum kp_admission_kind kind, enum kp_admission_op op, const cJSON *obj,
                           const cJSON *old, kp_admission_result *res);
+
+/* Give `obj` (in place) the defaults its CRD schema declares, as the API
+ * server does to every object before validating it: kp_admission_validate
+ * does this to a copy of both sides first. */
+int kp_admission_apply_defaults(enum kp_admission_kind kind, cJSON *obj);
 
 /* The JSON Patch that applies the CRD schema's defaults to `obj` (nothing
  * when every default is present). */

@@ -458,7 +458,33 @@ int kp_dec_labels(kp_decoder *d, const cJSON *obj, const char *name, kp_labels *
     return err;
 }
 
+static int resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out,
+                     bool non_negative);
+
 int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out)
+{
+    return resources(d, obj, name, out, false);
+}
+
+int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name,
+                          kp_resource_list *out)
+{
+    return resources(d, obj, name, out, true);
+}
+
+/* The API server's ValidateResourceQuantityValue, with its message. */
+static int non_negative(kp_decoder *d, const cJSON *item, const kp_quantity *q)
+{
+    if (q->milli >= 0) return 0;
+    if (cJSON_IsString(item))
+        return kp_dec_fail(d, "Invalid value: \"%s\": must be greater than or equal to 0",
+                           item->valuestring);
+    return kp_dec_fail(d, "Invalid value: %g: must be greater than or equal to 0",
+                       item->valuedouble);
+}
+
+static int resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out,
+                     bool must_not_be_negative)
 {
     const cJSON *map = kp_dec_get(obj, name);
     out->items = NULL;
@@ -475,6 +501,7 @@ int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resou
         if (cJSON_IsNull(el)) continue; /* a null quantity decodes as zero */
         kp_path_push_field(&d->path, el->string);
         err = quantity_value(d, el, &vals[i].quantity);
+        if (err == 0 && must_not_be_negative) err = non_negative(d, el, &vals[i].quantity);
         kp_path_pop(&d->path);
     }
     kp_path_pop(&d->path);

@@ -141,6 +141,64 @@ static int decode_metadata_options(kp_decoder *d, const cJSON *json, void *out)
     return 0;
 }
 
+/* --------------------------------------------------------------- network */
+
+static int decode_network_interface(kp_decoder *d, const cJSON *json, void *out)
+{
+    kp_nc_network_interface *n = out;
+    int err;
+    if ((err = kp_dec_int32(d, json, "networkCardIndex", &n->network_card_index, NULL)) < 0 ||
+        (err = kp_dec_int32(d, json, "deviceIndex", &n->device_index, NULL)) < 0 ||
+        (err = kp_dec_string(d, json, "interfaceType", &n->interface_type)) < 0)
+        return err;
+    return 0;
+}
+
+static int decode_connection_tracking(kp_decoder *d, const cJSON *json, void *out)
+{
+    kp_connection_tracking *c = out;
+    int err;
+    if ((err = kp_dec_int32(d, json, "tcpEstablishedTimeout", &c->tcp_established_timeout,
+                            &c->has_tcp_established_timeout)) < 0 ||
+        (err = kp_dec_int32(d, json, "udpStreamTimeout", &c->udp_stream_timeout,
+                            &c->has_udp_stream_timeout)) < 0 ||
+        (err = kp_dec_int32(d, json, "udpTimeout", &c->udp_timeout, &c->has_udp_timeout)) < 0)
+        return err;
+    return 0;
+}
+
+static int decode_placement_group(kp_decoder *d, const cJSON *json, void *out)
+{
+    kp_ec2nodeclass *c = out;
+    int err;
+    if ((err = kp_dec_string(d, json, "name", &c->placement_group_name)) < 0 ||
+        (err = kp_dec_string(d, json, "id", &c->placement_group_id)) < 0)
+        return err;
+    return 0;
+}
+
+static int decode_cpu_options(kp_decoder *d, const cJSON *json, void *out)
+{
+    kp_ec2nodeclass *c = out;
+    return kp_dec_string(d, json, "nestedVirtualization", &c->nested_virtualization);
+}
+
+static int decode_network(kp_decoder *d, const cJSON *json, kp_ec2nodeclass *c)
+{
+    int err;
+    if ((err = KP_DEC_ARRAY(d, json, "networkInterfaces", decode_network_interface,
+                            c->network_interfaces, c->n_network_interfaces)) < 0 ||
+        (err = kp_dec_int32(d, json, "ipPrefixCount", &c->ip_prefix_count,
+                            &c->has_ip_prefix_count)) < 0 ||
+        (err = kp_dec_object(d, json, "connectionTracking", decode_connection_tracking,
+                             &c->connection_tracking, &c->connection_tracking.present)) < 0 ||
+        (err = kp_dec_object(d, json, "placementGroupSelector", decode_placement_group, c,
+                             &c->has_placement_group_selector)) < 0 ||
+        (err = kp_dec_object(d, json, "cpuOptions", decode_cpu_options, c, NULL)) < 0)
+        return err;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ spec */
 
 static const kp_dec_choice store_policy_enum[] = {{"RAID0", KP_INSTANCE_STORE_RAID0}, {NULL, 0}};
@@ -193,7 +251,8 @@ static int decode_spec(kp_decoder *d, const cJSON *json, void *out)
         (err = KP_DEC_ARRAY(d, json, "blockDeviceMappings", decode_block_device_mapping,
                             c->block_device_mappings, c->n_block_device_mappings)) < 0 ||
         (err = kp_dec_object(d, json, "metadataOptions", decode_metadata_options,
-                             &c->metadata_options, &c->metadata_options.present)) < 0)
+                             &c->metadata_options, &c->metadata_options.present)) < 0 ||
+        (err = decode_network(d, json, c)) < 0)
         return err;
     c->kubelet.raw_json = kubelet_raw_json(d, json);
     return 0;
@@ -235,6 +294,24 @@ static int decode_ami(kp_decoder *d, const cJSON *json, void *out)
     return 0;
 }
 
+static int decode_reservation(kp_decoder *d, const cJSON *json, void *out)
+{
+    kp_nc_capacity_reservation *r = out;
+    int err;
+    if ((err = kp_dec_string(d, json, "id", &r->id)) < 0 ||
+        (err = kp_dec_string(d, json, "availabilityZone", &r->availability_zone)) < 0 ||
+        (err = kp_dec_string(d, json, "instanceType", &r->instance_type)) < 0 ||
+        (err = kp_dec_string(d, json, "ownerID", &r->owner_id)) < 0 ||
+        (err = kp_dec_string(d, json, "instanceMatchCriteria", &r->instance_match_criteria)) <
+            0 ||
+        (err = kp_dec_string(d, json, "reservationType", &r->reservation_type)) < 0 ||
+        (err = kp_dec_string(d, json, "state", &r->state)) < 0 ||
+        (err = kp_dec_bool(d, json, "interruptible", &r->interruptible, NULL)) < 0 ||
+        (err = kp_dec_time(d, json, "endTime", &r->end_time)) < 0)
+        return err;
+    return 0;
+}
+
 static int decode_status(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_ec2nodeclass *c = out;
@@ -245,7 +322,10 @@ static int decode_status(kp_decoder *d, const cJSON *json, void *out)
                             c->status_security_groups, c->n_status_security_groups)) < 0 ||
         (err = KP_DEC_ARRAY(d, json, "amis", decode_ami, c->status_amis, c->n_status_amis)) < 0 ||
         (err = kp_dec_string(d, json, "instanceProfile", &c->status_instance_profile)) < 0 ||
-        (err = kp_dec_conditions(d, json, "conditions", &c->conditions)) < 0)
+        (err = kp_dec_conditions(d, json, "conditions", &c->conditions)) < 0 ||
+        (err = KP_DEC_ARRAY(d, json, "capacityReservations", decode_reservation,
+                            c->status_capacity_reservations, c->n_status_capacity_reservations)) <
+            0)
         return err;
     return 0;
 }

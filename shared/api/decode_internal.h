@@ -66,6 +66,11 @@ int kp_dec_int64(kp_decoder *d, const cJSON *obj, const char *name, int64_t *out
 int kp_dec_strings(kp_decoder *d, const cJSON *obj, const char *name, kp_strings *out);
 int kp_dec_labels(kp_decoder *d, const cJSON *obj, const char *name, kp_labels *out);
 int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out);
+/* The same for core objects (Pod requests, limits and overhead, PVC, PV and
+ * Node amounts), where the API server refuses a negative quantity: so do we,
+ * with its message. Karpenter's own types allow negative amounts. */
+int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name,
+                          kp_resource_list *out);
 int kp_dec_quantity(kp_decoder *d, const cJSON *obj, const char *name, kp_quantity *out,
                     bool *present);
 int kp_dec_time(kp_decoder *d, const cJSON *obj, const char *name, kp_time *out);

@@ -35,8 +35,8 @@ static int decode_status(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_node *n = out;
     int err;
-    if ((err = kp_dec_resources(d, json, "capacity", &n->capacity)) < 0 ||
-        (err = kp_dec_resources(d, json, "allocatable", &n->allocatable)) < 0 ||
+    if ((err = kp_dec_core_resources(d, json, "capacity", &n->capacity)) < 0 ||
+        (err = kp_dec_core_resources(d, json, "allocatable", &n->allocatable)) < 0 ||
         (err = kp_dec_conditions(d, json, "conditions", &n->conditions)) < 0 ||
         (err = kp_dec_object(d, json, "nodeInfo", decode_node_info, &n->node_info, NULL)) < 0)
         return err;

@@ -114,6 +114,10 @@ int kp_dec_pod_derive(kp_decoder *d, kp_pod *p)
     derive_host_ports(d, p);
     derive_owners(p);
     derive_ephemeral_claims(d, p);
+    for (size_t i = 0; i < p->n_containers; i++)
+        p->has_dra |= p->containers[i].has_claims;
+    for (size_t i = 0; i < p->n_init_containers; i++)
+        p->has_dra |= p->init_containers[i].has_claims;
     p->failed_to_schedule = failed_to_schedule(&p->conditions);
     if (kp_pod_requests(d->arena, p, &p->requests) < 0)
         return kp_dec_fail_at(d, "spec", "%s", kp_error_last());

@@ -26,12 +26,23 @@ static int decode_port(kp_decoder *d, const cJSON *json, void *out)
     return 0;
 }
 
+/* Whether `name` is a non-empty array (absent or null: false). */
+static int nonempty_array(kp_decoder *d, const cJSON *json, const char *name, bool *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(json, name);
+    if (v && !cJSON_IsNull(v) && !cJSON_IsArray(v))
+        return kp_dec_fail_at(d, name, "expected array, got %s", kp_dec_type_name(v));
+    *out = cJSON_GetArraySize(v) > 0;
+    return 0;
+}
+
 static int decode_requirements(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_container *c = out;
     int err;
-    if ((err = kp_dec_resources(d, json, "requests", &c->requests)) < 0 ||
-        (err = kp_dec_resources(d, json, "limits", &c->limits)) < 0)
+    if ((err = kp_dec_core_resources(d, json, "requests", &c->requests)) < 0 ||
+        (err = kp_dec_core_resources(d, json, "limits", &c->limits)) < 0 ||
+        (err = nonempty_array(d, json, "claims", &c->has_claims)) < 0)
         return err;
     return 0;
 }
@@ -56,8 +67,8 @@ static int decode_pod_resources(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_pod *p = out;
     int err;
-    if ((err = kp_dec_resources(d, json, "requests", &p->pod_level_requests)) < 0 ||
-        (err = kp_dec_resources(d, json, "limits", &p->pod_level_limits)) < 0)
+    if ((err = kp_dec_core_resources(d, json, "requests", &p->pod_level_requests)) < 0 ||
+        (err = kp_dec_core_resources(d, json, "limits", &p->pod_level_limits)) < 0)
         return err;
     return 0;
 }
@@ -276,9 +287,10 @@ int kp_dec_pod_spec(kp_decoder *d, const cJSON *json, void *out)
                             p->n_init_containers)) < 0 ||
         (err = KP_DEC_ARRAY(d, json, "containers", decode_container, p->containers,
                             p->n_containers)) < 0 ||
-        (err = kp_dec_resources(d, json, "overhead", &p->overhead)) < 0 ||
+        (err = kp_dec_core_resources(d, json, "overhead", &p->overhead)) < 0 ||
         (err = kp_dec_object(d, json, "resources", decode_pod_resources, p, NULL)) < 0 ||
-        (err = KP_DEC_ARRAY(d, json, "volumes", decode_volume, p->volumes, p->n_volumes)) < 0)
+        (err = KP_DEC_ARRAY(d, json, "volumes", decode_volume, p->volumes, p->n_volumes)) < 0 ||
+        (err = nonempty_array(d, json, "resourceClaims", &p->has_dra)) < 0)
         return err;
     return 0;
 }

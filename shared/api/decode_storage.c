@@ -16,7 +16,7 @@ static const kp_dec_choice pvc_phase_enum[] = {{"Bound", KP_PVC_PHASE_BOUND},
 static int decode_pvc_resources(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_pvc *pvc = out;
-    return kp_dec_resources(d, json, "requests", &pvc->requests);
+    return kp_dec_core_resources(d, json, "requests", &pvc->requests);
 }
 
 static int decode_pvc_spec(kp_decoder *d, const cJSON *json, void *out)
@@ -109,7 +109,7 @@ static int decode_pv_spec(kp_decoder *d, const cJSON *json, void *out)
     if ((err = kp_dec_object(d, json, "nodeAffinity", decode_pv_node_affinity, pv, NULL)) < 0 ||
         (err = kp_dec_string(d, json, "storageClassName", &pv->storage_class_name)) < 0 ||
         (err = kp_dec_object(d, json, "claimRef", decode_claim_ref, pv, &pv->has_claim_ref)) < 0 ||
-        (err = kp_dec_resources(d, json, "capacity", &pv->capacity)) < 0 ||
+        (err = kp_dec_core_resources(d, json, "capacity", &pv->capacity)) < 0 ||
         (err = kp_dec_object(d, json, "csi", decode_csi, pv, NULL)) < 0 ||
         (err = kp_dec_object(d, json, "local", decode_present, pv, &local)) < 0 ||
         (err = kp_dec_object(d, json, "hostPath", decode_present, pv, &host_path)) < 0)

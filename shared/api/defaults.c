@@ -122,6 +122,26 @@ static const default_rule *rules_for(enum kp_admission_kind kind)
     return NULL;
 }
 
+static void apply_rules(const default_rule *rules, cJSON *work, cJSON *patch)
+{
+    for (const default_rule *r = rules; r->path; r++) {
+        kp_jsonpointer ptr;
+        kp_jsonpointer_init(&ptr);
+        apply_rule(work, r->path, &ptr, r->json, patch);
+    }
+}
+
+int kp_admission_apply_defaults(enum kp_admission_kind kind, cJSON *obj)
+{
+    const default_rule *rules = rules_for(kind);
+    if (!rules) return kp_error_set(KP_EINVALID, "unknown admission kind %d", (int)kind);
+    if (!cJSON_IsObject(obj)) return 0;
+    cJSON *patch = kp_jsonpatch_new();
+    apply_rules(rules, obj, patch);
+    cJSON_Delete(patch);
+    return 0;
+}
+
 int kp_admission_default(enum kp_admission_kind kind, const cJSON *obj, kp_admission_result *res)
 {
     const default_rule *rules = rules_for(kind);
@@ -135,11 +155,7 @@ int kp_admission_default(enum kp_admission_kind kind, const cJSON *obj, kp_admis
         abort();
     }
     cJSON *patch = res->patch ? res->patch : kp_jsonpatch_new();
-    for (const default_rule *r = rules; r->path; r++) {
-        kp_jsonpointer ptr;
-        kp_jsonpointer_init(&ptr);
-        apply_rule(work, r->path, &ptr, r->json, patch);
-    }
+    apply_rules(rules, work, patch);
     cJSON_Delete(work);
     if (!patch->child && patch != res->patch) {
         cJSON_Delete(patch);

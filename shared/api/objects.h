@@ -262,6 +262,7 @@ typedef struct kp_container {
     kp_resource_list requests; /* as written (see pod_requests.h for defaulting) */
     kp_resource_list limits;
     bool restart_always; /* restartPolicy: Always: a sidecar when an init container */
+    bool has_claims;     /* resources.claims: it consumes ResourceClaims (DRA) */
     kp_container_port *ports;
     size_t n_ports;
 } kp_container;
@@ -351,6 +352,9 @@ typedef struct kp_pod {
     bool owned_by_node;        /* an owner is v1 Node: a static pod's mirror */
     bool is_mirror;            /* annotation kubernetes.io/config.mirror */
     bool failed_to_schedule;   /* condition PodScheduled with reason Unschedulable */
+    /* spec.resourceClaims, or a container's resources.claims: Dynamic
+     * Resource Allocation, which is not scheduled for (pod_rules.h). */
+    bool has_dra;
 } kp_pod;
 
 /* ------------------------------------------------------------------ node */
@@ -575,6 +579,37 @@ typedef struct kp_nc_ami {
     size_t n_requirements;
 } kp_nc_ami;
 
+/* spec.networkInterfaces[] */
+typedef struct kp_nc_network_interface {
+    int32_t network_card_index;
+    int32_t device_index;
+    const char *interface_type; /* "interface", "efa-only" */
+} kp_nc_network_interface;
+
+/* spec.connectionTracking: idle timeouts in seconds. */
+typedef struct kp_connection_tracking {
+    bool present;
+    bool has_tcp_established_timeout;
+    int32_t tcp_established_timeout;
+    bool has_udp_stream_timeout;
+    int32_t udp_stream_timeout;
+    bool has_udp_timeout;
+    int32_t udp_timeout;
+} kp_connection_tracking;
+
+/* status.capacityReservations[] */
+typedef struct kp_nc_capacity_reservation {
+    const char *id;
+    const char *availability_zone;
+    const char *instance_type;
+    const char *owner_id;
+    const char *instance_match_criteria; /* "open", "targeted" */
+    const char *reservation_type;        /* "default" (also when ""), "capacity-block" */
+    const char *state;                   /* "active" (also when ""), "expiring" */
+    bool interruptible;
+    kp_time end_time;
+} kp_nc_capacity_reservation;
+
 typedef struct kp_ec2nodeclass {
     kp_object_meta meta;
     /* spec */
@@ -602,6 +637,15 @@ typedef struct kp_ec2nodeclass {
     bool has_detailed_monitoring;
     bool detailed_monitoring;
     const char *context;
+    bool has_placement_group_selector; /* spec.placementGroupSelector: name or id */
+    const char *placement_group_name;
+    const char *placement_group_id;
+    kp_nc_network_interface *network_interfaces;
+    size_t n_network_interfaces;
+    bool has_ip_prefix_count;
+    int32_t ip_prefix_count;
+    const char *nested_virtualization; /* spec.cpuOptions.nestedVirtualization; "" when absent */
+    kp_connection_tracking connection_tracking;
     /* status */
     kp_nc_subnet *status_subnets;
     size_t n_status_subnets;
@@ -611,6 +655,8 @@ typedef struct kp_ec2nodeclass {
     size_t n_status_amis;
     const char *status_instance_profile;
     kp_conditions conditions;
+    kp_nc_capacity_reservation *status_capacity_reservations;
+    size_t n_status_capacity_reservations;
 } kp_ec2nodeclass;
 
 /* ------------------------------------------------------------- workloads */

@@ -43,7 +43,7 @@ static kp_resource *acc_slot(acc *a, const char *name, bool *fresh)
     memmove(&a->items[lo + 1], &a->items[lo], (a->count - lo) * sizeof(kp_resource));
     a->count++;
     a->items[lo].name = name;
-    a->items[lo].quantity = (kp_quantity){0, KP_QUANTITY_DECIMAL_SI};
+    a->items[lo].quantity = kp_quantity_from_milli(0, KP_QUANTITY_DECIMAL_SI);
     *fresh = true;
     return &a->items[lo];
 }

@@ -6,6 +6,11 @@
 
 #include <string.h>
 
+const char *kp_pod_dra_unsupported(const kp_pod *p)
+{
+    return p->has_dra ? KP_POD_DRA_UNSUPPORTED : NULL;
+}
+
 bool kp_pod_is_terminal(const kp_pod *p)
 {
     return p->phase == KP_POD_PHASE_SUCCEEDED || p->phase == KP_POD_PHASE_FAILED;

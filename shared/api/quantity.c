@@ -1,5 +1,6 @@
 /*
- * Kubernetes resource.Quantity on signed 64-bit milli-units.
+ * Kubernetes resource.Quantity on signed 128-bit milli-units (the int64
+ * `milli` every caller reads is that value, saturated).
  *
  * Parsing accepts exactly the strings Kubernetes' ParseQuantity accepts: an
  * optional sign, digits with an optional fraction (either side of the point may
@@ -10,8 +11,10 @@
  *
  * The value is computed exactly: the significant digits are kept as a decimal
  * digit array (binary suffixes multiply it by 1024 per step), then rounded up
- * in magnitude to a whole milli-unit, as Kubernetes' MilliValue() does. Nothing
- * here allocates except a digit array for inputs of more than ~40 digits.
+ * in magnitude to a whole milli-unit, as Kubernetes' MilliValue() does.
+ * BinarySI values are capped at 2^63-1 units as Kubernetes caps them; others
+ * saturate at ±(2^127-1) milli-units. Nothing here allocates except a digit
+ * array for inputs of more than ~40 digits.
  */
 #include "api/quantity.h"
 
@@ -28,6 +31,12 @@ enum { QUOTE_MAX_INPUT = 128, QUOTE_SIZE = QUOTE_MAX_INPUT * 4 + 8 };
 
 /* Exponents Kubernetes accepts after 'e'/'E': the magnitude of an int32 scale. */
 #define EXPONENT_MAX 2147483647LL
+
+__extension__ typedef unsigned __int128 u128;
+
+#define MILLI128_MAX ((kp_milli128)(((u128)1 << 127) - 1))
+/* Kubernetes' cap for BinarySI values: 2^63-1 whole units. */
+#define BINARY_CAP ((kp_milli128)INT64_MAX * 1000)
 
 /* The scanned pieces of one quantity string. */
 typedef struct qscan {
@@ -257,59 +266,74 @@ static void digits_mul(digits *dg, unsigned factor)
         dg->d[dg->len++] = (uint8_t)(carry % 10);
 }
 
-/* ceil(digits * 10^e) into *out; false when it exceeds INT64_MAX. */
-static bool digits_ceil(const digits *dg, int64_t e, uint64_t *out)
+/* ceil(digits * 10^e) into *out; false when it exceeds `max`. */
+static bool digits_ceil(const digits *dg, int64_t e, u128 max, u128 *out)
 {
-    uint64_t acc = 0;
+    u128 acc = 0;
     bool fraction = false;
 
     if (dg->len == 0) {
         *out = 0;
         return true;
     }
-    /* The leading digit is non-zero, so a top exponent of 19 means >= 10^19. */
-    if (e >= 19 || (int64_t)dg->len - 1 + e >= 19) return false;
+    /* The leading digit is non-zero, so a top exponent of 39 means >= 10^39 > 2^128. */
+    if (e >= 39 || (int64_t)dg->len - 1 + e >= 39) return false;
     for (size_t i = dg->len; i-- > 0;) {
-        if ((int64_t)i + e >= 0)
+        if ((int64_t)i + e >= 0) {
+            if (acc > (max - dg->d[i]) / 10) return false;
             acc = acc * 10 + dg->d[i];
-        else if (dg->d[i])
+        } else if (dg->d[i]) {
             fraction = true;
+        }
     }
-    for (int64_t i = 0; i < e; i++)
+    for (int64_t i = 0; i < e; i++) {
+        if (acc > max / 10) return false;
         acc *= 10;
-    acc += fraction;
-    if (acc > INT64_MAX) return false;
-    *out = acc;
+    }
+    if (fraction && acc == max) return false;
+    *out = acc + fraction;
     return true;
 }
 
-static int evaluate(const qscan *sc, kp_quantity *out)
+static int64_t saturate64(kp_milli128 v)
+{
+    return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
+kp_quantity kp_quantity_from_milli128(kp_milli128 milli, enum kp_quantity_format format)
+{
+    kp_quantity q = {saturate64(milli), format, milli};
+    return q;
+}
+
+kp_milli128 kp_quantity_milli128(kp_quantity q)
+{
+    /* A {milli, format} literal leaves `exact` zero: only a saturated `milli` defers to it. */
+    if ((q.milli == INT64_MAX || q.milli == INT64_MIN) && q.exact != 0) return q.exact;
+    return q.milli;
+}
+
+static void evaluate(const qscan *sc, kp_quantity *out)
 {
     digits dg;
-    uint64_t milli, nano;
+    u128 milli, nano;
     int64_t e = sc->exp10 - (int64_t)(sc->frac_end - sc->frac_start);
     enum kp_quantity_format format = sc->format;
-    int err = 0;
 
     digits_init(&dg, sc);
     for (int k = 0; k < sc->exp2; k += 10)
         digits_mul(&dg, 1024);
-    if (!digits_ceil(&dg, e + 3, &milli)) {
-        err = fail_detail(KP_EOVERFLOW, sc,
-                          "magnitude exceeds the int64 milli-unit range (9223372036854775807m)",
-                          sc->num_start);
-        goto done;
-    }
+    if (!digits_ceil(&dg, e + 3, (u128)MILLI128_MAX, &milli))
+        milli = (u128)MILLI128_MAX; /* past what we hold: the nearest value we do */
+    if (format == KP_QUANTITY_BINARY_SI && milli > (u128)BINARY_CAP)
+        milli = (u128)BINARY_CAP;
     /* Kubernetes keeps a binary suffix only for magnitudes of at least 1 once
      * rounded up to a nano-unit. */
-    if (format == KP_QUANTITY_BINARY_SI && dg.len > 0 && digits_ceil(&dg, e + 9, &nano) &&
+    if (format == KP_QUANTITY_BINARY_SI && dg.len > 0 && digits_ceil(&dg, e + 9, (u128)MILLI128_MAX, &nano) &&
         nano < 1000000000)
         format = KP_QUANTITY_DECIMAL_SI;
-    out->milli = sc->neg ? -(int64_t)milli : (int64_t)milli;
-    out->format = format;
-done:
+    *out = kp_quantity_from_milli128(sc->neg ? -(kp_milli128)milli : (kp_milli128)milli, format);
     free(dg.heap);
-    return err;
 }
 
 int kp_quantity_parse(const char *text, kp_quantity *out)
@@ -323,84 +347,86 @@ int kp_quantity_parse(const char *text, kp_quantity *out)
     sc.n = strlen(text);
     scan_number(&sc);
     if ((err = scan_suffix(&sc)) < 0 || (err = check_digitless(&sc)) < 0) return err;
-    return evaluate(&sc, out);
+    evaluate(&sc, out);
+    return 0;
 }
 
 kp_quantity kp_quantity_from_milli(int64_t milli, enum kp_quantity_format format)
 {
-    kp_quantity q = {milli, format};
-    return q;
+    return kp_quantity_from_milli128(milli, format);
 }
 
 kp_quantity kp_quantity_from_int(int64_t units, enum kp_quantity_format format)
 {
-    kp_quantity q = {0, format};
+    return kp_quantity_from_milli128((kp_milli128)units * 1000, format);
+}
 
-    if (__builtin_mul_overflow(units, (int64_t)1000, &q.milli))
-        q.milli = units < 0 ? INT64_MIN : INT64_MAX;
-    return q;
+/* Text of a 128-bit value for messages (into buf, which it returns). */
+static char *i128_text(kp_milli128 v, char *buf, size_t size);
+
+static int overflow(kp_milli128 a, const char *op, kp_milli128 b)
+{
+    char x[48], y[48];
+    return kp_error_set(KP_EOVERFLOW, "quantity: %sm %s %s overflows 128-bit milli-units", i128_text(a, x, sizeof(x)),
+                        op, i128_text(b, y, sizeof(y)));
+}
+
+static bool in_range(kp_milli128 v)
+{
+    return v <= MILLI128_MAX && v >= -MILLI128_MAX;
 }
 
 int kp_quantity_add(kp_quantity a, kp_quantity b, kp_quantity *out)
 {
-    int64_t sum;
+    kp_milli128 x = kp_quantity_milli128(a), y = kp_quantity_milli128(b), sum;
 
-    if (__builtin_add_overflow(a.milli, b.milli, &sum))
-        return kp_error_set(KP_EOVERFLOW,
-                            "quantity: %" PRId64 "m + %" PRId64 "m overflows int64 milli-units",
-                            a.milli, b.milli);
+    if (__builtin_add_overflow(x, y, &sum) || !in_range(sum)) return overflow(x, "+", y);
     /* Kubernetes adopts the other operand's format when the receiver is zero. */
-    out->format = a.milli == 0 ? b.format : a.format;
-    out->milli = sum;
+    *out = kp_quantity_from_milli128(sum, x == 0 ? b.format : a.format);
     return 0;
 }
 
 int kp_quantity_sub(kp_quantity a, kp_quantity b, kp_quantity *out)
 {
-    int64_t diff;
+    kp_milli128 x = kp_quantity_milli128(a), y = kp_quantity_milli128(b), diff;
 
-    if (__builtin_sub_overflow(a.milli, b.milli, &diff))
-        return kp_error_set(KP_EOVERFLOW,
-                            "quantity: %" PRId64 "m - %" PRId64 "m overflows int64 milli-units",
-                            a.milli, b.milli);
-    out->format = a.milli == 0 ? b.format : a.format;
-    out->milli = diff;
+    if (__builtin_sub_overflow(x, y, &diff) || !in_range(diff)) return overflow(x, "-", y);
+    *out = kp_quantity_from_milli128(diff, x == 0 ? b.format : a.format);
     return 0;
 }
 
 int kp_quantity_mul(kp_quantity a, int64_t factor, kp_quantity *out)
 {
-    int64_t product;
+    kp_milli128 x = kp_quantity_milli128(a), product;
 
-    if (__builtin_mul_overflow(a.milli, factor, &product))
-        return kp_error_set(KP_EOVERFLOW,
-                            "quantity: %" PRId64 "m * %" PRId64 " overflows int64 milli-units",
-                            a.milli, factor);
-    out->format = a.format;
-    out->milli = product;
+    if (__builtin_mul_overflow(x, (kp_milli128)factor, &product) || !in_range(product))
+        return overflow(x, "*", factor);
+    *out = kp_quantity_from_milli128(product, a.format);
     return 0;
 }
 
 int kp_quantity_cmp(kp_quantity a, kp_quantity b)
 {
-    return (a.milli > b.milli) - (a.milli < b.milli);
+    kp_milli128 x = kp_quantity_milli128(a), y = kp_quantity_milli128(b);
+    return (x > y) - (x < y);
 }
 
 bool kp_quantity_is_zero(kp_quantity q)
 {
-    return q.milli == 0;
+    return kp_quantity_milli128(q) == 0;
 }
 
-static uint64_t magnitude(int64_t v)
+static u128 magnitude(kp_milli128 v)
 {
-    return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    return v < 0 ? (u128)0 - (u128)v : (u128)v;
 }
 
 int64_t kp_quantity_value(kp_quantity q)
 {
-    uint64_t mag = magnitude(q.milli);
-    int64_t units = (int64_t)(mag / 1000 + (mag % 1000 != 0));
-    return q.milli < 0 ? -units : units;
+    kp_milli128 v = kp_quantity_milli128(q);
+    u128 mag = magnitude(v);
+    kp_milli128 units = (kp_milli128)(mag / 1000 + (mag % 1000 != 0));
+    return saturate64(v < 0 ? -units : units);
 }
 
 int64_t kp_quantity_milli_value(kp_quantity q)
@@ -408,24 +434,52 @@ int64_t kp_quantity_milli_value(kp_quantity q)
     return q.milli;
 }
 
+/* Decimal digits of `v` into buf (at least 40 bytes). */
+static const char *u128_text(u128 v, char *buf, size_t size)
+{
+    char tmp[48];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v && n < sizeof(tmp));
+    size_t w = 0;
+    while (n > 0 && w + 1 < size)
+        buf[w++] = tmp[--n];
+    buf[w] = '\0';
+    return buf;
+}
+
+static char *i128_text(kp_milli128 v, char *buf, size_t size)
+{
+    if (size < 2) return buf;
+    size_t start = 0;
+    if (v < 0) buf[start++] = '-';
+    u128_text(magnitude(v), buf + start, size - start);
+    return buf;
+}
+
 /* Largest power of 1024 dividing the whole units, as "<n><Ki..Ei>". */
-static void format_binary(char *out, const char *sign, uint64_t units)
+static void format_binary(char *out, const char *sign, u128 units)
 {
     static const char *const suffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    char text[48];
     int times = 0;
 
     while (units >= 1024 && units % 1024 == 0 && times < 6) {
         units /= 1024;
         times++;
     }
-    snprintf(out, KP_QUANTITY_STRLEN, "%s%" PRIu64 "%s", sign, units, suffix[times]);
+    snprintf(out, KP_QUANTITY_STRLEN, "%s%s%s", sign, u128_text(units, text, sizeof(text)), suffix[times]);
 }
 
-/* Mantissa with no trailing zeros beyond what keeps the exponent a multiple of 3. */
-static void format_decimal(char *out, const char *sign, uint64_t milli, bool si)
+/* Mantissa with no trailing zeros beyond what keeps the exponent a multiple
+ * of 3; SI suffixes from n to E, an exponent past them (as Kubernetes). */
+static void format_decimal(char *out, const char *sign, u128 milli, bool si)
 {
     static const char *const suffix[] = {"n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
-    uint64_t m = milli;
+    char text[48];
+    u128 m = milli;
     int exp = -3;
 
     while (m >= 10 && m % 10 == 0) {
@@ -445,18 +499,19 @@ static void format_decimal(char *out, const char *sign, uint64_t milli, bool si)
         exp -= 2;
         break;
     }
-    if (!si && exp != 0)
-        snprintf(out, KP_QUANTITY_STRLEN, "%s%" PRIu64 "e%d", sign, m, exp);
+    u128_text(m, text, sizeof(text));
+    if ((!si && exp != 0) || exp > 18)
+        snprintf(out, KP_QUANTITY_STRLEN, "%s%se%d", sign, text, exp);
     else
-        snprintf(out, KP_QUANTITY_STRLEN, "%s%" PRIu64 "%s", sign, m,
-                 si ? suffix[(exp + 9) / 3] : "");
+        snprintf(out, KP_QUANTITY_STRLEN, "%s%s%s", sign, text, si ? suffix[(exp + 9) / 3] : "");
 }
 
 char *kp_quantity_format(kp_quantity q, char *buf, size_t size)
 {
     char tmp[KP_QUANTITY_STRLEN];
-    uint64_t mag = magnitude(q.milli);
-    const char *sign = q.milli < 0 ? "-" : "";
+    kp_milli128 v = kp_quantity_milli128(q);
+    u128 mag = magnitude(v);
+    const char *sign = v < 0 ? "-" : "";
 
     if (mag == 0)
         memcpy(tmp, "0", 2);

@@ -1,10 +1,15 @@
 /*
  * Kubernetes resource.Quantity: parsing with its exact grammar, exact integer
  * arithmetic on milli-units, comparison, and the canonical string Kubernetes
- * prints. Values are held as signed 64-bit milli-units, which covers ±9.2e15
- * whole units (8 PiB of memory, 9.2 billion cores); anything larger is
- * KP_EOVERFLOW rather than silently rounded. Precision finer than a milli-unit
- * rounds up to the next milli-unit, as Kubernetes does ("0.0001" is 1m).
+ * prints. Kubernetes holds any magnitude (arbitrary precision, BinarySI
+ * capped at 2^63-1 units); so do we, up to ±(2^127-1) milli-units (1.7e35
+ * whole units) and saturating beyond, which no resource reaches. `milli` is
+ * the value saturated to int64 milli-units (exact within ±9.2e15 whole units:
+ * 8 PiB of memory, 9.2 billion cores), what resource vectors hold; `exact`
+ * keeps the rest, so comparisons, sums and printing stay exact ("10000000Gi",
+ * Karpenter's benchmark limit, is 1.07e19 milli-units). Precision finer than
+ * a milli-unit rounds up to the next milli-unit, as Kubernetes does ("0.0001"
+ * is 1m).
  */
 #ifndef KP_API_QUANTITY_H
 #define KP_API_QUANTITY_H
@@ -20,31 +25,39 @@ enum kp_quantity_format {
     KP_QUANTITY_DECIMAL_EXP,    /* e3, E-3 */
 };
 
+/* Milli-units in 128 bits (GCC and Clang's __int128). */
+__extension__ typedef __int128 kp_milli128;
+
 typedef struct kp_quantity {
-    int64_t milli;
+    int64_t milli; /* saturated at INT64_MIN / INT64_MAX */
     enum kp_quantity_format format;
+    kp_milli128 exact; /* the exact value when `milli` saturates (0 in a {milli, format} literal) */
 } kp_quantity;
 
 /* Longest canonical string plus NUL. */
-enum { KP_QUANTITY_STRLEN = 32 };
+enum { KP_QUANTITY_STRLEN = 48 };
 
 /* Parse `text` (whole string, no surrounding spaces). Accepts exactly what
- * Kubernetes' ParseQuantity accepts, including the suffixes "n" and "u" and the
- * spellings it reads as zero ("+", "-", ".", "e3", "Ki"). On error returns
- * KP_EINVALID with a message naming the offending character's 0-based position
- * ("quantity \"12x\": unexpected character 'x' at position 2", or "unexpected
- * end of input at position 2" for "1e"), or KP_EOVERFLOW when the magnitude
- * exceeds 9223372036854775807m. A binary-suffixed value below 1 gets
- * KP_QUANTITY_DECIMAL_SI, as in Kubernetes. */
+ * Kubernetes' ParseQuantity accepts, including the suffixes "n" and "u", the
+ * spellings it reads as zero ("+", "-", ".", "e3", "Ki") and any magnitude
+ * ("10000000Gi", "12E", "1e30"; BinarySI capped at 2^63-1 units, as there).
+ * On error returns KP_EINVALID with a message naming the offending
+ * character's 0-based position ("quantity \"12x\": unexpected character 'x'
+ * at position 2", or "unexpected end of input at position 2" for "1e"). A
+ * binary-suffixed value below 1 gets KP_QUANTITY_DECIMAL_SI, as in Kubernetes. */
 int kp_quantity_parse(const char *text, kp_quantity *out);
 
-/* Constructors. kp_quantity_from_int saturates at the int64 milli-unit range
- * (|units| up to 9223372036854775); use kp_quantity_mul to detect overflow. */
+/* Constructors (exact; `milli` saturates past the int64 range). */
 kp_quantity kp_quantity_from_milli(int64_t milli, enum kp_quantity_format format);
 kp_quantity kp_quantity_from_int(int64_t units, enum kp_quantity_format format);
+kp_quantity kp_quantity_from_milli128(kp_milli128 milli, enum kp_quantity_format format);
 
-/* Arithmetic; KP_EOVERFLOW on overflow with *out untouched. The result keeps
- * `a`'s format, except that a zero `a` takes `b`'s (Kubernetes' Add/Sub). */
+/* The exact value in milli-units. */
+kp_milli128 kp_quantity_milli128(kp_quantity q);
+
+/* Arithmetic, exact; KP_EOVERFLOW past ±(2^127-1) milli-units with *out
+ * untouched. The result keeps `a`'s format, except that a zero `a` takes
+ * `b`'s (Kubernetes' Add/Sub). */
 int kp_quantity_add(kp_quantity a, kp_quantity b, kp_quantity *out);
 int kp_quantity_sub(kp_quantity a, kp_quantity b, kp_quantity *out);
 /* Multiply by an integer factor (e.g. per-node overhead x nodes). */
@@ -55,7 +68,7 @@ int kp_quantity_cmp(kp_quantity a, kp_quantity b);
 bool kp_quantity_is_zero(kp_quantity q);
 
 /* Whole units, rounded up in magnitude (Kubernetes' Value(): 1.5 -> 2,
- * -1.5 -> -2), and milli-units (MilliValue()). */
+ * -1.5 -> -2), and milli-units (MilliValue()), both saturated to int64. */
 int64_t kp_quantity_value(kp_quantity q);
 int64_t kp_quantity_milli_value(kp_quantity q);
 

@@ -12,6 +12,7 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 
+#include <regex.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,7 +95,7 @@ void kp_v_quantity_map(kp_vctx *v, const cJSON *obj, const char *name, bool warn
     cJSON_ArrayForEach(e, map)
     {
         kp_v_push_key(v, e->string);
-        kp_quantity q = {0, KP_QUANTITY_DECIMAL_SI};
+        kp_quantity q = kp_quantity_from_milli(0, KP_QUANTITY_DECIMAL_SI);
         if (cJSON_IsString(e)) {
             if (kp_quantity_parse(e->valuestring, &q) < 0)
                 kp_v_invalid(v, e, "%s", kp_error_last());
@@ -247,15 +248,41 @@ static bool non_negative_int(const char *s)
     return n < 19 || (n == 19 && strcmp(p, "9223372036854775807") <= 0);
 }
 
-static void check_key(kp_vctx *v, const char *key, enum kp_v_owner owner)
+/* The pattern the CRDs give requirement keys and taint keys and values: a
+ * qualified name without IsQualifiedName's length limits on its parts. */
+#define LABEL_KEY_PATTERN                                                                          \
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+
+static bool matches_key_pattern(const char *s)
 {
-    kp_v_push(v, "key");
+    regex_t re;
+    if (regcomp(&re, LABEL_KEY_PATTERN, REG_EXTENDED | REG_NOSUB) != 0) return false;
+    bool ok = regexec(&re, s, 0, NULL, 0) == 0;
+    regfree(&re);
+    return ok;
+}
+
+/* NodePools: the CRD's pattern and Karpenter's IsQualifiedName (its runtime
+ * check). NodeClaims have no Go-level validation in Karpenter: the pattern
+ * alone, so a key the CRD admits is not refused here. */
+static void key_shape(kp_vctx *v, const char *key, enum kp_v_owner owner)
+{
+    if (owner == KP_V_NODECLAIM) {
+        if (!matches_key_pattern(key)) kp_v_pattern(v, key, LABEL_KEY_PATTERN);
+        return;
+    }
     kp_msgs msgs;
     kp_msgs_init(&msgs, v->arena);
-    if (strlen(key) > 316) kp_v_too_long(v, 316);
     kp_is_qualified_name(key, &msgs);
     for (size_t i = 0; i < msgs.count; i++)
         kp_v_invalid_str(v, key, "%s", msgs.items[i]);
+}
+
+static void check_key(kp_vctx *v, const char *key, enum kp_v_owner owner)
+{
+    kp_v_push(v, "key");
+    if (strlen(key) > 316) kp_v_too_long(v, 316);
+    key_shape(v, key, owner);
     const char *why = kp_v_restricted_label(key, owner, owner == KP_V_NODEPOOL);
     if (why) kp_v_invalid_str(v, key, "%s", why);
     kp_v_pop(v);
@@ -413,7 +440,20 @@ static void remember(kp_vctx *v, taint_seen *seen, const char *key, const char *
     seen->effects[seen->n++] = effect;
 }
 
-static void taint(kp_vctx *v, const cJSON *t, taint_seen *seen)
+/* A taint key or value: IsQualifiedName for NodePools (Karpenter's runtime
+ * check), the CRD's pattern alone for NodeClaims. */
+static void taint_name(kp_vctx *v, const char *name, const char *s, enum kp_v_owner owner)
+{
+    if (owner == KP_V_NODEPOOL) {
+        qualified_name(v, name, s);
+        return;
+    }
+    kp_v_push(v, name);
+    if (!matches_key_pattern(s)) kp_v_pattern(v, s, LABEL_KEY_PATTERN);
+    kp_v_pop(v);
+}
+
+static void taint(kp_vctx *v, const cJSON *t, taint_seen *seen, enum kp_v_owner owner)
 {
     if (!cJSON_IsObject(t)) {
         kp_v_type(v, t, "object");
@@ -425,10 +465,10 @@ static void taint(kp_vctx *v, const cJSON *t, taint_seen *seen)
         kp_v_invalid_str(v, key, "should be at least 1 chars long");
         kp_v_pop(v);
     } else if (key) {
-        qualified_name(v, "key", key);
+        taint_name(v, "key", key, owner);
     }
     const char *value = kp_v_string(v, t, "value");
-    if (value) qualified_name(v, "value", value);
+    if (value) taint_name(v, "value", value, owner);
     const char *effect = NULL;
     if (!kp_v_has(t, "effect"))
         kp_v_required(v, "effect");
@@ -440,7 +480,8 @@ static void taint(kp_vctx *v, const cJSON *t, taint_seen *seen)
         kp_v_invalid_str(v, added, "must be an RFC 3339 date-time (2006-01-02T15:04:05Z)");
         kp_v_pop(v);
     }
-    if (!key || !effect) return;
+    /* Duplicate Key/Effect pairs are Karpenter's runtime check, NodePools' only. */
+    if (!key || !effect || owner != KP_V_NODEPOOL) return;
     for (size_t i = 0; i < seen->n; i++) {
         if (strcmp(seen->keys[i], key) == 0 && strcmp(seen->effects[i], effect) == 0) {
             kp_field_errors_add(v->errs, KP_FIELD_DUPLICATE, kp_v_here(v),
@@ -452,7 +493,7 @@ static void taint(kp_vctx *v, const cJSON *t, taint_seen *seen)
     remember(v, seen, key, effect);
 }
 
-void kp_v_taints(kp_vctx *v, const cJSON *spec)
+void kp_v_taints(kp_vctx *v, const cJSON *spec, enum kp_v_owner owner)
 {
     static const char *const fields[] = {"taints", "startupTaints"};
     taint_seen seen = {0};
@@ -464,7 +505,7 @@ void kp_v_taints(kp_vctx *v, const cJSON *spec)
         cJSON_ArrayForEach(t, arr)
         {
             kp_v_push_index(v, i++);
-            taint(v, t, &seen);
+            taint(v, t, &seen, owner);
             kp_v_pop(v);
         }
         kp_v_pop(v);

@@ -25,11 +25,10 @@ static const char *const alias_families[] = {
     "al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025", NULL};
 static const char *const enabled_disabled[] = {"enabled", "disabled", NULL};
 
+/* has() as the API server's CEL evaluates it: present, even as an empty map. */
 static bool has_member(const cJSON *obj, const char *name)
 {
-    const cJSON *m = kp_v_get(obj, name);
-    /* An empty tag map is what a Go client drops (omitempty): it selects nothing. */
-    return m && !(cJSON_IsObject(m) && strcmp(name, "tags") == 0 && !m->child);
+    return kp_v_get(obj, name) != NULL;
 }
 
 /* "<prefix>[0-9a-z]+" found anywhere (the CRD's id patterns are unanchored
@@ -180,10 +179,10 @@ static void selector_term(kp_vctx *v, const term_kind *k, const cJSON *term)
         return;
     }
     if (!any_member(term, k->selectors)) kp_v_invalid(v, term, "%s", k->at_least);
-    exclusive(v, term, "id", k->id_excludes, k->id_message);
-    exclusive(v, term, "name", k->name_excludes, k->name_message);
-    if (k == &ami_terms)
+    if (k == &ami_terms) {
+        exclusive(v, term, "id", k->id_excludes, k->id_message);
         exclusive(v, term, "alias", ami_alias_ex, "'alias' " EXCLUSIVE " amiSelectorTerms");
+    }
     selector_tags(v, term);
     const char *id = kp_v_string(v, term, "id");
     if (id && !id_like(id, k->id_prefix, k->id_anchored)) {
@@ -212,6 +211,24 @@ static void capacity_reservation_fields(kp_vctx *v, const cJSON *term)
     }
 }
 
+/* Karpenter's subnet, security group and capacity reservation rules read
+ * !self.all(x, <field set with another>): weaker than their messages, they
+ * refuse a list only when every term (or no term at all: all() of an empty
+ * list is true) combines the fields. The API server admits a list that
+ * mixes such a term with others, and so do we. (The AMI rules use exists()
+ * and refuse each term.) */
+static void exclusive_all(kp_vctx *v, const cJSON *terms, const char *field,
+                          const char *const *others, const char *message)
+{
+    if (!others) return;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, terms)
+    {
+        if (!cJSON_IsObject(t) || !has_member(t, field) || !any_member(t, others)) return;
+    }
+    kp_v_invalid(v, terms, "%s", message);
+}
+
 static const cJSON *selector_terms(kp_vctx *v, const cJSON *spec, const term_kind *k)
 {
     if (k->required && !kp_v_has(spec, k->list)) {
@@ -235,6 +252,10 @@ static const cJSON *selector_terms(kp_vctx *v, const cJSON *spec, const term_kin
         selector_term(v, k, t);
         if (k == &cr_terms && cJSON_IsObject(t)) capacity_reservation_fields(v, t);
         kp_v_pop(v);
+    }
+    if (k != &ami_terms) {
+        exclusive_all(v, terms, "id", k->id_excludes, k->id_message);
+        exclusive_all(v, terms, "name", k->name_excludes, k->name_message);
     }
     if (k == &ami_terms && i > 1) {
         cJSON_ArrayForEach(t, terms)

@@ -105,8 +105,9 @@ enum kp_v_owner { KP_V_NODEPOOL, KP_V_NODECLAIM };
 const char *kp_v_restricted_label(const char *key, enum kp_v_owner owner, bool go_rules);
 /* spec.requirements of a NodePool template or NodeClaim (`spec` holds it). */
 void kp_v_requirements(kp_vctx *v, const cJSON *spec, enum kp_v_owner owner);
-/* taints and startupTaints, with duplicates across both. */
-void kp_v_taints(kp_vctx *v, const cJSON *spec);
+/* taints and startupTaints; for NodePools also Karpenter's runtime checks
+ * (qualified names, duplicate Key/Effect pairs across both lists). */
+void kp_v_taints(kp_vctx *v, const cJSON *spec, enum kp_v_owner owner);
 /* nodeClassRef; with `old_spec` (NodePool UPDATE) group and kind are immutable. */
 void kp_v_node_class_ref(kp_vctx *v, const cJSON *spec, const cJSON *old_spec);
 /* Warn when metadata.name cannot be a label value (Karpenter labels nodes with it). */

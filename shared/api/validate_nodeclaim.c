@@ -14,7 +14,7 @@ void kp_validate_nodeclaim(kp_vctx *v, const cJSON *obj, const cJSON *old)
     kp_v_push(v, "spec");
     kp_v_node_class_ref(v, spec, NULL);
     kp_v_requirements(v, spec, KP_V_NODECLAIM);
-    kp_v_taints(v, spec);
+    kp_v_taints(v, spec, KP_V_NODECLAIM);
     kp_v_duration(v, spec, "expireAfter", KP_VDUR_NILLABLE, NULL, NULL);
     kp_v_duration(v, spec, "terminationGracePeriod", KP_VDUR_PLAIN, NULL, NULL);
     const cJSON *resources = kp_v_object(v, spec, "resources");

@@ -191,7 +191,7 @@ static void template_spec(kp_vctx *v, const cJSON *t, const cJSON *old_t)
     kp_v_push(v, "spec");
     kp_v_node_class_ref(v, ts, cJSON_IsObject(old_ts) ? old_ts : NULL);
     kp_v_requirements(v, ts, KP_V_NODEPOOL);
-    kp_v_taints(v, ts);
+    kp_v_taints(v, ts, KP_V_NODEPOOL);
     kp_v_duration(v, ts, "expireAfter", KP_VDUR_NILLABLE, NULL, NULL);
     kp_v_duration(v, ts, "terminationGracePeriod", KP_VDUR_PLAIN, NULL, NULL);
     kp_v_pop(v);

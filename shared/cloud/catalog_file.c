@@ -5,6 +5,10 @@
  *    "offerings": [{"zone", "capacityType", "price", "available"}]}
  * Labels become single-value requirements; the zone and capacity-type
  * requirements are the union of the offerings', as a provider would report.
+ * Every label key a type declares is a well-known label of the catalog's
+ * provider, as a cloud provider's own labels are in Karpenter: pods and
+ * DaemonSets may select it although no NodePool mentions it, and a type that
+ * does not declare it does not have it (DoesNotExist, as a provider reports).
  */
 #include "cloud/instance_types.h"
 #include "api/quantity.h"
@@ -46,6 +50,14 @@ static int load_resources(kp_catalog *catalog, kp_instance_type *it, const cJSON
     return 0;
 }
 
+static void add_well_known(kp_catalog *catalog, const char *key)
+{
+    for (size_t i = 0; i < catalog->n_well_known; i++)
+        if (strcmp(catalog->well_known[i], key) == 0)
+            return;
+    kp_catalog_add_well_known(catalog, key);
+}
+
 static int load_labels(kp_catalog *catalog, kp_instance_type *it, const cJSON *obj, kp_path *path)
 {
     if (!obj)
@@ -59,6 +71,7 @@ static int load_labels(kp_catalog *catalog, kp_instance_type *it, const cJSON *o
         if (!cJSON_IsString(entry))
             return type_error(path, "a string");
         kp_it_add_label(catalog, it, entry->string, entry->valuestring);
+        add_well_known(catalog, entry->string);
         kp_path_pop(path);
     }
     return 0;
@@ -188,6 +201,18 @@ static int load_type(kp_catalog *catalog, const cJSON *obj, kp_path *path)
     return err;
 }
 
+/* The catalog's labels this type does not declare: DoesNotExist. */
+static void add_absent_labels(kp_catalog *catalog, kp_instance_type *it)
+{
+    for (size_t k = 0; k < catalog->n_well_known; k++) {
+        bool has = false;
+        for (uint32_t r = 0; r < it->n_reqs && !has; r++)
+            has = strcmp(it->reqs[r].key, catalog->well_known[k]) == 0;
+        if (!has)
+            kp_it_add_req(catalog, it, catalog->well_known[k], KP_OP_DOES_NOT_EXIST, NULL, 0);
+    }
+}
+
 int kp_catalog_from_json(const cJSON *json, const char *description, kp_catalog **out)
 {
     kp_path path;
@@ -211,6 +236,8 @@ int kp_catalog_from_json(const cJSON *json, const char *description, kp_catalog 
         kp_catalog_free(catalog);
         return kp_error_set(KP_EINVALID, "%s: no instance types", description);
     }
+    for (size_t i = 0; i < catalog->count; i++)
+        add_absent_labels(catalog, &catalog->types[i]);
     *out = catalog;
     return 0;
 }

@@ -44,6 +44,14 @@ typedef struct kp_cloud_instance {
 
 typedef struct kp_cloud_provider kp_cloud_provider;
 
+/* Karpenter's RepairPolicy: a Node whose condition `type` has had `status`
+ * for `toleration_ns` is replaced (node auto-repair, gate NodeRepair). */
+typedef struct kp_repair_policy {
+    const char *type;
+    const char *status;
+    int64_t toleration_ns;
+} kp_repair_policy;
+
 typedef struct kp_cloud_provider_ops {
     /* "kwok", "aws" */
     const char *(*name)(const kp_cloud_provider *cp);
@@ -71,6 +79,9 @@ typedef struct kp_cloud_provider_ops {
     const char *node_class_group;
     const char *node_class_kind;
     const char *provider_id_scheme;
+    /* The node conditions that make a node unhealthy, and for how long. */
+    const kp_repair_policy *repair_policies;
+    size_t n_repair_policies;
 } kp_cloud_provider_ops;
 
 /* Implementations embed this as their first member. */

@@ -3,7 +3,9 @@
  * BuildDisruptionBudgetMapping): for each NodePool and reason, the smallest
  * `nodes` of the budgets that are active now and apply to the reason, as a
  * count or a percentage of the NodePool's initialised nodes rounded up, minus
- * the nodes already disrupting (not ready, or being deleted).
+ * the nodes already disrupting (not ready, or being deleted) — and, within
+ * one loop of the plan, minus the candidates of the loop's earlier commands,
+ * whatever their reason (they are disrupting when the next one starts).
  */
 #include "disruption/disruption_internal.h"
 #include "api/cron.h"
@@ -77,21 +79,54 @@ static int64_t pool_allowance(const kp_nodepool *np, const char *reason, int64_t
     return allowed;
 }
 
-void budgets_compute(planner *p, const char *reason, int64_t *allowed)
+static const char *const reason_names[N_REASONS] = {"Empty", "Drifted", "Underutilized"};
+
+const char *budget_reason_name(int reason)
+{
+    return reason_names[reason];
+}
+
+/* What every NodePool's budgets allow when the loop begins, and how many of
+ * its nodes are disrupting already (not ready, or being deleted). The nodes
+ * this loop's commands take count as disrupting as they are added. */
+void budgets_start_loop(planner *p)
 {
     const kp_snapshot *snap = p->snap;
-    int64_t *nodes = KP_ARENA_NEW(p->scratch, int64_t, snap->n_templates ? snap->n_templates : 1);
-    int64_t *busy = KP_ARENA_NEW(p->scratch, int64_t, snap->n_templates ? snap->n_templates : 1);
+    uint32_t nt = snap->n_templates ? snap->n_templates : 1;
+    int64_t *nodes = p->node_count = KP_ARENA_NEW(p->loop_arena, int64_t, nt);
+    p->budget = KP_ARENA_NEW(p->loop_arena, int64_t, nt * N_REASONS);
+    p->disrupting = KP_ARENA_NEW(p->loop_arena, int64_t, nt);
     for (uint32_t i = 0; i < snap->n_nodes; i++) {
         const node_facts *f = &p->facts[i];
         int32_t t = snap->nodes[i].template_index;
         if (p->gone[i] || !f->counts_for_budget || t < 0)
             continue;
         nodes[t]++;
-        busy[t] += f->consumes_budget;
+        p->disrupting[t] += f->consumes_budget;
     }
-    for (uint32_t t = 0; t < snap->n_templates; t++) {
-        int64_t a = pool_allowance(snap->templates[t].src, reason, facts_now(p), nodes[t]) - busy[t];
-        allowed[t] = a > 0 ? a : 0;
+    for (uint32_t t = 0; t < snap->n_templates; t++)
+        for (int r = 0; r < N_REASONS; r++)
+            p->budget[t * N_REASONS + r] = pool_allowance(snap->templates[t].src, reason_names[r], facts_now(p), nodes[t]);
+}
+
+int64_t budget_of(const planner *p, uint32_t t, int reason)
+{
+    return p->budget[t * N_REASONS + reason];
+}
+
+int64_t budget_left(const planner *p, int32_t t, int reason)
+{
+    if (t < 0)
+        return 0;
+    int64_t left = p->budget[(uint32_t)t * N_REASONS + reason] - p->disrupting[t];
+    return left > 0 ? left : 0;
+}
+
+void budget_take(planner *p, const uint32_t *nodes, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t t = p->snap->nodes[nodes[i]].template_index;
+        if (t >= 0 && p->facts[nodes[i]].counts_for_budget && !p->facts[nodes[i]].consumes_budget)
+            p->disrupting[t]++;
     }
 }

@@ -6,7 +6,8 @@
  * consolidatable, drifted or expired.
  */
 #include "disruption/disruption_internal.h"
-#include "api/duration.h"
+#include "api/nodeclaim_rules.h"
+#include "api/pod_rules.h"
 #include "api/wellknown.h"
 #include "base/clock.h"
 
@@ -24,18 +25,10 @@ static const char *annotation(const kp_labels *l, const char *key)
     return l ? kp_labels_get(l, key) : NULL;
 }
 
-/* "true", or a duration counted from the pod's start (Karpenter's IsDoNotDisruptActive). */
+/* "true", or a duration counted from the pod's start (api/pod_rules.h). */
 static bool do_not_disrupt_active(const planner *p, const kp_pod *pod)
 {
-    const char *v = annotation(&pod->meta.annotations, KP_ANNOTATION_DO_NOT_DISRUPT);
-    kp_duration d;
-    if (!v)
-        return false;
-    if (strcmp(v, "true") == 0)
-        return true;
-    if (kp_duration_parse(v, &d) < 0 || d.ns <= 0)
-        return false; /* an invalid value is ignored, as Karpenter does */
-    return !pod->start_time.set || facts_now(p) - pod->start_time.ns < d.ns;
+    return kp_pod_do_not_disrupt_active(pod, facts_now(p));
 }
 
 static bool active(const kp_spod *s)
@@ -136,31 +129,42 @@ bool facts_pod_reschedulable_now(const planner *p, const kp_spod *s)
 
 /* Why the pods on `node` may not be evicted now, or NULL (Karpenter's
  * ValidatePodsDisruptable: do-not-disrupt, then PodDisruptionBudgets). */
-static const char *pods_protected(planner *p, uint32_t node)
+static const kp_disrupt_blocked *pods_protected(planner *p, uint32_t node)
 {
     const kp_snapshot *snap = p->snap;
+    kp_arena *a = p->plan->arena;
     for (uint32_t k = p->pods_first[node]; k < p->pods_first[node + 1]; k++) {
         const kp_spod *s = &snap->pods[p->pods_list[k]];
         if (!s->src || !active(s))
             continue;
         if (do_not_disrupt_active(p, s->src))
-            return kp_arena_printf(p->plan->arena, "pod %s has the %s annotation", s->ns_name,
-                                   KP_ANNOTATION_DO_NOT_DISRUPT);
+            return why_new(p, KP_BLOCK_POD_DO_NOT_DISRUPT, s->ns_name,
+                           kp_arena_printf(a, "pod %s has the %s annotation", s->ns_name, KP_ANNOTATION_DO_NOT_DISRUPT),
+                           NULL);
         if (tolerates_disrupted_taint(s) || s->src->owned_by_node || s->src->is_mirror)
             continue;
         const kp_pdb *several, *match = blocking_pdb(snap, s->src, &several);
         if (several)
-            return kp_arena_printf(p->plan->arena, "pod %s is selected by more than one PodDisruptionBudget "
-                                   "(%s and %s): eviction cannot proceed", s->ns_name, match->meta.name,
-                                   several->meta.name);
-        if (match)
-            return kp_arena_printf(p->plan->arena, "PodDisruptionBudget %s/%s allows 0 disruptions (pod %s)",
-                                   match->meta.namespace, match->meta.name, s->ns_name);
+            return why_new(p, KP_BLOCK_PDB_MULTIPLE,
+                           kp_arena_printf(a, "%s/%s %s/%s", match->meta.namespace, match->meta.name,
+                                           several->meta.namespace, several->meta.name),
+                           kp_arena_printf(a, "pod %s is selected by more than one PodDisruptionBudget (%s and %s): "
+                                           "eviction cannot proceed", s->ns_name, match->meta.name, several->meta.name),
+                           NULL);
+        if (match) {
+            kp_disrupt_blocked *w = (kp_disrupt_blocked *)why_new(
+                p, KP_BLOCK_PDB, kp_arena_printf(a, "%s/%s", match->meta.namespace, match->meta.name),
+                kp_arena_printf(a, "PodDisruptionBudget %s/%s allows 0 disruptions (pod %s)", match->meta.namespace,
+                                match->meta.name, s->ns_name),
+                NULL);
+            w->pod = s->ns_name;
+            return w;
+        }
     }
     return NULL;
 }
 
-static const char *node_not_disruptable(planner *p, const kp_snode *n)
+static const kp_disrupt_blocked *node_not_disruptable(planner *p, const kp_snode *n)
 {
     const kp_labels *na = n->src_node ? &n->src_node->meta.annotations : NULL;
     const kp_labels *ca = n->src_claim ? &n->src_claim->meta.annotations : NULL;
@@ -168,20 +172,25 @@ static const char *node_not_disruptable(planner *p, const kp_snode *n)
     if (!dnd)
         dnd = annotation(ca, KP_ANNOTATION_DO_NOT_DISRUPT);
     if (n->in_flight)
-        return "its NodeClaim has no node yet";
+        return why_new(p, KP_BLOCK_IN_FLIGHT, NULL, "its NodeClaim has no node yet", NULL);
     if (!n->initialized)
-        return "node is not initialized";
+        return why_new(p, KP_BLOCK_NOT_INITIALIZED, NULL, "node is not initialized", NULL);
     if (n->deleting)
-        return "node is being deleted";
-    if (dnd && strcmp(dnd, "true") == 0)
-        return "disruption is blocked by the karpenter.sh/do-not-disrupt annotation on the node";
+        return why_new(p, KP_BLOCK_DELETING, NULL, "node is being deleted", NULL);
     uint32_t node = (uint32_t)(n - p->snap->nodes);
-    if (p->nominated && p->nominated[node] >= 0)
-        return kp_arena_printf(p->plan->arena, "node is nominated for pending pod %s",
-                               p->snap->pods[p->nominated[node]].ns_name);
-    if (n->template_index < 0)
-        return kp_arena_printf(p->plan->arena, "its NodePool %s is not known",
-                               kp_sym_str(p->snap->symtab, kp_symlabels_get(&n->labels, KP_SYM_NODEPOOL)));
+    if (p->nominated && p->nominated[node] >= 0) {
+        const char *pod = p->snap->pods[p->nominated[node]].ns_name;
+        return why_new(p, KP_BLOCK_NOMINATED, pod,
+                       kp_arena_printf(p->plan->arena, "node is nominated for pending pod %s", pod), NULL);
+    }
+    if (dnd && strcmp(dnd, "true") == 0)
+        return why_new(p, KP_BLOCK_NODE_DO_NOT_DISRUPT, NULL,
+                       "disruption is blocked by the karpenter.sh/do-not-disrupt annotation on the node", NULL);
+    if (n->template_index < 0) {
+        const char *pool = kp_sym_str(p->snap->symtab, kp_symlabels_get(&n->labels, KP_SYM_NODEPOOL));
+        return why_new(p, KP_BLOCK_NODEPOOL_NOT_FOUND, pool,
+                       kp_arena_printf(p->plan->arena, "its NodePool %s is not known", pool), NULL);
+    }
     return NULL;
 }
 
@@ -204,7 +213,7 @@ static void collect_pods(planner *p, uint32_t node, node_facts *f)
     const kp_snapshot *snap = p->snap;
     uint32_t first = p->pods_first[node], end = p->pods_first[node + 1];
     f->cost = 1.0;
-    f->pods = KP_ARENA_NEW(p->plan->arena, uint32_t, end > first ? end - first : 1);
+    f->pods = KP_ARENA_NEW(p->loop_arena, uint32_t, end > first ? end - first : 1);
     for (uint32_t k = first; k < end; k++) {
         uint32_t i = p->pods_list[k];
         const kp_spod *s = &snap->pods[i];
@@ -231,68 +240,75 @@ static void consolidation_window(planner *p, const kp_snode *n, node_facts *f)
     if (np && np->disruption.has_consolidate_after)
         after = np->disruption.consolidate_after;
     if (after.never) {
-        f->not_consolidatable = kp_arena_printf(p->plan->arena, "NodePool %s has consolidateAfter: Never",
-                                                np->meta.name);
+        f->not_consolidatable = why_new(p, KP_BLOCK_CONSOLIDATION_DISABLED, np->meta.name,
+                                        kp_arena_printf(p->plan->arena, "NodePool %s has consolidateAfter: Never",
+                                                        np->meta.name),
+                                        NULL);
         return;
     }
-    int64_t since = n->created_ns;
-    const kp_nodeclaim *nc = n->src_claim;
-    const kp_condition *init = nc ? kp_conditions_get(&nc->conditions, "Initialized") : NULL;
-    if (nc && nc->last_pod_event_time.set)
-        since = nc->last_pod_event_time.ns;
-    else if (init && init->last_transition_time.set)
-        since = init->last_transition_time.ns;
-    int64_t ready_at = since + after.ns;
-    f->consolidatable = facts_now(p) >= ready_at;
+    int64_t ready_at = 0;
+    enum kp_consolidatable state =
+        kp_nodeclaim_consolidatable(np, n->src_claim, n->created_ns, facts_now(p), &ready_at);
+    f->consolidatable = state == KP_CONSOLIDATABLE_YES;
     f->closed_to_moves = !f->consolidatable && after.ns > 0;
     if (!f->consolidatable) {
         char when[32];
         kp_time_format_rfc3339(ready_at, when, sizeof(when));
-        f->not_consolidatable = kp_arena_printf(p->plan->arena, "consolidateAfter has not elapsed (until %s)", when);
+        f->not_consolidatable = why_new(
+            p, KP_BLOCK_CONSOLIDATE_AFTER, NULL,
+            kp_arena_printf(p->plan->arena, "consolidateAfter has not elapsed (until %s)", when), NULL);
     }
 }
 
-/* The NodePool hash, then the NodePool's requirements against the
- * NodeClaim's labels, then what the NodeClaim already says (Karpenter's
- * Drifted condition, e.g. from the cloud provider). */
-static void drift(planner *p, const kp_snode *n, node_facts *f)
+/* Karpenter's InstanceTypeNotFound: the NodeClaim's instance type is not
+ * offered any more (unknown, or no offering in its zone and capacity type,
+ * available or not); checked from an hour after the claim was created. */
+static bool instance_type_gone(const planner *p, uint32_t node, const kp_nodeclaim *nc)
 {
+    const kp_snode *n = &p->snap->nodes[node];
+    if (facts_now(p) - nc->meta.creation_timestamp.ns <= INT64_C(3600) * KP_NS_PER_SEC || !n->instance_type)
+        return false;
+    int32_t it = p->it_of_node[node];
+    if (it < 0)
+        return true;
+    kp_sym zone = kp_symlabels_get(&n->labels, KP_SYM_ZONE), ct = kp_symlabels_get(&n->labels, KP_SYM_CAPACITY_TYPE);
+    const kp_sit *sit = &p->snap->its[it];
+    for (uint32_t o = 0; o < sit->n_offerings; o++)
+        if ((!zone || sit->offerings[o].zone == zone) &&
+            (!ct || sit->offerings[o].capacity_type == ct ||
+             (ct == KP_SYM_RESERVED && sit->offerings[o].capacity_type == KP_SYM_ON_DEMAND)))
+            return false;
+    return true;
+}
+
+/* Karpenter's order: the NodePool hash, the NodePool's requirements against
+ * the NodeClaim's labels, the instance type, then the cloud provider — its
+ * answer when the caller asked it (opts.cloud_drift), else the NodeClaim's
+ * Drifted condition (what an earlier pass found). */
+static void drift(planner *p, uint32_t node, node_facts *f)
+{
+    const kp_snode *n = &p->snap->nodes[node];
     const kp_nodepool *np = pool_of(p, n);
     const kp_nodeclaim *nc = n->src_claim;
     if (!np || !nc)
         return;
-    const char *ph = annotation(&np->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH);
-    const char *pv = annotation(&np->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH_VERSION);
-    const char *ch = annotation(&nc->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH);
-    const char *cv = annotation(&nc->meta.annotations, KP_ANNOTATION_NODEPOOL_HASH_VERSION);
     const kp_condition *cond = kp_conditions_get(&nc->conditions, "Drifted");
-    f->drifted_ns = cond && cond->last_transition_time.set ? cond->last_transition_time.ns : facts_now(p);
-    if (ph && pv && ch && cv && strcmp(pv, cv) == 0 && strcmp(ph, ch) != 0) {
-        f->drifted = true, f->drift_reason = "NodePoolDrifted";
-        return;
-    }
-    kp_arena_mark m = kp_arena_mark_get(p->scratch);
-    kp_requirements pool, labels;
-    kp_requirements_init(&pool);
-    kp_requirements_init(&labels);
-    bool ok = true;
-    for (size_t i = 0; i < np->template.n_requirements && ok; i++) {
-        const kp_selector_req *r = &np->template.requirements[i];
-        kp_requirement req;
-        ok = kp_requirement_new(&req, p->snap->symtab, p->scratch, r->key, r->op, (const char *const *)r->values,
-                                r->n_values, 0) == 0;
-        if (ok)
-            kp_requirements_add(&pool, p->snap->symtab, p->scratch, &req);
-    }
-    for (size_t i = 0; i < nc->meta.labels.count; i++)
-        kp_requirements_add_label(&labels, p->snap->symtab, p->scratch, nc->meta.labels.items[i].key,
-                                  nc->meta.labels.items[i].value);
-    bool requirements_drifted = ok && !kp_requirements_compatible(p->snap->symtab, &labels, &pool, 0, NULL);
-    kp_arena_rewind(p->scratch, m);
-    if (requirements_drifted)
-        f->drifted = true, f->drift_reason = "RequirementsDrifted";
+    const char *cloud = NULL;
+    if (p->opts->cloud_drift)
+        cloud = node < p->n_initial ? p->opts->cloud_drift[node] : NULL;
     else if (cond && cond->status == KP_CONDITION_TRUE)
-        f->drifted = true, f->drift_reason = *cond->reason ? cond->reason : "Drifted";
+        cloud = *cond->reason ? cond->reason : "Drifted";
+    f->drifted_ns = cond && cond->last_transition_time.set ? cond->last_transition_time.ns : facts_now(p);
+    kp_arena_mark m = kp_arena_mark_get(p->scratch);
+    const char *static_drift = kp_nodeclaim_static_drift(np, nc, p->snap->symtab, p->scratch);
+    kp_arena_rewind(p->scratch, m); /* the reason is a literal, not in scratch */
+    if (static_drift)
+        f->drift_reason = static_drift;
+    else if (instance_type_gone(p, node, nc))
+        f->drift_reason = "InstanceTypeNotFound";
+    else if (cloud && *cloud)
+        f->drift_reason = kp_arena_strdup(p->plan->arena, cloud);
+    f->drifted = f->drift_reason != NULL;
 }
 
 static void expiry(planner *p, const kp_snode *n, node_facts *f)
@@ -339,8 +355,8 @@ static void facts_for(planner *p, uint32_t i, node_facts *f)
     if (f->blocked)
         return;
     consolidation_window(p, n, f);
-    drift(p, n, f);
-    const char *protected_pods = pods_protected(p, i);
+    drift(p, i, f);
+    const kp_disrupt_blocked *protected_pods = pods_protected(p, i);
     f->eligible = protected_pods == NULL;
     /* Drift is eventual: with a termination grace period bounding it, pods
      * that block eviction delay the node's end but do not prevent it. */
@@ -353,14 +369,14 @@ static void facts_for(planner *p, uint32_t i, node_facts *f)
 static void index_pods(planner *p)
 {
     const kp_snapshot *snap = p->snap;
-    uint32_t *first = KP_ARENA_NEW(p->plan->arena, uint32_t, snap->n_nodes + 1);
-    uint32_t *list = KP_ARENA_NEW(p->plan->arena, uint32_t, snap->n_pods ? snap->n_pods : 1);
+    uint32_t *first = KP_ARENA_NEW(p->loop_arena, uint32_t, snap->n_nodes + 1);
+    uint32_t *list = KP_ARENA_NEW(p->loop_arena, uint32_t, snap->n_pods ? snap->n_pods : 1);
     for (uint32_t i = 0; i < snap->n_pods; i++)
         if (snap->pods[i].node >= 0)
             first[snap->pods[i].node + 1]++;
     for (uint32_t i = 0; i < snap->n_nodes; i++)
         first[i + 1] += first[i];
-    uint32_t *fill = kp_arena_memdup(p->plan->arena, first, (snap->n_nodes + 1) * sizeof(uint32_t));
+    uint32_t *fill = kp_arena_memdup(p->loop_arena, first, (snap->n_nodes + 1) * sizeof(uint32_t));
     for (uint32_t i = 0; i < snap->n_pods; i++)
         if (snap->pods[i].node >= 0)
             list[fill[snap->pods[i].node]++] = i;

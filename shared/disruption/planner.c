@@ -1,14 +1,15 @@
 /*
- * The disruption loop, repeated until it finds nothing: each loop computes
- * the node facts, tries the methods in order, and applies the first command
- * to the snapshot as if it had completed — candidates gone, replacements
- * running as new nodes, pods where the simulation put them.
+ * The disruption loops, repeated until one finds nothing: each loop computes
+ * the node facts and the budgets, runs the methods in order, and applies each
+ * command to the snapshot as it is found — candidates gone, replacements
+ * running as new nodes (closed to moved pods until the next loop), pods where
+ * the simulation put them — so the next command of the same loop is proved
+ * against the cluster the earlier ones leave.
  */
 #include "disruption/disruption_internal.h"
 #include "base/clock.h"
 #include "base/xalloc.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +27,17 @@ const char *kp_disrupt_method_name(enum kp_disrupt_method m)
     return r[m];
 }
 
+const char *kp_disrupt_decision_name(enum kp_disrupt_decision d)
+{
+    return d == KP_DISRUPT_REPLACE ? "replace" : "delete";
+}
+
+static const char *consolidation_type(enum kp_disrupt_method m)
+{
+    static const char *const r[] = {"", "empty", "", "multi", "single"};
+    return r[m];
+}
+
 kp_disruption_plan *kp_disruption_plan_free(kp_disruption_plan *plan)
 {
     if (!plan)
@@ -33,22 +45,54 @@ kp_disruption_plan *kp_disruption_plan_free(kp_disruption_plan *plan)
     for (uint32_t i = 0; i < plan->n_commands; i++)
         kp_plan_free(plan->commands[i].simulation);
     free(plan->commands);
+    free(plan->moves);
     kp_arena_free(plan->arena);
     free(plan);
     return NULL;
 }
 
-static void index_instance_types(planner *p)
+static int32_t instance_type_index(const kp_snapshot *snap, const char *name)
 {
-    p->it_of_node = kp_xrealloc(p->it_of_node, (p->snap->n_nodes ? p->snap->n_nodes : 1) * sizeof(int32_t));
-    for (uint32_t i = 0; i < p->snap->n_nodes; i++) {
-        const char *name = p->snap->nodes[i].instance_type;
-        kp_sym s = name ? kp_sym_lookup(p->snap->symtab, name) : KP_SYM_NONE;
-        p->it_of_node[i] = -1;
-        for (uint32_t k = 0; s && k < p->snap->n_its && p->it_of_node[i] < 0; k++)
-            if (p->snap->its[k].name == s)
-                p->it_of_node[i] = (int32_t)k;
+    kp_sym s = name ? kp_sym_lookup(snap->symtab, name) : KP_SYM_NONE;
+    for (uint32_t k = 0; s && k < snap->n_its; k++)
+        if (snap->its[k].name == s)
+            return (int32_t)k;
+    return -1;
+}
+
+/* Node arrays follow the snapshot as replacements are added (zeroed). */
+static void fit_arrays(planner *p)
+{
+    uint32_t n = p->snap->n_nodes, old = p->cap;
+    if (n <= old)
+        return;
+    p->gone = kp_xrealloc(p->gone, n * sizeof(bool));
+    p->touched = kp_xrealloc(p->touched, n * sizeof(bool));
+    p->fresh = kp_xrealloc(p->fresh, n * sizeof(bool));
+    p->why = kp_xrealloc(p->why, n * sizeof(*p->why));
+    p->facts = kp_xrealloc(p->facts, n * sizeof(node_facts));
+    p->tried = kp_xrealloc(p->tried, n * sizeof(uint32_t));
+    p->why_tried = kp_xrealloc(p->why_tried, n * sizeof(*p->why_tried));
+    p->split_tried = kp_xrealloc(p->split_tried, n * sizeof(bool));
+    p->it_of_node = kp_xrealloc(p->it_of_node, n * sizeof(int32_t));
+    p->used = kp_xrealloc(p->used, n * sizeof(*p->used));
+    memset(p->used + old, 0, (n - old) * sizeof(*p->used));
+    memset(p->gone + old, 0, (n - old) * sizeof(bool));
+    memset(p->touched + old, 0, (n - old) * sizeof(bool));
+    memset(p->fresh + old, 0, (n - old) * sizeof(bool));
+    memset(p->why + old, 0, (n - old) * sizeof(*p->why));
+    memset(p->facts + old, 0, (n - old) * sizeof(node_facts));
+    memset(p->tried + old, 0, (n - old) * sizeof(uint32_t));
+    memset(p->why_tried + old, 0, (n - old) * sizeof(*p->why_tried));
+    memset(p->split_tried + old, 0, (n - old) * sizeof(bool));
+    for (uint32_t i = old; i < n; i++)
+        p->it_of_node[i] = instance_type_index(p->snap, p->snap->nodes[i].instance_type);
+    if (p->nominated) {
+        p->nominated = kp_xrealloc(p->nominated, n * sizeof(int32_t));
+        for (uint32_t i = old; i < n; i++)
+            p->nominated[i] = -1;
     }
+    p->cap = n;
 }
 
 /* Labels for a replacement node: its NodePool's, the claim's single values,
@@ -81,13 +125,13 @@ static kp_symlabels replacement_labels(planner *p, const kp_plan_claim *c)
     return kp_snapshot_labels(p->snap, keys, vals, n);
 }
 
-static uint32_t add_replacement(planner *p, const kp_plan_claim *c, uint32_t serial)
+static uint32_t add_replacement(planner *p, const kp_plan_claim *c)
 {
     kp_snapshot *snap = p->snap;
     const kp_sit *it = &snap->its[c->its[0]];
     kp_symlabels labels = replacement_labels(p, c);
     kp_snode *n = kp_snapshot_add_node(snap);
-    n->name = kp_arena_printf(snap->arena, "%s-replacement-%u", snap->templates[c->template_index].name, serial);
+    n->name = kp_arena_printf(snap->arena, "%s-replacement-%u", snap->templates[c->template_index].name, ++p->serial);
     n->hostname = kp_sym_intern(snap->symtab, n->name);
     n->labels = labels;
     n->capacity = it->capacity;
@@ -98,79 +142,120 @@ static uint32_t add_replacement(planner *p, const kp_plan_claim *c, uint32_t ser
     n->created_ns = p->opts->now_ns;
     n->taints = snap->templates[c->template_index].taints;
     n->n_taints = snap->templates[c->template_index].n_taints;
-    return snap->n_nodes - 1;
+    uint32_t node = snap->n_nodes - 1;
+    fit_arrays(p);
+    p->fresh[node] = p->touched[node] = true;
+    return node;
+}
+
+static void account(planner *p, const kp_spod *s, int32_t node, int sign)
+{
+    if (node < 0 || s->terminal)
+        return;
+    for (int r = 0; r < 3; r++)
+        p->used[node].v[r] += sign * s->requests.v[r];
 }
 
 static void move_pods(planner *p, const uint32_t *pods, uint32_t n, uint32_t node)
 {
     for (uint32_t i = 0; i < n; i++) {
-        p->snap->pods[pods[i]].node = (int32_t)node;
-        p->snap->pods[pods[i]].scheduled = true;
+        kp_spod *s = &p->snap->pods[pods[i]];
+        account(p, s, s->node, -1);
+        s->node = (int32_t)node;
+        s->scheduled = true;
+        account(p, s, s->node, 1);
     }
 }
 
-static void apply(planner *p, const kp_disrupt_command *cmd, uint32_t *serial)
+/* A replacement with room for another pod is capacity a node that found no
+ * consolidation before could use — from the next loop on, once it is up. */
+static void note_capacity(planner *p, const kp_plan_claim *c)
+{
+    const kp_sit *it = &p->snap->its[c->its[0]];
+    if (it->allocatable.v[KP_RES_CPU] > c->requests.v[KP_RES_CPU] &&
+        it->allocatable.v[KP_RES_MEMORY] > c->requests.v[KP_RES_MEMORY])
+        p->capacity_added = true;
+}
+
+static void apply(planner *p, const kp_disrupt_command *cmd)
 {
     for (uint32_t i = 0; i < cmd->n_candidates; i++)
-        p->gone[cmd->candidates[i]] = true;
+        p->gone[cmd->candidates[i]] = p->touched[cmd->candidates[i]] = true;
     const kp_plan *sim = cmd->simulation;
-    for (uint32_t i = 0; sim && i < sim->n_nodes; i++)
+    const kp_disrupt_blocked *in_plan = NULL;
+    for (uint32_t i = 0; sim && i < sim->n_nodes; i++) {
         move_pods(p, sim->nodes[i].pods, sim->nodes[i].n_pods, sim->nodes[i].node);
-    for (uint32_t i = 0; sim && i < sim->n_claims; i++)
-        if (sim->claims[i].n_its)
-            move_pods(p, sim->claims[i].pods, sim->claims[i].n_pods, add_replacement(p, &sim->claims[i], ++*serial));
+        p->touched[sim->nodes[i].node] = true;
+        if (!in_plan)
+            in_plan = why_new(p, KP_BLOCK_IN_PLAN, NULL, "it receives pods moved by another command of this loop",
+                              NULL);
+        note_why(p, sim->nodes[i].node, in_plan); /* unless the loop looked at it before */
+        p->tried[sim->nodes[i].node] = 0; /* its pods changed */
+        p->split_tried[sim->nodes[i].node] = false;
+    }
+    for (uint32_t i = 0; sim && i < sim->n_claims; i++) {
+        if (!sim->claims[i].n_its)
+            continue;
+        move_pods(p, sim->claims[i].pods, sim->claims[i].n_pods, add_replacement(p, &sim->claims[i]));
+        note_capacity(p, &sim->claims[i]);
+    }
     for (uint32_t i = 0; sim && i < sim->n_errors; i++) {
         kp_spod *s = &p->snap->pods[sim->errors[i].pod];
-        if (s->node >= 0 && p->gone[s->node])
-            s->node = -1, s->scheduled = false; /* forced out with nowhere to go: pending */
+        if (s->node >= 0 && p->gone[s->node]) { /* forced out with nowhere to go: pending */
+            account(p, s, s->node, -1);
+            s->node = -1, s->scheduled = false;
+        }
     }
 }
 
-/* Node arrays follow the snapshot as replacements are added. */
-static void fit_arrays(planner *p, uint32_t *cap)
+bool loop_full(const planner *p)
 {
-    uint32_t n = p->snap->n_nodes;
-    if (n <= *cap)
-        return;
-    p->gone = kp_xrealloc(p->gone, n * sizeof(bool));
-    p->why = kp_xrealloc(p->why, n * sizeof(const char *));
-    p->facts = kp_xrealloc(p->facts, n * sizeof(node_facts));
-    memset(p->gone + *cap, 0, (n - *cap) * sizeof(bool));
-    memset(p->why + *cap, 0, (n - *cap) * sizeof(const char *));
-    if (p->nominated) {
-        p->nominated = kp_xrealloc(p->nominated, n * sizeof(int32_t));
-        for (uint32_t i = *cap; i < n; i++)
-            p->nominated[i] = -1;
-    }
-    *cap = n;
-    index_instance_types(p);
+    uint32_t max = p->opts->max_commands_per_loop;
+    return max && p->loop_commands >= max;
 }
 
-typedef int (*method_fn)(planner *, kp_disrupt_command *);
-
-static const method_fn methods[] = {method_expiration, method_emptiness, method_drift, method_multi_node,
-                                    method_single_node};
-
-/* One disruption loop: the first method that finds a command wins. */
-static int one_loop(planner *p, kp_disrupt_command *cmd)
+bool available(const planner *p, uint32_t node)
 {
-    facts_compute(p);
-    for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
-        kp_arena_mark mark = kp_arena_mark_get(p->scratch);
-        int found = methods[m](p, cmd);
-        kp_arena_rewind(p->scratch, mark);
-        if (found != 0)
-            return found;
-    }
-    return 0;
+    return !p->gone[node] && !p->touched[node];
 }
 
-static void push_command(kp_disruption_plan *plan, const kp_disrupt_command *cmd, uint32_t *cap)
+const char *pool_name(const planner *p, uint32_t node)
 {
-    size_t c = *cap;
-    plan->commands = kp_xgrow(plan->commands, &c, plan->n_commands + 1, sizeof(*cmd));
-    *cap = (uint32_t)c;
-    plan->commands[plan->n_commands++] = *cmd;
+    const kp_template *t = &p->snap->templates[p->snap->nodes[node].template_index];
+    return t->src ? t->src->meta.name : t->name;
+}
+
+bool plan_add(planner *p, enum kp_disrupt_method m, const uint32_t *nodes, uint32_t n, kp_plan *sim,
+              const kp_disrupt_score *scores, uint32_t n_scores)
+{
+    kp_disruption_plan *plan = p->plan;
+    size_t cap = p->cmd_cap;
+    plan->commands = kp_xgrow(plan->commands, &cap, plan->n_commands + 1, sizeof(kp_disrupt_command));
+    p->cmd_cap = (uint32_t)cap;
+    kp_disrupt_command *cmd = &plan->commands[plan->n_commands++];
+    double price = 0;
+    memset(cmd, 0, sizeof(*cmd));
+    for (uint32_t i = 0; i < n; i++)
+        price += p->facts[nodes[i]].price;
+    cmd->method = m;
+    cmd->reason = kp_disrupt_reason(m);
+    cmd->drift_reason = m == KP_DISRUPT_DRIFT ? p->facts[nodes[0]].drift_reason : NULL;
+    cmd->consolidation_type = consolidation_type(m);
+    cmd->decision = sim && sim->n_claims ? KP_DISRUPT_REPLACE : KP_DISRUPT_DELETE;
+    cmd->forceful = m == KP_DISRUPT_EXPIRATION;
+    cmd->loop = p->loop;
+    cmd->candidates = kp_arena_memdup(plan->arena, nodes, n * sizeof(uint32_t));
+    cmd->n_candidates = n;
+    cmd->simulation = simulation_keep(sim);
+    cmd->savings_hourly = price - plan_claims_price(cmd->simulation);
+    cmd->scores = scores;
+    cmd->n_scores = n_scores;
+    p->loop_commands++;
+    if (p->record_only)
+        return false;
+    budget_take(p, nodes, n);
+    apply(p, cmd);
+    return !loop_full(p);
 }
 
 static double managed_cost(const planner *p)
@@ -191,12 +276,14 @@ static void explain(planner *p)
         const node_facts *f = &p->facts[i];
         if (p->gone[i] || !p->snap->nodes[i].managed)
             continue;
-        const char *why = f->blocked ? f->blocked : p->why[i];
+        const kp_disrupt_blocked *why = f->blocked ? f->blocked : p->why[i];
         if (!why && f->empty && !f->consolidatable)
             why = f->not_consolidatable;
         if (!why)
-            why = "no cheaper way to run its pods was found";
-        plan->blocked[plan->n_blocked++] = (kp_disrupt_blocked){i, why};
+            why = why_new(p, KP_BLOCK_NOTHING_TO_DO, NULL, "no cheaper way to run its pods was found", NULL);
+        plan->blocked[plan->n_blocked] = *why;
+        plan->blocked[plan->n_blocked].replacement = i >= p->n_initial;
+        plan->blocked[plan->n_blocked++].node = i;
     }
 }
 
@@ -231,39 +318,60 @@ static int64_t monotonic_ns(void)
     return (int64_t)ts.tv_sec * KP_NS_PER_SEC + ts.tv_nsec;
 }
 
-/* Every method over every candidate, once, recording what each would do. */
-static int every_method(planner *p, uint32_t *cmd_cap)
+typedef int (*method_fn)(planner *);
+
+static const method_fn methods[] = {method_expiration, method_emptiness, method_drift, method_multi_node,
+                                    method_single_node};
+
+static void start_loop(planner *p)
 {
+    kp_arena_rewind(p->loop_arena, p->loop_mark);
+    memset(p->touched, 0, p->cap * sizeof(bool));
+    memset(p->fresh, 0, p->cap * sizeof(bool));
+    memset(p->why, 0, p->cap * sizeof(*p->why));
+    p->loop_commands = 0;
+    if (p->capacity_added)
+        p->epoch++, p->capacity_added = false;
     facts_compute(p);
-    for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
-        kp_disrupt_command cmd;
-        memset(&cmd, 0, sizeof(cmd));
+    budgets_start_loop(p);
+    balanced_start_loop(p);
+    hosts_start_loop(p);
+}
+
+/* One disruption loop: every method in order, each adding what it finds. */
+static int one_loop(planner *p)
+{
+    start_loop(p);
+    for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]) && !loop_full(p); m++) {
         kp_arena_mark mark = kp_arena_mark_get(p->scratch);
-        int found = methods[m](p, &cmd);
+        int err = methods[m](p);
         kp_arena_rewind(p->scratch, mark);
-        if (found < 0)
-            return found;
-        if (found)
-            push_command(p->plan, &cmd, cmd_cap);
+        if (err < 0)
+            return err;
+        if (p->record_only)
+            p->loop_commands = 0; /* every method gets its turn */
     }
-    return 0;
+    return (int)p->loop_commands;
 }
 
 /* The budgets as they stand before any command of this plan. */
 static void record_allowances(planner *p)
 {
-    static const char *const reasons[] = {"Empty", "Drifted", "Underutilized"};
     const kp_snapshot *snap = p->snap;
-    uint32_t n = snap->n_templates * 3;
     kp_disruption_plan *plan = p->plan;
+    uint32_t n = snap->n_templates * N_REASONS;
     plan->allowances = n ? KP_ARENA_NEW(plan->arena, kp_disrupt_allowance, n) : NULL;
-    int64_t *allowed = KP_ARENA_NEW(p->scratch, int64_t, snap->n_templates ? snap->n_templates : 1);
-    for (uint32_t r = 0; r < 3; r++) {
-        budgets_compute(p, reasons[r], allowed);
-        for (uint32_t t = 0; t < snap->n_templates; t++)
-            plan->allowances[plan->n_allowances++] = (kp_disrupt_allowance){t, reasons[r], allowed[t]};
+    for (int r = 0; r < N_REASONS; r++) {
+        for (uint32_t t = 0; t < snap->n_templates; t++) {
+            kp_disrupt_allowance *a = &plan->allowances[plan->n_allowances++];
+            *a = (kp_disrupt_allowance){t, budget_reason_name(r), budget_left(p, (int32_t)t, r), budget_of(p, t, r),
+                                        p->disrupting[t], NULL};
+            if (a->budget == 0 && p->node_count[t] > 0)
+                a->blocked_message = kp_arena_printf(
+                    plan->arena, "No allowed disruptions for disruption reason %s due to blocking budget", a->reason);
+        }
     }
-    for (uint32_t i = 0; i < p->n_facts; i++) {
+    for (uint32_t i = 0; i < p->snap->n_nodes; i++) {
         const node_facts *f = &p->facts[i];
         plan->eligible_drifted += f->drifted && (f->eligible || f->eligible_forced);
         if (!f->eligible || !f->consolidatable)
@@ -273,6 +381,63 @@ static void record_allowances(planner *p)
     }
 }
 
+bool pod_constrained(const kp_spod *s, bool required_only)
+{
+    if (required_only) {
+        for (uint32_t i = 0; i < s->n_spreads; i++)
+            if (s->spreads[i].do_not_schedule)
+                return true;
+        return s->n_affinity || s->n_anti;
+    }
+    return s->n_spreads || s->n_affinity || s->n_affinity_pref || s->n_anti || s->n_anti_pref;
+}
+
+/* Whether pods without topology or affinity terms of their own (or, with
+ * `required_only`, without required ones) can be placed by room alone: no
+ * NodePool limits, no pod anywhere whose anti-affinity keeps others away, no
+ * pending pod placed by its terms in every simulation. */
+static bool is_simple(const kp_snapshot *snap, bool required_only)
+{
+    for (uint32_t t = 0; t < snap->n_templates; t++)
+        if (snap->templates[t].has_limits || snap->templates[t].limit_nodes)
+            return false;
+    for (uint32_t i = 0; i < snap->n_pods; i++) {
+        const kp_spod *s = &snap->pods[i];
+        if (s->n_anti || (!required_only && s->n_anti_pref) || (!s->scheduled && pod_constrained(s, required_only)))
+            return false;
+    }
+    return true;
+}
+
+static void planner_free(planner *p)
+{
+    free(p->gone), free(p->touched), free(p->fresh), free(p->why), free(p->facts);
+    free(p->it_of_node), free(p->nominated), free(p->tried), free(p->used), free(p->why_tried), free(p->split_tried);
+    kp_arena_free(p->scratch);
+    kp_arena_free(p->loop_arena);
+}
+
+static int run_loops(planner *p)
+{
+    const kp_disrupt_opts *opts = p->opts;
+    uint32_t limit = opts->max_loops ? opts->max_loops : p->snap->n_nodes + 8;
+    if (opts->all_methods_once) {
+        p->record_only = true;
+        limit = 1;
+    }
+    int found = 1;
+    for (p->loop = 0; p->loop < limit && found > 0; p->loop++) {
+        found = one_loop(p);
+        if (found > 0 && !p->record_only)
+            p->plan->n_loops++;
+    }
+    if (found < 0)
+        return found;
+    if (found > 0 && !p->record_only)
+        facts_compute(p); /* the loops ran out: the facts as the last one leaves the cluster */
+    return 0;
+}
+
 int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, kp_disruption_plan **out)
 {
     int64_t start = monotonic_ns();
@@ -280,34 +445,28 @@ int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, k
     planner p;
     memset(&p, 0, sizeof(p));
     plan->arena = kp_arena_new();
-    p.snap = snap, p.opts = opts, p.plan = plan, p.scratch = kp_arena_new();
-    uint32_t cap = 0, cmd_cap = 0, serial = 0, limit = opts->max_loops ? opts->max_loops : snap->n_nodes + 8;
-    fit_arrays(&p, &cap);
+    p.snap = snap, p.opts = opts, p.plan = plan;
+    p.scratch = kp_arena_new(), p.loop_arena = kp_arena_new();
+    p.loop_mark = kp_arena_mark_get(p.loop_arena);
+    p.n_initial = snap->n_nodes;
+    p.epoch = 1;
+    fit_arrays(&p);
+    p.simple = is_simple(snap, false);
+    p.feasible_by_room = is_simple(snap, true);
+    for (uint32_t i = 0; i < snap->n_pods; i++)
+        account(&p, &snap->pods[i], snap->pods[i].node, 1);
     int err = nominate(&p);
-    facts_compute(&p);
-    record_allowances(&p);
-    plan->cost_before = managed_cost(&p);
-    if (!err && opts->all_methods_once)
-        err = every_method(&p, &cmd_cap), limit = 0;
-    for (p.loop = 0; p.loop < limit && err >= 0; p.loop++) {
-        kp_disrupt_command cmd;
-        memset(&cmd, 0, sizeof(cmd));
-        if (cap)
-            memset(p.why, 0, cap * sizeof(const char *));
-        err = one_loop(&p, &cmd);
-        if (err <= 0)
-            break;
-        push_command(plan, &cmd, &cmd_cap);
-        apply(&p, &cmd, &serial);
-        fit_arrays(&p, &cap);
+    if (!err) {
+        start_loop(&p);
+        record_allowances(&p);
+        plan->cost_before = managed_cost(&p);
+        err = run_loops(&p);
     }
-    if (err >= 0) {
-        facts_compute(&p);
+    if (!err) {
         plan->cost_after = managed_cost(&p);
         explain(&p);
     }
-    free(p.gone), free(p.why), free(p.facts), free(p.it_of_node), free(p.nominated);
-    kp_arena_free(p.scratch);
+    planner_free(&p);
     if (err < 0) {
         kp_disruption_plan_free(plan);
         return err;

@@ -1,4 +1,5 @@
 #include "format/load.h"
+#include "format/json_in.h"
 #include "format/json_out.h"
 
 #include "base/arena.h"
@@ -7,6 +8,7 @@
 #include "base/xalloc.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,9 @@
 struct kp_doc_list {
     kp_doc *docs;
     size_t count, cap;
-    kp_arena *names; /* file names the entries point to */
+    kp_arena *names;      /* file names the entries point to */
+    const char **skipped; /* "dir/README.md (why)", in the names arena */
+    size_t n_skipped, cap_skipped;
 };
 
 /* One load call: where documents go and what they are called. */
@@ -43,6 +47,7 @@ kp_doc_list *kp_doc_list_free(kp_doc_list *list)
     if (!list) return NULL;
     truncate_list(list, 0);
     free(list->docs);
+    free(list->skipped);
     kp_arena_free(list->names);
     free(list);
     return NULL;
@@ -56,6 +61,23 @@ size_t kp_doc_list_count(const kp_doc_list *list)
 const kp_doc *kp_doc_list_at(const kp_doc_list *list, size_t i)
 {
     return i < list->count ? &list->docs[i] : NULL;
+}
+
+size_t kp_doc_list_skipped_count(const kp_doc_list *list)
+{
+    return list->n_skipped;
+}
+
+const char *kp_doc_list_skipped(const kp_doc_list *list, size_t i)
+{
+    return i < list->n_skipped ? list->skipped[i] : NULL;
+}
+
+static void note_skipped(kp_doc_list *list, const char *path, const char *why)
+{
+    list->skipped =
+        kp_xgrow(list->skipped, &list->cap_skipped, list->n_skipped + 1, sizeof(*list->skipped));
+    list->skipped[list->n_skipped++] = kp_arena_printf(list->names, "%s (%s)", path, why);
 }
 
 cJSON *kp_doc_list_take(kp_doc_list *list, size_t i)
@@ -140,17 +162,6 @@ static int on_yaml_document(void *ctx, cJSON *root, const kp_yaml_doc_info *info
 
 /* ---- JSON ------------------------------------------------------------------- */
 
-/* An integer literal too big for a double to hold exactly: the ordinal of
- * the number among all numbers in the text, and its text. */
-struct big_int {
-    size_t ordinal, offset, len;
-};
-
-struct json_scan {
-    struct big_int *big;
-    size_t count, cap;
-};
-
 static void line_col(const char *data, size_t offset, size_t *line, size_t *col)
 {
     *line = *col = 1;
@@ -173,77 +184,6 @@ static int json_fail(struct loader *ld, const char *data, size_t offset, int cod
                         line, col, problem);
 }
 
-static size_t number_token(const char *data, size_t len, size_t i, int *integer)
-{
-    size_t j = i;
-    *integer = 1;
-    while (j < len && strchr("0123456789+-eE.", data[j]) && data[j]) {
-        if (data[j] == '.' || data[j] == 'e' || data[j] == 'E') *integer = 0;
-        j++;
-    }
-    return j;
-}
-
-/* Integers of 16 digits or more may not fit a double exactly (2^53 has 16). */
-static void note_number(struct json_scan *scan, const char *data, size_t i, size_t j, int integer,
-                        size_t ordinal)
-{
-    if (!integer || j - i < 16 + (data[i] == '-')) return;
-    scan->big = kp_xgrow(scan->big, &scan->cap, scan->count + 1, sizeof(*scan->big));
-    scan->big[scan->count++] = (struct big_int){ordinal, i, j - i};
-}
-
-/* What cJSON does not check or keep: UTF-8 validity, nesting depth, "\u0000"
- * (which would cut a C string short), and the text of big integers. */
-static int json_prescan(struct loader *ld, const char *data, size_t len, struct json_scan *scan)
-{
-    size_t depth = 0, ordinal = 0;
-    int in_string = 0, escape = 0, integer;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)data[i];
-        size_t k = c < 0x80 ? 1 : kp_json_utf8_len(data + i, len - i);
-        if (!k) return json_fail(ld, data, i, KP_EINVALID, "invalid UTF-8");
-        if (c == '\0') return json_fail(ld, data, i, KP_EINVALID, "NUL byte in JSON");
-        if (in_string) {
-            if (escape && c == 'u' && len - i > 4 && memcmp(data + i + 1, "0000", 4) == 0)
-                return json_fail(ld, data, i - 1, KP_EINVALID,
-                                 "strings containing NUL are not supported");
-            in_string = escape || c != '"';
-            escape = !escape && c == '\\';
-        } else if (c == '"') {
-            in_string = 1;
-        } else if (c == '{' || c == '[') {
-            if (++depth > ld->opts.limits.max_depth)
-                return json_fail(ld, data, i, KP_ETOOLARGE, "nesting too deep");
-        } else if (c == '}' || c == ']') {
-            depth -= depth > 0;
-        } else if (c == '-' || (c >= '0' && c <= '9')) {
-            size_t j = number_token(data, len, i, &integer);
-            note_number(scan, data, i, j, integer, ordinal++);
-            k = j - i;
-        }
-        i += k - 1;
-    }
-    return 0;
-}
-
-/* Numbers come out of a pre-order walk in text order: match them to the scan. */
-static void annotate(cJSON *item, const char *data, const struct json_scan *scan, size_t *ordinal,
-                     size_t *next)
-{
-    for (; item; item = item->next) {
-        if (cJSON_IsNumber(item)) {
-            const struct big_int *b = *next < scan->count ? &scan->big[*next] : NULL;
-            if (b && b->ordinal == *ordinal) {
-                kp_json_number_set_text(item, data + b->offset, b->len);
-                (*next)++;
-            }
-            (*ordinal)++;
-        }
-        annotate(item->child, data, scan, ordinal, next);
-    }
-}
-
 static size_t skip_blank(const char *data, size_t len, size_t off)
 {
     while (off < len && strchr(" \t\r\n", data[off]) && data[off])
@@ -254,10 +194,12 @@ static size_t skip_blank(const char *data, size_t len, size_t off)
 /* One JSON value after another, as kubectl's JSON decoder reads a stream. */
 static int load_json(struct loader *ld, const char *data, size_t len)
 {
-    struct json_scan scan = {NULL, 0, 0};
+    kp_json_scan scan = KP_JSON_SCAN_INIT;
     size_t off = len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-    size_t doc = 0, ordinal = 0, next = 0;
-    int err = json_prescan(ld, data, len, &scan);
+    size_t doc = 0, ordinal = 0, next = 0, at = 0;
+    const char *problem = NULL;
+    int err = kp_json_prescan(data, len, ld->opts.limits.max_depth, &scan, &at, &problem);
+    if (err < 0) err = json_fail(ld, data, at, err, problem);
     while (!err && (off = skip_blank(data, len, off)) < len) {
         const char *end = NULL;
         cJSON *value = cJSON_ParseWithLengthOpts(data + off, len - off, &end, 0);
@@ -268,8 +210,7 @@ static int load_json(struct loader *ld, const char *data, size_t len)
         }
         size_t line, col;
         line_col(data, off, &line, &col);
-        annotate(value, data, &scan, &ordinal, &next);
-        kp_json_dedupe_keys(value);
+        kp_json_finish(value, data, &scan, &ordinal, &next);
         if (cJSON_IsNull(value))
             cJSON_Delete(value);
         else
@@ -277,7 +218,7 @@ static int load_json(struct loader *ld, const char *data, size_t len)
         doc++;
         off = (size_t)(end - data);
     }
-    free(scan.big);
+    kp_json_scan_free(&scan);
     return err;
 }
 
@@ -385,13 +326,19 @@ static int load_dir(kp_doc_list *list, const char *dir, const kp_load_opts *opts
         snprintf(path, n + strlen(names[i]) + 2, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/",
                  names[i]);
         struct stat st, target;
+        bool file = false;
         if (lstat(path, &st) < 0)
             err = kp_error_set(KP_EIO, "%s: %s", path, strerror(errno));
         else if (S_ISDIR(st.st_mode) && recursive)
             err = load_dir(list, path, opts, recursive);
-        else if (wanted(names[i]) &&
-                 (S_ISREG(st.st_mode) ||
-                  (S_ISLNK(st.st_mode) && stat(path, &target) == 0 && S_ISREG(target.st_mode))))
+        else if (S_ISDIR(st.st_mode))
+            note_skipped(list, path, "a directory; not recursing");
+        else if (!(file = S_ISREG(st.st_mode) || (S_ISLNK(st.st_mode) && stat(path, &target) == 0 &&
+                                                  S_ISREG(target.st_mode))))
+            note_skipped(list, path, "not a regular file");
+        else if (!wanted(names[i]))
+            note_skipped(list, path, "not .yaml, .yml or .json");
+        else
             err = load_file(list, path, opts);
         free(path);
     }

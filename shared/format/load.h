@@ -7,8 +7,9 @@
  *   - Directories: entries ending in .yaml, .yml or .json (case-sensitive, as
  *     kubectl), visited in byte order of their names so that results do not
  *     depend on the file system; names starting with '.' are skipped; symbolic
- *     links to files are followed, to directories not (no cycles). A path
- *     given explicitly is read whatever its extension.
+ *     links to files are followed, to directories not (no cycles). Other
+ *     entries are listed as skipped (kp_doc_list_skipped). A path given
+ *     explicitly is read whatever its extension.
  *   - Format: files ending in .json are JSON (one value or several in a row,
  *     parsed with cJSON; errors give the byte offset, line and column);
  *     everything else is YAML (format/yaml.h). Buffers and standard input are
@@ -67,6 +68,12 @@ kp_doc_list *kp_doc_list_free(kp_doc_list *list);
 size_t kp_doc_list_count(const kp_doc_list *list);
 /* The i-th document (i < count), in load order. */
 const kp_doc *kp_doc_list_at(const kp_doc_list *list, size_t i);
+/* Entries of the directories loaded that were not read, each as "path
+ * (why)": other extensions, sub-directories without recursion, FIFOs and
+ * devices. kubectl passes over them in silence; a planner should say so. */
+size_t kp_doc_list_skipped_count(const kp_doc_list *list);
+const char *kp_doc_list_skipped(const kp_doc_list *list, size_t i);
+
 /* Hand the i-th tree to the caller (who frees it); the entry keeps its origin. */
 cJSON *kp_doc_list_take(kp_doc_list *list, size_t i);
 

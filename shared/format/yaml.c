@@ -371,6 +371,13 @@ struct anchor {
 };
 
 /* An open mapping or sequence (frames[0] is the document itself). */
+/* A key written in a mapping (not brought in by a merge), and where. */
+struct written_key {
+    const char *key;
+    int kind; /* enum scalar_kind: 1 and "1" are different YAML keys (both "1" in JSON) */
+    yaml_mark_t mark;
+};
+
 struct frame {
     cJSON *node;
     struct anchor *anchor;
@@ -378,6 +385,8 @@ struct frame {
     int has_key, key_is_merge;
     size_t nodes, height; /* height: 1 + the deepest child's height (scalars are 0) */
     yaml_mark_t mark;
+    struct written_key *keys; /* in the parser's arena */
+    size_t n_keys, cap_keys;
 };
 
 struct parser {
@@ -667,7 +676,48 @@ static int set_key(struct parser *p, const struct scalar *s, const yaml_mark_t *
         break;
     }
     f->has_key = 1;
+    if (f->n_keys == f->cap_keys) {
+        size_t cap = f->cap_keys ? f->cap_keys * 2 : 8;
+        f->keys = kp_arena_grow(p->arena, f->keys, f->n_keys, cap, sizeof(*f->keys));
+        f->cap_keys = cap;
+    }
+    f->keys[f->n_keys++] = (struct written_key){f->key, (int)s->kind, *mark};
     return 0;
+}
+
+static int written_key_cmp(const void *a, const void *b)
+{
+    const struct written_key *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (c) return c;
+    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+    return x->mark.index < y->mark.index ? -1 : x->mark.index > y->mark.index;
+}
+
+static int written_key_same(const struct written_key *a, const struct written_key *b)
+{
+    return a->kind == b->kind && strcmp(a->key, b->key) == 0;
+}
+
+/* A key written twice in one mapping is refused, as kubectl refuses it
+ * ("mapping key "x" already defined at line N"): which of the two values the
+ * author meant is anyone's guess. Keys a merge ("<<") brings in may be
+ * overridden; that is what merges are for. */
+static int check_written_keys(struct parser *p, struct frame *f)
+{
+    if (f->n_keys < 2) return 0;
+    qsort(f->keys, f->n_keys, sizeof(*f->keys), written_key_cmp);
+    const struct written_key *dup = NULL;
+    for (size_t i = 1; i < f->n_keys; i++)
+        if (written_key_same(&f->keys[i], &f->keys[i - 1]) &&
+            (!dup || f->keys[i].mark.index < dup->mark.index))
+            dup = &f->keys[i];
+    if (!dup) return 0;
+    const struct written_key *first = dup - 1;
+    while (first > f->keys && written_key_same(first - 1, dup))
+        first--;
+    return fail_at(p, KP_EINVALID, &dup->mark, "mapping key \"%s\" already defined at line %zu",
+                   dup->key, first->mark.line + 1);
 }
 
 static void note_doc_line(struct parser *p, const yaml_mark_t *mark)
@@ -782,6 +832,8 @@ static int on_start(struct parser *p, const yaml_event_t *ev, int mapping)
 static int on_end(struct parser *p)
 {
     struct frame f = *top(p);
+    int err = check_written_keys(p, &f);
+    if (err < 0) return err;
     p->depth--;
     if (f.anchor) {
         f.anchor->open = 0;

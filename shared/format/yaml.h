@@ -19,8 +19,9 @@
  *     assignment wins, so a merge overrides keys written before it and keys
  *     after it override the merge; an anchor may be redefined, an alias refers
  *     to the latest definition.
- *   - Duplicate keys: kubectl converts without go-yaml's strict mode, so the
- *     last value wins (it keeps that value's position). Not an error.
+ *   - Duplicate keys: a key written twice in one mapping is an error, as
+ *     kubectl reports it ("mapping key "x" already defined at line 3"). Keys
+ *     a merge brings in may be overridden (see above).
  *   - Keys that are not strings become strings: 1 -> "1", 0x10 -> "16",
  *     1.5 -> "1.5" (float32 'g' spelling), yes -> "true". A null key, a key
  *     beyond int64 or a collection as a key is an error.

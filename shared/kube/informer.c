@@ -9,6 +9,7 @@
 #include "kube/ops.h"
 #include "kube/watch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -227,20 +228,64 @@ static int watch_once(kp_informer *inf)
     return err;
 }
 
-static bool backoff(kp_informer *inf, int64_t *delay, int err)
+/* How the thread is doing: back-off delays and failures in a row. */
+typedef struct loop_state {
+    int64_t delay;        /* next wait after a failed list or watch */
+    int64_t relist_delay; /* next wait before a relist that 410 Gone caused */
+    int64_t last_relist;  /* monotonic ns */
+    unsigned failed;      /* lists and watches failed in a row */
+} loop_state;
+
+/* The informer runs on its own thread: nobody is there to hand an error to,
+ * so this is where it is logged. One failure is routine (an API server
+ * restarting); several in a row are worth an operator's attention. */
+enum { WARN_AFTER_FAILURES = 5 };
+/* As client-go's reflector: a relist waits 0.8 s at first, doubling up to
+ * the maximum while 410s keep coming, and starts over after 2 minutes quiet. */
+#define RELIST_RESET_NS (120 * KP_NS_PER_SEC)
+
+static int64_t mono_ns(void)
 {
-    KP_LOG(KP_LOG_DEBUG, "informer", "list/watch failed; backing off", "error", kp_error_last(),
-           "code", kp_error_name(err));
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * KP_NS_PER_SEC + ts.tv_nsec;
+}
+
+static void note_failure(kp_informer *inf, loop_state *ls, int err)
+{
+    const kp_kube_resource *r = kp_kube_resource_get(inf->res);
+    char n[16];
+    ls->failed++;
+    snprintf(n, sizeof(n), "%u", ls->failed);
+    enum kp_log_level level = ls->failed >= WARN_AFTER_FAILURES ? KP_LOG_WARN : KP_LOG_DEBUG;
+    KP_LOG(level, "informer", "list/watch failed; backing off", "resource",
+           r ? r->plural : "?", "failures", n, "error", kp_error_last(), "code",
+           kp_error_name(err));
+}
+
+static void note_success(kp_informer *inf, loop_state *ls)
+{
+    if (ls->failed >= WARN_AFTER_FAILURES) {
+        const kp_kube_resource *r = kp_kube_resource_get(inf->res);
+        KP_LOG(KP_LOG_INFO, "informer", "list/watch recovered", "resource", r ? r->plural : "?");
+    }
+    ls->failed = 0;
+}
+
+static bool backoff(kp_informer *inf, loop_state *ls, int err)
+{
+    note_failure(inf, ls, err);
     count(inf, &inf->stats.failures);
-    bool fired = kp_kube_cancel_sleep(inf->cancel, *delay);
-    *delay = *delay * 2 < inf->opts.backoff_max_ms ? *delay * 2 : inf->opts.backoff_max_ms;
+    bool fired = kp_kube_cancel_sleep(inf->cancel, ls->delay);
+    int64_t max = inf->opts.backoff_max_ms;
+    ls->delay = ls->delay * 2 < max ? ls->delay * 2 : max;
     return fired;
 }
 
 /* Watch until 410 Gone (then relist) or cancellation. */
-static void watch_loop(kp_informer *inf)
+static void watch_loop(kp_informer *inf, loop_state *ls)
 {
-    int64_t delay = inf->opts.backoff_initial_ms;
+    ls->delay = inf->opts.backoff_initial_ms;
     while (!kp_kube_cancel_fired(inf->cancel)) {
         unsigned long before = inf->stats.events;
         int err = watch_once(inf);
@@ -249,26 +294,44 @@ static void watch_loop(kp_informer *inf)
             return;
         }
         if (err == 0 && inf->stats.events != before) {
-            delay = inf->opts.backoff_initial_ms; /* a healthy watch the server ended */
+            ls->delay = inf->opts.backoff_initial_ms; /* a healthy watch the server ended */
+            note_success(inf, ls);
             continue;
         }
         /* Failed, or ended without a single event: do not hammer the server. */
-        if (backoff(inf, &delay, err ? err : KP_ERETRY)) return;
+        if (backoff(inf, ls, err ? err : KP_ERETRY)) return;
     }
+}
+
+/* Before a relist that 410 Gone asked for: a server whose watches always
+ * answer Gone would otherwise get list+watch as fast as they go. */
+static bool wait_before_relist(kp_informer *inf, loop_state *ls)
+{
+    int64_t now = mono_ns(), max = inf->opts.backoff_max_ms;
+    if (!ls->relist_delay || now - ls->last_relist > RELIST_RESET_NS)
+        ls->relist_delay = inf->opts.backoff_initial_ms;
+    bool fired = kp_kube_cancel_sleep(inf->cancel, ls->relist_delay);
+    ls->relist_delay = ls->relist_delay * 2 < max ? ls->relist_delay * 2 : max;
+    ls->last_relist = mono_ns();
+    return fired;
 }
 
 static void *run(void *arg)
 {
     kp_informer *inf = arg;
-    int64_t delay = inf->opts.backoff_initial_ms;
+    loop_state ls = {inf->opts.backoff_initial_ms, 0, 0, 0};
+    bool relist = false;
     while (!kp_kube_cancel_fired(inf->cancel)) {
+        if (relist && wait_before_relist(inf, &ls)) break;
+        relist = false;
         int err = list_and_replace(inf);
         if (err < 0) {
-            if (backoff(inf, &delay, err)) break;
+            if (backoff(inf, &ls, err)) break;
             continue;
         }
-        delay = inf->opts.backoff_initial_ms;
-        watch_loop(inf);
+        note_success(inf, &ls);
+        watch_loop(inf, &ls);
+        relist = true;
     }
     return NULL;
 }

@@ -7,7 +7,11 @@
  *     list's resourceVersion with bookmarks, applying events. A watch the
  *     server ends is resumed from the last resourceVersion seen; a failed one
  *     after an exponential back-off (opts.backoff_*); 410 Gone (the
- *     resourceVersion was compacted away) relists.
+ *     resourceVersion was compacted away) relists, after a back-off of its
+ *     own (the same figures; reset after 2 quiet minutes) so that a server
+ *     answering every watch with 410 is not listed in a tight loop.
+ *   - Failures are logged at debug, and at warn from the 5th in a row (then
+ *     "recovered" at info): the thread has no caller to return them to.
  *   - Cache: "namespace/name" (or "name") -> object (cJSON) behind a
  *     read-write lock. Indexes map a value computed from each object (e.g. a
  *     Pod's spec.nodeName) to the keys that have it.

@@ -1,9 +1,12 @@
 /*
  * The informer's cache: objects by key, indexes, and the changes to report
  * (see informer.h). Writers are the informer thread only; readers anywhere.
+ * Objects are trimmed to what the program reads before they are cached
+ * (informer_transform.h).
  */
 #include "base/xalloc.h"
 #include "kube/informer_internal.h"
+#include "kube/informer_transform.h"
 #include "kube/ops.h"
 
 #include <stdlib.h>
@@ -67,6 +70,7 @@ static bool same_version(const cJSON *a, const cJSON *b)
 
 void kp_cache_upsert(kp_informer *inf, const char *key, cJSON *obj, kp_changes *out)
 {
+    kp_informer_trim(inf->res, obj);
     cJSON *old = kp_strmap_put(&inf->cache, key, obj);
     indexes_update(inf, key, old, obj);
     if (old && same_version(old, obj)) {
@@ -82,6 +86,7 @@ void kp_cache_delete(kp_informer *inf, const char *key, cJSON *obj, kp_changes *
     indexes_update(inf, key, old, NULL);
     /* Report the object's final state, from the event when there is one. */
     if (obj) {
+        kp_informer_trim(inf->res, obj);
         cJSON_Delete(old);
         old = obj;
     }
@@ -108,6 +113,7 @@ void kp_cache_replace(kp_informer *inf, cJSON *items, kp_changes *out)
     kp_strmap fresh = KP_STRMAP_INIT;
     while (items->child) {
         cJSON *obj = cJSON_DetachItemViaPointer(items, items->child);
+        kp_informer_trim(inf->res, obj);
         char key[512];
         if (kp_kube_object_key(obj, key, sizeof(key)) < 0 || kp_strmap_has(&fresh, key)) {
             cJSON_Delete(obj);

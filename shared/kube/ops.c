@@ -4,6 +4,7 @@
  */
 #include "kube/ops.h"
 #include "base/error.h"
+#include "kube/rest_internal.h"
 #include "base/xalloc.h"
 
 #include <stdio.h>
@@ -73,12 +74,6 @@ int kp_kube_get(kp_kube_client *c, enum kp_kube_res res, const char *ns, const c
 
 /* ---------------------------------------------------------------- list */
 
-typedef struct pager {
-    cJSON *items;
-    char *rv;   /* the first page's resourceVersion */
-    char *next; /* continue token, or NULL */
-} pager;
-
 static int page_path(kp_kube_client *c, kp_buf *b, enum kp_kube_res res, const kp_kube_list_opts *o,
                      bool paged, const char *cont)
 {
@@ -91,19 +86,26 @@ static int page_path(kp_kube_client *c, kp_buf *b, enum kp_kube_res res, const k
     return err;
 }
 
-static void take_page(pager *p, cJSON *page)
+/* A server that hands back the token it was given would page forever. */
+static int take_page(kp_kube_pager *p, cJSON *page, const char *path)
 {
     cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
-    while (cJSON_IsArray(items) && items->child)
-        cJSON_AddItemToArray(p->items, cJSON_DetachItemViaPointer(items, items->child));
     const char *rv = kp_kube_meta(page, "resourceVersion");
     const char *next = kp_kube_meta(page, "continue");
+    if (next && *next && p->next && strcmp(next, p->next) == 0)
+        return kp_error_set(KP_EINVALID,
+                            "GET %s: the server answered page %zu with the continue token it was "
+                            "given; the list would never end",
+                            path, p->pages);
+    while (cJSON_IsArray(items) && items->child)
+        cJSON_AddItemToArray(p->items, cJSON_DetachItemViaPointer(items, items->child));
     if (!p->rv) p->rv = kp_xstrdup(rv ? rv : "");
     free(p->next);
     p->next = next && *next ? kp_xstrdup(next) : NULL;
+    return 0;
 }
 
-static void pager_reset(pager *p)
+void kp_kube_pager_reset(kp_kube_pager *p)
 {
     cJSON_Delete(p->items);
     free(p->rv);
@@ -111,8 +113,22 @@ static void pager_reset(pager *p)
     memset(p, 0, sizeof(*p));
 }
 
+/* A list, paged or not, holds at most what one answer may (the client's
+ * max_body): pages that keep coming past that are an error, not memory. */
+int kp_kube_pager_add(kp_kube_pager *p, cJSON *page, size_t bytes, size_t max, const char *path)
+{
+    if (!p->items) p->items = cJSON_CreateArray();
+    p->pages++;
+    p->bytes += bytes;
+    if (p->bytes > max)
+        return kp_error_set(KP_ETOOLARGE,
+                            "GET %s: the list is larger than %zu bytes after %zu pages; giving up",
+                            path, max, p->pages);
+    return take_page(p, page, path);
+}
+
 static int fetch_pages(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opts *o,
-                       pager *p)
+                       kp_kube_pager *p)
 {
     bool paged = true;
     p->items = cJSON_CreateArray();
@@ -121,18 +137,20 @@ static int fetch_pages(kp_kube_client *c, enum kp_kube_res res, const kp_kube_li
         int err = page_path(c, &path, res, o, paged, p->next);
         kp_kube_request req = {"GET", kp_buf_cstr(&path), NULL, NULL, o->cancel};
         cJSON *page = NULL;
-        if (!err) err = kp_kube_do(c, &req, &page);
-        kp_buf_free(&path);
+        size_t bytes = 0;
+        if (!err) err = kp_kube_do_counted(c, &req, &page, &bytes);
         if (err == KP_EGONE && p->next && paged) {
             /* The snapshot behind the token was compacted: one full list. */
-            pager_reset(p);
+            kp_kube_pager_reset(p);
             p->items = cJSON_CreateArray();
             paged = false;
+            kp_buf_free(&path);
             continue;
         }
-        if (err < 0) return err;
-        take_page(p, page);
+        if (!err) err = kp_kube_pager_add(p, page, bytes, c->opts.max_body, kp_buf_cstr(&path));
+        kp_buf_free(&path);
         cJSON_Delete(page);
+        if (err < 0) return err;
         if (!p->next) return 0;
     }
 }
@@ -142,11 +160,11 @@ int kp_kube_list(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opt
 {
     static const kp_kube_list_opts defaults = KP_KUBE_LIST_OPTS_INIT;
     const kp_kube_resource *r;
-    pager p = {NULL, NULL, NULL};
+    kp_kube_pager p = {NULL, NULL, NULL, 0, 0};
     int err = kp_kube_client_resource(c, res, &r);
     if (!err) err = fetch_pages(c, res, opts ? opts : &defaults, &p);
     if (err < 0) {
-        pager_reset(&p);
+        kp_kube_pager_reset(&p);
         return err;
     }
     cJSON *list = cJSON_CreateObject();
@@ -157,7 +175,7 @@ int kp_kube_list(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opt
     cJSON_AddStringToObject(cJSON_AddObjectToObject(list, "metadata"), "resourceVersion", p.rv);
     cJSON_AddItemToObject(list, "items", p.items);
     p.items = NULL;
-    pager_reset(&p);
+    kp_kube_pager_reset(&p);
     if (out)
         *out = list;
     else

@@ -40,7 +40,10 @@ typedef struct kp_kube_list_opts {
  * "<Kind>List", "metadata": {"resourceVersion"}, "items": [...]}, the
  * resourceVersion being the first page's (the snapshot the pages come from).
  * A continue token that expired between pages (410) starts over once,
- * without pagination, as client-go's pager does. `opts` may be NULL. */
+ * without pagination, as client-go's pager does. A server that repeats the
+ * continue token it was given is KP_EINVALID, and pages adding up to more
+ * than the client's max_body (what one unpaged answer may hold) are
+ * KP_ETOOLARGE: neither grows memory without bound. `opts` may be NULL. */
 int kp_kube_list(kp_kube_client *c, enum kp_kube_res res, const kp_kube_list_opts *opts,
                  cJSON **out);
 

@@ -193,6 +193,11 @@ int kp_kube_do_raw(kp_kube_client *c, const kp_kube_request *req, long *status, 
 
 int kp_kube_do(kp_kube_client *c, const kp_kube_request *req, cJSON **out)
 {
+    return kp_kube_do_counted(c, req, out, NULL);
+}
+
+int kp_kube_do_counted(kp_kube_client *c, const kp_kube_request *req, cJSON **out, size_t *bytes)
+{
     kp_buf body = KP_BUF_INIT(c->opts.max_body);
     long status = 0;
     char what[512];
@@ -204,6 +209,7 @@ int kp_kube_do(kp_kube_client *c, const kp_kube_request *req, cJSON **out)
         goto done;
     }
     cJSON *json = NULL;
+    if (bytes) *bytes = body.len;
     if (body.len && !(json = cJSON_ParseWithLength(body.data, body.len))) {
         err = kp_error_set(KP_EINVALID, "%s: the response is not JSON", what);
         goto done;

@@ -85,6 +85,25 @@ void kp_kube_auth_destroy(kp_kube_auth *auth);
 /* Wait for the rate limiter (or until `cancel` fires). */
 void kp_kube_throttle(kp_kube_client *c, kp_kube_cancel *cancel);
 
+/* kp_kube_do, also saying how many bytes the answer's body had (lists cap
+ * the sum over their pages). */
+int kp_kube_do_counted(kp_kube_client *c, const kp_kube_request *req, cJSON **out, size_t *bytes);
+
+/* The pages of one list being gathered (ops.c; the fuzzer feeds it too). */
+typedef struct kp_kube_pager {
+    cJSON *items;
+    char *rv;     /* the first page's resourceVersion */
+    char *next;   /* continue token, or NULL */
+    size_t bytes; /* bodies of the pages so far */
+    size_t pages;
+} kp_kube_pager;
+
+/* Take one decoded page (its items move into p->items): KP_ETOOLARGE once the
+ * pages add up to more than `max` bytes, KP_EINVALID when the page repeats
+ * the continue token it answered. `path` names the request in messages. */
+int kp_kube_pager_add(kp_kube_pager *p, cJSON *page, size_t bytes, size_t max, const char *path);
+void kp_kube_pager_reset(kp_kube_pager *p);
+
 /* The KP_E* and message for a failed transfer. */
 int kp_kube_curl_error(CURLcode rc, const kp_kube_handle *h, const kp_kube_request *req);
 

@@ -86,8 +86,7 @@ static uint32_t filter_general(solver *s, const claim *c, const kp_spod *p, cons
                                filter_report *rep)
 {
     const tstate *ts = &s->ts[c->tmpl];
-    const kp_requirement *zone = kp_requirements_get(reqs, KP_SYM_ZONE);
-    const kp_requirement *ct = kp_requirements_get(reqs, KP_SYM_CAPACITY_TYPE);
+    offer_filter f = offer_filter_of(reqs);
     uint32_t n = 0;
     for (uint32_t i = 0; i < c->n_its; i++) {
         const kp_sit *it = &s->snap->its[c->its[i]];
@@ -97,11 +96,8 @@ static uint32_t filter_general(solver *s, const claim *c, const kp_spod *p, cons
             continue;
         bool compat = changed->count == 0 || kp_requirements_intersects(s->symtab, &it->reqs, changed, NULL);
         bool offering = !offering_changed;
-        for (uint32_t o = 0; o < it->n_offerings && !offering; o++) {
-            const kp_soffering *of = &it->offerings[o];
-            offering = of->available && (!zone || kp_requirement_has(s->symtab, zone, of->zone)) &&
-                       (!ct || kp_requirement_has(s->symtab, ct, of->capacity_type));
-        }
+        for (uint32_t o = 0; o < it->n_offerings && !offering; o++)
+            offering = offer_ok(s, &f, &it->offerings[o]);
         const kp_resvec *room = &ts->room[c->its[i]];
         bool fits = offering && kp_resvec_fits(requests, room, s->n_res);
         rep->req_met |= compat;
@@ -118,40 +114,135 @@ static uint32_t filter_general(solver *s, const claim *c, const kp_spod *p, cons
     return n;
 }
 
-/* Karpenter's filterInstanceTypesByRequirements over the claim's options,
- * which all met `base` (the claim's, or for a new claim its NodePool's,
- * requirements) and had an offering under it. Also returns the largest room
- * among the survivors. */
-static uint32_t filter_its(solver *s, const claim *c, const kp_spod *p, const kp_requirements *reqs,
-                           const kp_requirements *base, const kp_resvec *requests, uint32_t *out,
-                           kp_resvec *max_room, filter_report *rep)
+/* What a filter kept besides the list: a bound on the largest room (for
+ * quick rejections), one option known to fit, and whether the list is the
+ * claim's own, unchanged. */
+typedef struct kept {
+    kp_resvec max;
+    kp_resvec charge; /* new claims: the largest capacity among the options */
+    uint32_t witness;
+    bool same;
+} kept;
+
+static void keep(const solver *s, const claim *c, kept *k, const kp_resvec *room, uint32_t it)
+{
+    if (!c->n_pods) {
+        kp_resvec_max(&k->max, room, s->n_res);
+        kp_resvec_max(&k->charge, &s->snap->its[it].capacity, s->n_res);
+    }
+    k->witness = it;
+}
+
+static bool any_min_values(const kp_requirements *reqs)
+{
+    for (uint32_t i = 0; i < reqs->count; i++)
+        if (reqs->items[i].min_values > 0)
+            return true;
+    return false;
+}
+
+/* Only resources can rule an option out. Requests only grow, so an option
+ * that does not fit now never will: unless minValues needs the exact list,
+ * the claim keeps its list while one option (the witness) still fits, and
+ * claims_settle drops the rest at the end (the same list a drop at every
+ * step would leave). */
+static uint32_t filter_fits(solver *s, const claim *c, const kp_requirements *reqs, const kp_resvec *requests,
+                            uint32_t *out, kept *k)
 {
     const tstate *ts = &s->ts[c->tmpl];
+    if (c->n_pods && kp_resvec_fits(requests, &ts->room[c->witness], s->n_res) && !any_min_values(reqs)) {
+        k->max = c->max_avail;
+        k->witness = c->witness;
+        k->same = true;
+        return c->n_its;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->n_its; i++) {
+        const kp_resvec *room = &ts->room[c->its[i]];
+        if (kp_resvec_fits(requests, room, s->n_res)) {
+            keep(s, c, k, room, c->its[i]);
+            out[n++] = c->its[i];
+        }
+    }
+    return n;
+}
+
+/* Options the requirements admit (memo bits), free of DaemonSet port
+ * conflicts, with room for the requests. */
+static uint32_t filter_known(solver *s, const claim *c, const kp_spod *p, const uint64_t *ok,
+                             const kp_resvec *requests, uint32_t *out, kept *k)
+{
+    const tstate *ts = &s->ts[c->tmpl];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->n_its; i++) {
+        uint32_t it = c->its[i];
+        if (!((ok[it / 64] >> (it % 64)) & 1))
+            continue;
+        int32_t g = ts->group_of[it];
+        const dgroup *dg = g >= 0 ? &ts->dgroups[g] : NULL;
+        if (dg && dg->n_ports && ports_conflict(p->ports, p->n_ports, dg->ports, dg->n_ports))
+            continue;
+        const kp_resvec *room = &ts->room[it];
+        if (kp_resvec_fits(requests, room, s->n_res)) {
+            keep(s, c, k, room, it);
+            out[n++] = it;
+        }
+    }
+    return n;
+}
+
+/* Karpenter's filterInstanceTypesByRequirements over the claim's options,
+ * which all met `base` (the claim's, or for a new claim its NodePool's,
+ * requirements) and had an offering under it. `rep` is filled in only when
+ * nothing survives and `report` is set. */
+static uint32_t filter_its(solver *s, const claim *c, const kp_spod *p, const kp_requirements *reqs,
+                           const kp_requirements *base, const kp_resvec *requests, uint32_t *out, kept *k,
+                           filter_report *rep, bool report)
+{
     kp_requirements changed;
     bool offering_changed;
     changed_keys(s, reqs, base, &changed, &offering_changed);
     uint32_t n = 0;
     memset(rep, 0, sizeof(*rep));
-    kp_resvec_zero(max_room);
+    memset(k, 0, sizeof(*k));
+    if (c->n_pods)
+        k->max = c->max_avail; /* the old largest room stays a valid bound for quick rejections */
+    bool memo = !c->n_pods && p->n_ports == 0 && c->n_its == s->ts[c->tmpl].n_its && !any_min_values(reqs);
+    const fresh_options *f = memo ? fresh_find(s, c->tmpl, reqs, requests) : NULL;
+    if (f) {
+        memcpy(out, f->its, f->n * sizeof(uint32_t));
+        k->max = f->max;
+        k->charge = f->charge;
+        k->witness = f->witness;
+        return f->n;
+    }
     if (changed.count == 0 && !offering_changed && p->n_ports == 0) {
-        /* The common case: only resources can rule an option out. The claim's
-         * old largest room stays a valid bound for quick rejections. */
-        for (uint32_t i = 0; i < c->n_its; i++)
-            if (kp_resvec_fits(requests, &ts->room[c->its[i]], s->n_res))
-                out[n++] = c->its[i];
-        *max_room = c->n_pods ? c->max_avail : *max_room;
-        if (!c->n_pods)
-            for (uint32_t i = 0; i < n; i++)
-                kp_resvec_max(max_room, &ts->room[out[i]], s->n_res);
+        n = filter_fits(s, c, reqs, requests, out, k);
         rep->req_met = rep->offering = true;
         rep->fits = n > 0;
         rep->req_and_offering = n < c->n_its;
     } else {
-        n = filter_general(s, c, p, reqs, &changed, offering_changed, requests, out, max_room, rep);
+        const uint64_t *ok = type_verdicts(s, c->tmpl, reqs);
+        if (ok)
+            n = filter_known(s, c, p, ok, requests, out, k);
+        if (!ok || (n == 0 && report)) {
+            /* no memo, or the reasons are wanted: every check, type by type */
+            kp_resvec max_room;
+            kp_resvec_zero(&max_room);
+            n = filter_general(s, c, p, reqs, &changed, offering_changed, requests, out, &max_room, rep);
+            for (uint32_t i = 0; i < n; i++)
+                keep(s, c, k, &s->ts[c->tmpl].room[out[i]], out[i]);
+        }
     }
+    if (k->same)
+        return n; /* no minValues to check */
     if (n > 0 && !s->opts->min_values_best_effort && !min_values_ok(s, reqs, out, n)) {
         rep->min_values_failed = true;
         return 0;
+    }
+    if (memo && n > 0) {
+        fresh_options o = {out, n, k->max, k->charge, k->witness};
+        fresh_put(s, c->tmpl, reqs, requests, &o);
     }
     return n;
 }
@@ -202,8 +293,7 @@ static const char *filter_text(solver *s, const filter_report *r, const kp_requi
 }
 
 static void commit(solver *s, claim *c, podstate *st, const kp_requirements *reqs,
-                   const kp_resvec *requests, const uint32_t *its, uint32_t n_its,
-                   const kp_resvec *max_room)
+                   const kp_resvec *requests, const uint32_t *its, uint32_t n_its, const kept *k)
 {
     const kp_template *t = &s->snap->templates[c->tmpl];
     if (c->n_pods == c->cap_pods) {
@@ -212,17 +302,34 @@ static void commit(solver *s, claim *c, podstate *st, const kp_requirements *req
         c->cap_pods = cap;
     }
     c->pods[c->n_pods++] = st->pod;
-    bool same_its = c->n_its == n_its && c->n_pods > 1;
-    if (!same_its) {
-        c->its = kp_arena_memdup(s->arena, its, n_its * sizeof(uint32_t));
-        c->n_its = n_its;
-    }
+    if (c->n_pods == 1)
+        c->its = kp_arena_memdup(s->arena, its, n_its * sizeof(uint32_t)); /* out of scratch */
+    else if (!k->same)
+        memcpy(c->its, its, n_its * sizeof(uint32_t)); /* options only shrink: reuse the array */
+    c->n_its = n_its;
     c->requests = *requests;
     if (c->n_pods == 1 || !reqs_equal(reqs, &c->reqs))
         reqs_persist(&c->reqs, s->arena, reqs);
-    c->max_avail = *max_room;
+    c->max_avail = k->max;
+    c->witness = k->witness;
+    if (c->n_pods == 1)
+        c->charged = k->charge;
     topo_register(s, KP_SYM_HOSTNAME, c->hostname);
     topo_record(s, st, t->taints, t->n_taints, &c->reqs, KP_COMPAT_ALLOW_UNDEFINED_WELL_KNOWN);
+}
+
+/* Drop the options the final requests left behind (see filter_fits). */
+void claims_settle(solver *s)
+{
+    for (uint32_t i = 0; i < s->n_claims; i++) {
+        claim *c = &s->claims[i];
+        const tstate *ts = &s->ts[c->tmpl];
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < c->n_its; j++)
+            if (kp_resvec_fits(&c->requests, &ts->room[c->its[j]], s->n_res))
+                c->its[n++] = c->its[j];
+        c->n_its = n;
+    }
 }
 
 /* Try one volume-topology alternative (or none when `vol` is NULL). `node`
@@ -253,17 +360,17 @@ static bool try_alternative(solver *s, claim *c, podstate *st, kp_requirements *
     kp_requirements_add_all(node, s->symtab, s->scratch, &domains);
     kp_resvec requests = c->requests;
     kp_resvec_add(&requests, &p->requests, s->n_res);
-    uint32_t *kept = KP_ARENA_NEW(s->scratch, uint32_t, c->n_its ? c->n_its : 1);
+    uint32_t *its = kp_arena_alloc(s->scratch, (c->n_its ? c->n_its : 1) * sizeof(uint32_t)); /* filled before read */
     filter_report rep;
-    kp_resvec max_room;
+    kept k;
     const kp_requirements *base = c->n_pods ? &c->reqs : &s->snap->templates[c->tmpl].reqs;
-    uint32_t n = filter_its(s, c, p, node, base, &requests, kept, &max_room, &rep);
+    uint32_t n = filter_its(s, c, p, node, base, &requests, its, &k, &rep, why != NULL);
     if (n == 0) {
         if (why)
             *why = filter_text(s, &rep, node, &requests);
         return false;
     }
-    commit(s, c, st, node, &requests, kept, n, &max_room);
+    commit(s, c, st, node, &requests, its, n, &k);
     return true;
 }
 
@@ -317,8 +424,17 @@ bool claim_try(solver *s, claim *c, podstate *st, bool fresh, const char **why)
 static uint32_t within_limits(solver *s, uint32_t tmpl, uint32_t *out)
 {
     const kp_template *t = &s->snap->templates[tmpl];
-    const tstate *ts = &s->ts[tmpl];
+    tstate *ts = &s->ts[tmpl];
     uint32_t n = 0;
+    bool all = true;
+    if (ts->exhausted)
+        return 0;
+    for (uint32_t r = 0; r < s->n_res && all; r++)
+        all = !t->limited[r] || ts->largest.v[r] <= ts->remaining.v[r];
+    if (all) { /* the usual case: even the largest type fits in what is left */
+        memcpy(out, ts->its, ts->n_its * sizeof(uint32_t));
+        return ts->n_its;
+    }
     for (uint32_t i = 0; i < ts->n_its; i++) {
         const kp_sit *it = &s->snap->its[ts->its[i]];
         bool ok = true;
@@ -327,12 +443,15 @@ static uint32_t within_limits(solver *s, uint32_t tmpl, uint32_t *out)
         if (ok)
             out[n++] = ts->its[i];
     }
+    ts->exhausted = n == 0; /* what is left of the limits only shrinks while pods are placed */
     return n;
 }
 
 static const char *limits_text(solver *s, uint32_t tmpl)
 {
     const kp_template *t = &s->snap->templates[tmpl];
+    if (s->ts[tmpl].limits_text)
+        return s->ts[tmpl].limits_text;
     kp_buf b = KP_BUF_INIT(1024);
     for (uint32_t r = 0; r < s->n_res; r++) {
         if (!t->limited[r])
@@ -340,12 +459,13 @@ static const char *limits_text(solver *s, uint32_t tmpl)
         char q[KP_QUANTITY_STRLEN];
         enum kp_quantity_format f = r == KP_RES_MEMORY || r == KP_RES_EPHEMERAL ? KP_QUANTITY_BINARY_SI
                                                                                 : KP_QUANTITY_DECIMAL_SI;
-        kp_quantity_format(kp_quantity_from_milli(t->limits.v[r], f), q, sizeof(q));
+        kp_quantity_format(kp_quantity_from_milli128(t->limits.v[r], f), q, sizeof(q));
         kp_buf_printf(&b, "%s%s %s", b.len ? ", " : "", s->snap->restab.names[r], q);
     }
     const char *out = kp_arena_printf(s->arena, "all compatible instance types exceed nodepool \"%s\" limits: %s",
                                       t->name, kp_buf_cstr(&b));
     kp_buf_free(&b);
+    s->ts[tmpl].limits_text = out;
     return out;
 }
 
@@ -354,11 +474,7 @@ static const char *limits_text(solver *s, uint32_t tmpl)
 static void charge_limits(solver *s, const claim *c)
 {
     tstate *ts = &s->ts[c->tmpl];
-    kp_resvec largest;
-    kp_resvec_zero(&largest);
-    for (uint32_t i = 0; i < c->n_its; i++)
-        kp_resvec_max(&largest, &s->snap->its[c->its[i]].capacity, s->n_res);
-    kp_resvec_sub(&ts->remaining, &largest, s->n_res);
+    kp_limvec_sub(&ts->remaining, &c->charged, s->n_res);
     ts->nodes_remaining--;
 }
 
@@ -387,7 +503,7 @@ bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why)
     claim c;
     memset(&c, 0, sizeof(c));
     c.tmpl = tmpl;
-    c.its = KP_ARENA_NEW(s->scratch, uint32_t, ts->n_its ? ts->n_its : 1);
+    c.its = kp_arena_alloc(s->scratch, (ts->n_its ? ts->n_its : 1) * sizeof(uint32_t)); /* filled below */
     c.n_its = t->has_limits ? within_limits(s, tmpl, c.its) : ts->n_its;
     if (!t->has_limits)
         memcpy(c.its, ts->its, ts->n_its * sizeof(uint32_t));

@@ -173,7 +173,8 @@ static void commit(solver *s, enode *e, podstate *st, const kp_requirements *req
     }
     e->pods[e->n_pods++] = st->pod;
     kp_resvec_sub(&e->remaining, &s->snap->pods[st->pod].requests, s->n_res);
-    reqs_persist(&e->reqs, s->arena, reqs);
+    if (!reqs_equal(reqs, &e->reqs))
+        reqs_persist(&e->reqs, s->arena, reqs);
     topo_record(s, st, n->taints, n->n_taints, &e->reqs, 0);
 }
 

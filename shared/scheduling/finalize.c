@@ -68,22 +68,26 @@ static const kp_sym ct_priority[] = {KP_SYM_RESERVED, KP_SYM_SPOT, KP_SYM_ON_DEM
 /* The offering a launch would use: first capacity type by priority, cheapest within it. */
 static void choose_offering(solver *s, kp_plan_claim *pc)
 {
-    for (size_t k = 0; k < 3; k++) {
-        double best = -1;
-        for (uint32_t i = 0; i < pc->n_its; i++) {
-            const kp_sit *it = &s->snap->its[pc->its[i]];
-            for (uint32_t o = 0; o < it->n_offerings; o++) {
-                const kp_soffering *of = &it->offerings[o];
-                if (of->capacity_type != ct_priority[k] || !offering_allowed(s, &pc->reqs, of))
-                    continue;
-                if (best < 0 || of->price < best) {
-                    best = of->price;
-                    pc->zone = of->zone;
-                }
-            }
+    offer_filter f = offer_filter_of(&pc->reqs);
+    double best[3] = {-1, -1, -1};
+    kp_sym zone[3] = {KP_SYM_NONE, KP_SYM_NONE, KP_SYM_NONE};
+    for (uint32_t i = 0; i < pc->n_its; i++) {
+        const kp_sit *it = &s->snap->its[pc->its[i]];
+        for (uint32_t o = 0; o < it->n_offerings; o++) {
+            const kp_soffering *of = &it->offerings[o];
+            size_t k = 0;
+            while (k < 3 && of->capacity_type != ct_priority[k])
+                k++;
+            if (k == 3 || (best[k] >= 0 && of->price >= best[k]) || !offer_ok(s, &f, of))
+                continue;
+            best[k] = of->price;
+            zone[k] = of->zone;
         }
-        if (best >= 0) {
-            pc->price = best;
+    }
+    for (size_t k = 0; k < 3; k++) {
+        if (best[k] >= 0) {
+            pc->price = best[k];
+            pc->zone = zone[k];
             pc->capacity_type = ct_priority[k];
             return;
         }
@@ -122,6 +126,7 @@ static void pin_requirements(solver *s, kp_plan_claim *pc)
     kp_sym *names = KP_ARENA_NEW(s->scratch, kp_sym, pc->n_its ? pc->n_its : 1);
     kp_sym cts[3];
     uint32_t n_cts = 0;
+    offer_filter f = offer_filter_of(&pc->reqs);
     for (uint32_t i = 0; i < pc->n_its; i++) {
         const kp_sit *it = &s->snap->its[pc->its[i]];
         names[i] = it->name;
@@ -130,7 +135,7 @@ static void pin_requirements(solver *s, kp_plan_claim *pc)
             bool seen = false;
             for (uint32_t j = 0; j < n_cts && !seen; j++)
                 seen = cts[j] == ct;
-            if (!seen && n_cts < 3 && offering_allowed(s, &pc->reqs, &it->offerings[o]))
+            if (!seen && n_cts < 3 && offer_ok(s, &f, &it->offerings[o]))
                 cts[n_cts++] = ct;
         }
     }

@@ -288,7 +288,7 @@ static bool within_limits(const solver *s, uint32_t tmpl, const kp_resvec *freed
     if (t->limit_nodes && ts->nodes_remaining - node_delta < 0)
         return false;
     for (uint32_t r = 0; r < s->n_res; r++)
-        if (t->limited[r] && ts->remaining.v[r] + freed->v[r] - taken->v[r] < 0)
+        if (t->limited[r] && ts->remaining.v[r] + freed->v[r] - taken->v[r] < 0) /* 128-bit: no overflow */
             return false;
     return true;
 }
@@ -372,8 +372,8 @@ static void improve_template(solver *s, uint32_t tmpl)
         !within_limits(s, tmpl, &freed, &taken, (int64_t)nb - (int64_t)n_free))
         return;
     replace_claims(s, tmpl, drop, bins, nb);
-    kp_resvec_add(&s->ts[tmpl].remaining, &freed, s->n_res);
-    kp_resvec_sub(&s->ts[tmpl].remaining, &taken, s->n_res);
+    kp_limvec_add(&s->ts[tmpl].remaining, &freed, s->n_res);
+    kp_limvec_sub(&s->ts[tmpl].remaining, &taken, s->n_res);
     s->ts[tmpl].nodes_remaining -= (int64_t)nb - (int64_t)n_free;
 }
 

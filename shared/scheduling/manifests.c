@@ -35,6 +35,7 @@ struct kp_manifests {
     PTR_LIST(const char, notes);
     kp_namespace_info *namespaces; /* by value: the snapshot builder reads an array */
     size_t n_namespaces, cap_namespaces;
+    size_t replica_pods; /* Pods the workloads so far will expand into */
     bool expanded;
 };
 
@@ -126,8 +127,54 @@ static int add_namespace(kp_manifests *m, const cJSON *obj)
     return 0;
 }
 
+static int32_t replica_count(const kp_workload *w, enum kp_kind kind);
+
+/* simulate makes a Pod for each replica, and a manifest is easily wrong by
+ * orders of magnitude (replicas: 2147483647 is 600 bytes and hundreds of
+ * gigabytes of Pods): past this many, in all, planning is refused. */
+#define MAX_REPLICA_PODS 100000
+
+/* The field the Pod count comes from, for messages. */
+static const char *count_field(const kp_workload *w, enum kp_kind kind)
+{
+    if (kind != KP_KIND_JOB) return "spec.replicas";
+    return w->has_completions && w->completions < w->parallelism ? "spec.completions"
+                                                                 : "spec.parallelism";
+}
+
+/* Negative counts are refused as the API server refuses them; the total is
+ * capped. */
+static int check_replicas(kp_manifests *m, const kp_object *o, const char *origin)
+{
+    const kp_workload *w = &o->u.workload;
+    const char *field = count_field(w, o->kind);
+    int32_t n = replica_count(w, o->kind);
+    if (o->kind == KP_KIND_JOB && w->parallelism < 0) field = "spec.parallelism", n = w->parallelism;
+    if (o->kind == KP_KIND_JOB && w->has_completions && w->completions < 0)
+        field = "spec.completions", n = w->completions;
+    if (n < 0)
+        return kp_error_set(KP_EINVALID,
+                            "%s: %s: Invalid value: %d: must be greater than or equal to 0",
+                            origin, field, (int)n);
+    if ((size_t)n > MAX_REPLICA_PODS - m->replica_pods)
+        return kp_error_set(KP_ETOOLARGE,
+                            "%s: %s: %d Pods is more than simulate will create from replicas "
+                            "(%d in all, %zu so far); lower it",
+                            origin, field, (int)n, MAX_REPLICA_PODS, m->replica_pods);
+    m->replica_pods += (size_t)n;
+    return 0;
+}
+
+static bool is_expanded(enum kp_kind kind)
+{
+    return kind == KP_KIND_DEPLOYMENT || kind == KP_KIND_STATEFULSET ||
+           kind == KP_KIND_REPLICASET || kind == KP_KIND_JOB;
+}
+
 int kp_manifests_add_docs(kp_manifests *m, const kp_doc_list *docs)
 {
+    for (size_t i = 0; i < kp_doc_list_skipped_count(docs); i++)
+        PUSH(m, notes, kp_arena_printf(m->arena, "skipped %s", kp_doc_list_skipped(docs, i)));
     for (size_t i = 0; i < kp_doc_list_count(docs); i++) {
         const kp_doc *d = kp_doc_list_at(docs, i);
         char origin[512];
@@ -148,6 +195,8 @@ int kp_manifests_add_docs(kp_manifests *m, const kp_doc_list *docs)
         }
         if (err < 0)
             return kp_error_wrap(err, "%s", origin);
+        if (is_expanded(o.kind) && (err = check_replicas(m, &o, origin)) < 0)
+            return err;
         keep(m, &o);
     }
     return 0;

@@ -17,10 +17,14 @@ kp_manifests *kp_manifests_new(void);
 kp_manifests *kp_manifests_free(kp_manifests *m);
 
 /* Decode every document of `docs`. On a decoding error returns KP_EINVALID
- * with a message naming the file, the document and the field. */
+ * with a message naming the file, the document and the field; so is a
+ * negative replicas, parallelism or completions (as the API server refuses
+ * them). Workloads may ask for 100000 Pods in all: past that, KP_ETOOLARGE
+ * naming the file, document and field that crossed the line. */
 int kp_manifests_add_docs(kp_manifests *m, const kp_doc_list *docs);
 
-/* Notes about skipped documents ("x.yaml: document 3: skipping ConfigMap"). */
+/* Notes about skipped documents ("x.yaml: document 3: skipping ConfigMap")
+ * and skipped directory entries ("skipped dir/README.md (not .yaml, ...)"). */
 size_t kp_manifests_note_count(const kp_manifests *m);
 const char *kp_manifests_note(const kp_manifests *m, size_t i);
 

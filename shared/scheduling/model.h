@@ -98,14 +98,13 @@ typedef struct kp_spod {
     /* volume topology: alternatives, any one of which must hold; none = unconstrained */
     const kp_requirements *volume_alts;
     uint32_t n_volume_alts;
-    const char *volume_error; /* a PVC problem that makes the pod unschedulable */
+    const char *unschedulable; /* known before solving: a PVC problem, DRA requirements */
     /* where it runs, for pods already bound (index into the snapshot's nodes) */
     int32_t node;
     bool scheduled;   /* spec.nodeName is set (node is -1 when that node is unknown) */
     bool terminal;    /* Succeeded / Failed */
     bool terminating; /* deletionTimestamp set */
     bool daemon;      /* owned by a DaemonSet */
-    bool do_not_disrupt;
     const kp_pod *src; /* the decoded object, when built from one */
 } kp_spod;
 
@@ -140,7 +139,7 @@ typedef struct kp_template {
     const kp_taint *startup_taints;
     uint32_t n_startup_taints;
     bool has_limits;
-    kp_resvec limits;     /* valid where limited[i] */
+    kp_limvec limits;     /* valid where limited[i] */
     bool limited[KP_RES_MAX];
     bool limit_nodes;
     int64_t node_limit;

@@ -114,20 +114,68 @@ static cJSON *pods_json(const kp_snapshot *snap, const uint32_t *pods, uint32_t 
     return arr;
 }
 
-/* Template labels plus custom single-valued requirements, as Karpenter labels a NodeClaim. */
+/* An integer the requirement allows, for NotIn / Exists with or without
+ * bounds: the lower bound (or 0, or the upper bound when that is negative),
+ * stepping past excluded values. Karpenter's Requirement.Any() draws one at
+ * random from the same range; ours is the smallest, so plans repeat. */
+static bool any_integer(const kp_snapshot *snap, const kp_requirement *r, char *buf, size_t size)
+{
+    int64_t v = r->has_gte ? r->gte : r->has_lte && r->lte < 0 ? r->lte : 0;
+    for (uint32_t step = 0; step <= r->n_values; step++, v++) {
+        if ((r->has_lte && v > r->lte) || (r->has_gte && v < r->gte))
+            return false;
+        snprintf(buf, size, "%lld", (long long)v);
+        kp_sym s = kp_sym_lookup(snap->symtab, buf);
+        if (s == KP_SYM_NONE || kp_requirement_has(snap->symtab, r, s))
+            return true;
+        if (v == INT64_MAX)
+            return false;
+    }
+    return false;
+}
+
+/* A value that satisfies `r` (Karpenter's Requirement.Any()): one of an In
+ * set (the first by name), an integer for NotIn and Exists, none for
+ * DoesNotExist. */
+static const char *any_value(const kp_snapshot *snap, const kp_requirement *r, char *buf, size_t size)
+{
+    switch (kp_requirement_operator(r)) {
+    case KP_OP_IN: {
+        const char *best = NULL;
+        for (uint32_t i = 0; i < r->n_values; i++)
+            if (!best || strcmp(sym(snap, r->values[i]), best) < 0)
+                best = sym(snap, r->values[i]);
+        return best;
+    }
+    case KP_OP_NOT_IN:
+    case KP_OP_EXISTS:
+        return any_integer(snap, r, buf, size) ? buf : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* Template labels plus a concrete value for every custom key the claim's
+ * requirements constrain (Karpenter's resolveCustomLabelsFromRequirements):
+ * kube-scheduler needs the label to place the pods that selected the key.
+ * Well-known keys (the provider's, the catalog's) are left to the instance
+ * type, restricted and simulation-only keys out. */
 static cJSON *labels_json(const kp_snapshot *snap, const kp_plan_claim *c)
 {
     const kp_template *t = &snap->templates[c->template_index];
     cJSON *o = cJSON_CreateObject();
+    char buf[32];
     for (uint32_t i = 0; i < t->labels.count; i++)
         cJSON_AddStringToObject(o, sym(snap, t->labels.items[i].key), sym(snap, t->labels.items[i].value));
     for (uint32_t i = 0; i < c->reqs.count; i++) {
         const kp_requirement *r = &c->reqs.items[i];
         const char *key = sym(snap, r->key);
-        if (kp_requirement_single_value(r) == KP_SYM_NONE || kp_label_is_well_known(key) ||
+        if (kp_sym_is_well_known(snap->symtab, r->key) || kp_label_is_well_known(key) ||
             kp_label_is_restricted(key) || simulation_only(snap, r->key) || cJSON_HasObjectItem(o, key))
             continue;
-        cJSON_AddStringToObject(o, key, sym(snap, r->values[0]));
+        const char *value = any_value(snap, r, buf, sizeof(buf));
+        if (value)
+            cJSON_AddStringToObject(o, key, value);
     }
     return o;
 }

@@ -27,6 +27,26 @@ typedef struct kp_restab {
 } kp_restab;
 
 void kp_restab_init(kp_restab *tab);
+/* NodePool limits and what is left of them: wider than a kp_resvec, because
+ * Kubernetes accepts limits such as 10000000Gi (1.07e19 milli-units), and
+ * they must hold exactly. */
+typedef struct kp_limvec {
+    kp_milli128 v[KP_RES_MAX];
+} kp_limvec;
+
+/* l -= r (r's entries are int64: they never take a limit out of range). */
+static inline void kp_limvec_sub(kp_limvec *l, const kp_resvec *r, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        l->v[i] -= r->v[i];
+}
+
+static inline void kp_limvec_add(kp_limvec *l, const kp_resvec *r, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        l->v[i] += r->v[i];
+}
+
 /* Index of `name`, adding it if new; -1 (with an error set) when the table is full. */
 int kp_restab_index(kp_restab *tab, const char *name);
 /* Index of `name` or -1 when the table does not know it. */
@@ -42,10 +62,13 @@ static inline void kp_resvec_zero(kp_resvec *r)
 void kp_resvec_add(kp_resvec *a, const kp_resvec *b, uint32_t n);
 /* a -= b, saturating. */
 void kp_resvec_sub(kp_resvec *a, const kp_resvec *b, uint32_t n);
-/* a = max(a, b) element-wise (inline: the solver's filter calls it per instance type). */
+/* a = max(a, b) element-wise (inline: the solver's filter calls it per
+ * instance type; the fixed resources unroll, as in kp_resvec_fits). */
 static inline void kp_resvec_max(kp_resvec *a, const kp_resvec *b, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < KP_RES_FIXED; i++)
+        a->v[i] = b->v[i] > a->v[i] ? b->v[i] : a->v[i];
+    for (uint32_t i = KP_RES_FIXED; i < n; i++)
         if (b->v[i] > a->v[i])
             a->v[i] = b->v[i];
 }
@@ -53,7 +76,9 @@ static inline void kp_resvec_max(kp_resvec *a, const kp_resvec *b, uint32_t n)
 /* a = min(a, b) element-wise. */
 static inline void kp_resvec_min(kp_resvec *a, const kp_resvec *b, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < KP_RES_FIXED; i++)
+        a->v[i] = b->v[i] < a->v[i] ? b->v[i] : a->v[i];
+    for (uint32_t i = KP_RES_FIXED; i < n; i++)
         if (b->v[i] < a->v[i])
             a->v[i] = b->v[i];
 }
@@ -63,9 +88,8 @@ static inline void kp_resvec_min(kp_resvec *a, const kp_resvec *b, uint32_t n)
  * the compiler unrolls); entries past `n` are zero in every vector. */
 static inline bool kp_resvec_fits(const kp_resvec *req, const kp_resvec *avail, uint32_t n)
 {
-    bool ok = true;
-    for (uint32_t i = 0; i < KP_RES_FIXED; i++)
-        ok &= req->v[i] <= avail->v[i];
+    bool ok = (req->v[0] <= avail->v[0]) & (req->v[1] <= avail->v[1]) & (req->v[2] <= avail->v[2]) &
+              (req->v[3] <= avail->v[3]);
     for (uint32_t i = KP_RES_FIXED; i < n && ok; i++)
         ok = req->v[i] <= avail->v[i];
     return ok;

@@ -89,7 +89,7 @@ static int set_limits(kp_snapshot *snap, kp_template *t, const kp_resource_list 
         if (idx < 0)
             return idx;
         t->limited[idx] = true;
-        t->limits.v[idx] = r->quantity.milli;
+        t->limits.v[idx] = kp_quantity_milli128(r->quantity);
     }
     return 0;
 }

@@ -7,6 +7,7 @@
  */
 #include "scheduling/snapshot_internal.h"
 #include "scheduling/symmap.h"
+#include "api/pod_rules.h"
 #include "api/wellknown.h"
 #include "base/error.h"
 
@@ -274,7 +275,7 @@ static int node_affinity(build_ctx *b, const kp_pod *p, kp_spod *sp)
     sp->required = req;
     sp->n_required = (uint32_t)na->n_required;
     if (na->has_required && na->n_required == 0)
-        sp->volume_error = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution has no "
+        sp->unschedulable = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution has no "
                            "terms, so no node can match";
     kp_requirements *pref = KP_ARENA_NEW(snap->arena, kp_requirements, na->n_preferred ? na->n_preferred : 1);
     int32_t *weights = KP_ARENA_NEW(snap->arena, int32_t, na->n_preferred ? na->n_preferred : 1);
@@ -466,7 +467,7 @@ static int volumes(build_ctx *b, const kp_pod *p, kp_spod *sp)
         if (err < 0)
             return err;
         if (why) {
-            sp->volume_error = why;
+            sp->unschedulable = why;
             return 0;
         }
         if (n_more)
@@ -512,15 +513,19 @@ static int compile_pod(build_ctx *b, const kp_pod *p, kp_spod *sp)
     sp->daemon = p->owned_by_daemonset;
     sp->terminal = p->phase == KP_POD_PHASE_SUCCEEDED || p->phase == KP_POD_PHASE_FAILED;
     sp->terminating = p->meta.deletion_timestamp.set;
-    const char *dnd = kp_labels_get(&p->meta.annotations, KP_ANNOTATION_DO_NOT_DISRUPT);
-    sp->do_not_disrupt = dnd && strcmp(dnd, "true") == 0;
     sp->scheduled = *p->node_name != '\0';
     if (sp->scheduled) {
         kp_sym s = kp_sym_lookup(snap->symtab, p->node_name);
         uint32_t idx = s ? kp_symmap_get(&b->node_by_name, s) : UINT32_MAX;
         sp->node = idx == UINT32_MAX ? -1 : (int32_t)idx;
     }
-    return sp->scheduled ? 0 : volumes(b, p, sp);
+    if (sp->scheduled)
+        return 0;
+    if ((err = volumes(b, p, sp)) < 0)
+        return err;
+    if (kp_pod_dra_unsupported(p))
+        sp->unschedulable = kp_pod_dra_unsupported(p);
+    return 0;
 }
 
 static void index_objects(build_ctx *b)
@@ -592,8 +597,10 @@ int kp_snapshot_add_daemons(kp_snapshot *snap, const kp_cluster *c)
         const kp_workload *ds = c->daemonsets[i];
         if (ds->meta.deletion_timestamp.set)
             continue;
-        kp_spod *sp = kp_snapshot_add_daemon(snap);
         kp_pod tmpl = daemon_pod(c, ds);
+        if (kp_pod_dra_unsupported(&tmpl))
+            continue; /* not scheduled for, so not counted as overhead either */
+        kp_spod *sp = kp_snapshot_add_daemon(snap);
         tmpl.meta.name = ds->meta.name;
         tmpl.meta.namespace = ds->meta.namespace;
         tmpl.node_name = "";
@@ -601,7 +608,7 @@ int kp_snapshot_add_daemons(kp_snapshot *snap, const kp_cluster *c)
         if (err < 0)
             return kp_error_wrap(err, "daemonset %s/%s", ds->meta.namespace, ds->meta.name);
         sp->daemon = true;
-        sp->volume_error = NULL;
+        sp->unschedulable = NULL;
         sp->src = NULL; /* compiled from a copy of the template on this stack */
     }
     return 0;

@@ -37,46 +37,44 @@ static uint32_t queue_pop(queue *q)
     return v;
 }
 
-typedef struct order_ctx {
-    const kp_snapshot *snap;
-    const podstate *ps;
-} order_ctx;
+/* Karpenter's queue order: CPU, then memory, descending; then the oldest;
+ * then by UID. The keys are copied out of the pods so that the sort touches
+ * only them. */
+typedef struct queue_key {
+    int64_t cpu, memory, created_ns;
+    const char *uid;
+    uint32_t idx;
+} queue_key;
 
 static int cmp_i64_desc(int64_t a, int64_t b)
 {
     return a > b ? -1 : a < b;
 }
 
-static int cmp_queue_order(const order_ctx *ctx, uint32_t a, uint32_t b)
+static int cmp_queue_key(const void *pa, const void *pb)
 {
-    const kp_spod *x = &ctx->snap->pods[ctx->ps[a].pod];
-    const kp_spod *y = &ctx->snap->pods[ctx->ps[b].pod];
-    int c = cmp_i64_desc(x->requests.v[KP_RES_CPU], y->requests.v[KP_RES_CPU]);
+    const queue_key *x = pa, *y = pb;
+    int c = cmp_i64_desc(x->cpu, y->cpu);
     if (!c)
-        c = cmp_i64_desc(x->requests.v[KP_RES_MEMORY], y->requests.v[KP_RES_MEMORY]);
+        c = cmp_i64_desc(x->memory, y->memory);
     if (!c)
         c = x->created_ns < y->created_ns ? -1 : x->created_ns > y->created_ns;
     if (!c)
-        c = strcmp(x->uid ? x->uid : x->ns_name, y->uid ? y->uid : y->ns_name);
-    return c ? c : (a < b ? -1 : a > b);
+        c = strcmp(x->uid, y->uid);
+    return c ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
 }
 
-/* Merge sort: C11's qsort takes no context, and the order must not depend on globals. */
-static void sort_queue(const order_ctx *ctx, uint32_t *v, uint32_t *tmp, uint32_t n)
+static void sort_queue(solver *s, uint32_t *v, uint32_t n)
 {
-    if (n < 2)
-        return;
-    uint32_t mid = n / 2;
-    sort_queue(ctx, v, tmp, mid);
-    sort_queue(ctx, v + mid, tmp, n - mid);
-    uint32_t i = 0, j = mid, k = 0;
-    while (i < mid && j < n)
-        tmp[k++] = cmp_queue_order(ctx, v[i], v[j]) <= 0 ? v[i++] : v[j++];
-    while (i < mid)
-        tmp[k++] = v[i++];
-    while (j < n)
-        tmp[k++] = v[j++];
-    memcpy(v, tmp, n * sizeof(uint32_t));
+    queue_key *keys = KP_ARENA_NEW(s->scratch, queue_key, n ? n : 1);
+    for (uint32_t i = 0; i < n; i++) {
+        const kp_spod *p = &s->snap->pods[s->ps[v[i]].pod];
+        keys[i] = (queue_key){p->requests.v[KP_RES_CPU], p->requests.v[KP_RES_MEMORY], p->created_ns,
+                              p->uid ? p->uid : p->ns_name, v[i]};
+    }
+    qsort(keys, n, sizeof(*keys), cmp_queue_key);
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = keys[i].idx;
 }
 
 /* ---------- planned NodeClaims, least loaded first ---------- */
@@ -122,30 +120,69 @@ static void order_append(solver *s, claim_order *o, uint32_t idx)
 
 /* ---------- placing one pod ---------- */
 
-static bool add_pod(solver *s, claim_order *order, podstate *st, kp_buf *why)
+/* The plain scan: every existing node in order, then every planned NodeClaim, least loaded first. */
+static bool scan_places(solver *s, claim_order *order, podstate *st)
 {
-    const kp_spod *p = &s->snap->pods[st->pod];
-    if (p->volume_error) {
-        if (why)
-            kp_buf_puts(why, p->volume_error);
-        return false;
-    }
-    bool blocked = topo_blocks_every_node(s, st);
-    for (uint32_t i = 0; i < s->n_enodes && !blocked; i++)
+    for (uint32_t i = 0; i < s->n_enodes; i++)
         if (enode_try(s, &s->enodes[i], st))
             return true;
-    for (uint32_t k = 0; k < order->n && !blocked; k++) {
+    for (uint32_t k = 0; k < order->n; k++) {
         if (claim_try(s, &s->claims[order->v[k]], st, false, NULL)) {
             order_bump(s, order, k);
             return true;
         }
     }
+    return false;
+}
+
+/* The same places in the same order, skipping those the index rules out. */
+static bool indexed_places(solver *s, podstate *st)
+{
+    place_query q;
+    int64_t i;
+    place_query_init(s, s->node_ix, st, &q);
+    while ((i = place_query_next(&q)) >= 0) {
+        if (enode_try(s, &s->enodes[i], st)) {
+            place_index_changed(s, s->node_ix, (uint32_t)i, 0);
+            return true;
+        }
+    }
+    place_query_init(s, s->claim_ix, st, &q);
+    while ((i = place_query_next(&q)) >= 0) {
+        claim *c = &s->claims[i];
+        if (claim_try(s, c, st, false, NULL)) {
+            place_index_changed(s, s->claim_ix, (uint32_t)i, c->n_pods);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void claim_created(solver *s, claim_order *order)
+{
+    uint32_t idx = s->n_claims - 1;
+    if (s->claim_ix)
+        place_index_add(s, s->claim_ix, idx, s->claims[idx].n_pods, s->claims[idx].tmpl);
+    else
+        order_append(s, order, idx);
+}
+
+static bool add_pod(solver *s, claim_order *order, podstate *st, kp_buf *why)
+{
+    const kp_spod *p = &s->snap->pods[st->pod];
+    if (p->unschedulable) {
+        if (why)
+            kp_buf_puts(why, p->unschedulable);
+        return false;
+    }
+    if (!topo_blocks_every_node(s, st) && (s->claim_ix ? indexed_places(s, st) : scan_places(s, order, st)))
+        return true;
     if (s->snap->n_templates == 0 && why)
         kp_buf_puts(why, "no nodepool can launch nodes (none exist, or their requirements match no instance type)");
     for (uint32_t t = 0; t < s->snap->n_templates; t++) {
         const char *reason = NULL;
         if (claim_new(s, t, st, why ? &reason : NULL)) {
-            order_append(s, order, s->n_claims - 1);
+            claim_created(s, order);
             return true;
         }
         if (why && reason) {
@@ -225,6 +262,14 @@ static int init_pods(solver *s, const uint32_t *pending, uint32_t n)
     return 0;
 }
 
+static void index_places(solver *s)
+{
+    s->claim_ix = place_index_new(s->work, true, s->n_ps, s->snap->n_templates);
+    s->node_ix = place_index_new(s->work, false, s->n_enodes, 0);
+    for (uint32_t i = 0; i < s->n_enodes; i++)
+        place_index_add(s, s->node_ix, i, 0, 0);
+}
+
 static int64_t monotonic_ns(void)
 {
     struct timespec ts;
@@ -244,6 +289,7 @@ int kp_solve(kp_snapshot *snap, const kp_solve_opts *opts, const uint32_t *pendi
     s.n_res = snap->restab.count;
     s.arena = kp_arena_new();
     s.scratch = kp_arena_new();
+    s.work = kp_arena_new();
     int err = init_pods(&s, pending, n_pending);
     if (!err)
         err = cache_ensure(&s);
@@ -255,26 +301,30 @@ int kp_solve(kp_snapshot *snap, const kp_solve_opts *opts, const uint32_t *pendi
         err = topo_build(&s);
     if (err < 0) {
         kp_arena_free(s.scratch);
+        kp_arena_free(s.work);
         kp_arena_free(s.arena);
         return err;
     }
     for (uint32_t i = 0; i < s.n_enodes; i++)
         topo_register(&s, KP_SYM_HOSTNAME, snap->nodes[s.enodes[i].node].hostname);
+    if (!opts->plain_scan)
+        index_places(&s);
 
     queue q = {KP_ARENA_NEW(s.scratch, uint32_t, s.n_ps + 1), s.n_ps + 1, 0, 0};
-    uint32_t *tmp = KP_ARENA_NEW(s.scratch, uint32_t, s.n_ps + 1);
     for (uint32_t i = 0; i < s.n_ps; i++)
         q.items[i] = i;
-    order_ctx ctx = {snap, s.ps};
-    sort_queue(&ctx, q.items, tmp, s.n_ps);
+    sort_queue(&s, q.items, s.n_ps);
     q.len = s.n_ps;
     run_queue(&s, &q);
+    claims_settle(&s);
     if (opts->improve)
         improve_plan(&s);
 
+    s.claim_ix = s.node_ix = NULL;
     kp_plan *plan = plan_new(&s);
     err = plan_finalize(&s, plan);
     kp_arena_free(s.scratch);
+    kp_arena_free(s.work);
     if (err < 0) {
         kp_plan_free(plan);
         return err;

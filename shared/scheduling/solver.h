@@ -28,9 +28,12 @@ typedef struct kp_solve_opts {
     const bool *closed_to_moves; /* n_nodes flags */
     const bool *moved;           /* n_pods flags */
     bool skip_lower_bound;       /* simulations nobody prices against the bound */
+    /* Try every place in turn instead of asking the index which ones can take
+     * a pod: the reference the index is tested against (same plan, slower). */
+    bool plain_scan;
 } kp_solve_opts;
 
-#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL, false}
+#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL, false, false}
 
 typedef struct kp_plan_claim {
     uint32_t template_index;

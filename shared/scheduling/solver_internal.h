@@ -9,6 +9,7 @@
 #include "scheduling/symmap.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* --- topology --- */
@@ -36,8 +37,7 @@ typedef struct tgroup {
     int32_t *counts;
     uint32_t n_domains, cap_domains;
     uint32_t n_nonempty;
-    const char *canon; /* identity, for de-duplication */
-    uint64_t hash;
+    uint64_t hash; /* of the fields that make its identity */
 } tgroup;
 
 /* Every value a topology key can take, with the NodePools (by taints) that offer it. */
@@ -54,7 +54,24 @@ typedef struct domain_group {
     uint32_t n, cap;
 } domain_group;
 
+/* A hash table of indices into some array (solver_util.c). */
+typedef struct idx_slot {
+    uint64_t hash;
+    uint32_t idx; /* UINT32_MAX when empty */
+} idx_slot;
+
+typedef struct idx_table {
+    idx_slot *slots;
+    uint32_t cap, count;
+} idx_table;
+
+void idx_table_put(kp_arena *arena, idx_table *t, uint64_t hash, uint32_t idx);
+/* The first index with this hash that `equal` accepts, or UINT32_MAX. */
+uint32_t idx_table_find(const idx_table *t, uint64_t hash, bool (*equal)(const void *ctx, uint32_t idx),
+                        const void *ctx);
+
 typedef struct topology {
+    idx_table tables[2]; /* groups, inverse */
     tgroup *groups;
     uint32_t n_groups, cap_groups;
     tgroup *inverse;
@@ -96,10 +113,13 @@ typedef struct tstate { /* per template */
     uint32_t n_dgroups;
     int32_t *group_of; /* per snapshot instance type: its daemon group, or -1 */
     kp_resvec *room;   /* per snapshot instance type: allocatable minus its daemon overhead */
-    kp_resvec remaining; /* limits left, where limited */
+    kp_limvec remaining; /* limits left, where limited */
     int64_t nodes_remaining;
     const uint32_t *its; /* the template's instance types, cheapest first */
     uint32_t n_its;
+    kp_resvec largest;   /* the largest capacity among them */
+    bool exhausted;      /* no type fits in what is left of the limits (for the rest of the queue) */
+    const char *limits_text; /* the message saying so, once made */
 } tstate;
 
 /* --- a NodeClaim being planned --- */
@@ -110,7 +130,9 @@ typedef struct claim {
     kp_resvec requests; /* pods only */
     uint32_t *its;      /* remaining options, cheapest first */
     uint32_t n_its;
-    kp_resvec max_avail; /* max over its of allocatable minus daemon overhead */
+    kp_resvec max_avail; /* >= max over its of allocatable minus daemon overhead */
+    uint32_t witness;    /* an option known to hold the requests (see claims_settle) */
+    kp_resvec charged;   /* the largest capacity among its first options: its share of the limits */
     uint32_t *pods;
     uint32_t n_pods, cap_pods;
 } claim;
@@ -147,6 +169,28 @@ typedef struct solver_cache {
     uint32_t n_dgroups;
 } solver_cache;
 
+/* --- where a pod may go (place_index.c) --- */
+typedef struct place_index place_index;
+
+typedef struct pbits { /* a bitset over places, with one summary bit per word */
+    uint64_t *w, *sum;
+} pbits;
+
+typedef struct place_term { /* OR of up to 8 bitsets, maybe negated */
+    const pbits *any[8];
+    uint32_t n;
+    bool negate;
+} place_term;
+
+typedef struct place_query {
+    place_index *ix;
+    place_term terms[32]; /* ANDed */
+    uint32_t n_terms;
+    bool empty;
+    uint32_t level, word;
+    uint64_t pending;
+} place_query;
+
 typedef struct solver {
     kp_snapshot *snap;
     const kp_solve_opts *opts;
@@ -166,6 +210,10 @@ typedef struct solver {
     bool tolerate_pns_available; /* some NodePool has a PreferNoSchedule taint */
     uint32_t next_hostname;
     kp_symmap it_keys; /* label keys some instance type defines */
+    kp_arena *work;          /* what only the solve needs (indexes, memos); freed with it */
+    struct type_memo *memo;  /* claim.c: instance-type verdicts by requirements */
+    place_index *claim_ix;   /* planned NodeClaims; NULL for the plain scan */
+    place_index *node_ix;    /* existing nodes; NULL for the plain scan */
 } solver;
 
 /* podstate.c */
@@ -190,6 +238,22 @@ bool topo_filter_matches(solver *s, const tgroup *g, const kp_taint *taints, uin
 bool topo_quick_rejects(solver *s, const podstate *st, const kp_requirements *node_reqs);
 bool topo_blocks_every_node(solver *s, const podstate *st);
 
+/* The condition a hostname topology group puts on a place's count (or one of these). */
+enum { TOPO_HOST_ANY = -1, TOPO_HOST_SOME = -2, TOPO_HOST_NONE = -3 };
+bool topo_selects(const tgroup *g, const kp_spod *p);
+void topo_count_changed(solver *s, const tgroup *g, kp_sym domain); /* keeps the place indexes right */
+int32_t topo_host_need(solver *s, const podstate *st, const tgroup *g);
+uint32_t topo_pod_keys(solver *s, const podstate *st, kp_sym *keys, uint32_t max);
+void topo_pinned_verdicts(solver *s, const podstate *st, kp_sym key, const kp_sym *values, uint32_t n, bool *ok);
+
+/* place_index.c: `levelled` orders places by pod count (NodeClaims); capacity is fixed. */
+place_index *place_index_new(kp_arena *arena, bool levelled, uint32_t capacity, uint32_t n_templates);
+void place_index_add(const solver *s, place_index *ix, uint32_t slot, uint32_t level, uint32_t tmpl);
+void place_index_changed(const solver *s, place_index *ix, uint32_t slot, uint32_t level);
+void place_index_count_changed(const solver *s, place_index *ix, const tgroup *g, kp_sym host);
+void place_query_init(solver *s, place_index *ix, const podstate *st, place_query *q);
+int64_t place_query_next(place_query *q); /* the next candidate in order, or -1 */
+
 /* template_state.c */
 int cache_ensure(solver *s);
 
@@ -198,10 +262,31 @@ bool min_values_ok(solver *s, const kp_requirements *reqs, const uint32_t *its, 
 int claims_init(solver *s);
 bool claim_try(solver *s, claim *c, podstate *st, bool fresh, const char **why);
 bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why);
+/* Options are dropped lazily while only resources narrow them; this drops
+ * the rest once the pods are placed. */
+void claims_settle(solver *s);
 
 /* existing.c */
 int enodes_init(solver *s);
 bool enode_try(solver *s, enode *e, podstate *st);
+
+/* type_memo.c: bit i set when snapshot instance type i (one of NodePool
+ * tmpl's) meets `reqs` on the keys types define and has an available offering
+ * in its zones and capacity types; NULL when the memo is full. */
+const uint64_t *type_verdicts(solver *s, uint32_t tmpl, const kp_requirements *reqs);
+
+/* type_memo.c: the options a new NodeClaim of NodePool tmpl keeps for a
+ * first pod, by the requirements on keys types define and the requests (for
+ * pods without host ports, when no limit narrows the NodePool's types). */
+typedef struct fresh_options {
+    const uint32_t *its;
+    uint32_t n;
+    kp_resvec max, charge;
+    uint32_t witness;
+} fresh_options;
+const fresh_options *fresh_find(solver *s, uint32_t tmpl, const kp_requirements *reqs, const kp_resvec *requests);
+void fresh_put(solver *s, uint32_t tmpl, const kp_requirements *reqs, const kp_resvec *requests,
+               const fresh_options *options);
 
 /* improve.c */
 void improve_plan(solver *s);
@@ -211,6 +296,14 @@ kp_plan *plan_new(solver *s);
 int plan_finalize(solver *s, kp_plan *plan);
 
 /* shared helpers */
+typedef struct fnv { /* FNV-1a, for identities built from fields */
+    uint64_t h;
+} fnv;
+#define FNV_INIT {1469598103934665603ull}
+void fnv_bytes(fnv *f, const void *data, size_t n);
+void fnv_u64(fnv *f, uint64_t v);
+void fnv_str(fnv *f, const char *str);
+void fnv_requirements(fnv *f, const kp_requirements *r);
 kp_requirement req_single(kp_arena *arena, kp_sym key, kp_sym value);
 kp_requirement req_none(kp_sym key);
 bool ports_conflict(const kp_host_port *a, uint32_t na, const kp_host_port *b, uint32_t nb);
@@ -218,7 +311,12 @@ const char *conflict_text(solver *s, const kp_requirements *node, const kp_requi
 void reqs_persist(kp_requirements *dst, kp_arena *arena, const kp_requirements *src);
 bool daemon_term_matches(solver *s, const kp_spod *d, const kp_requirements *node, unsigned flags,
                          const kp_requirements *it_reqs);
-bool offering_allowed(const solver *s, const kp_requirements *reqs, const kp_soffering *o);
+/* An available offering in the zones and capacity types some requirements allow. */
+typedef struct offer_filter {
+    const kp_requirement *zone, *ct;
+} offer_filter;
+offer_filter offer_filter_of(const kp_requirements *reqs);
+bool offer_ok(const solver *s, const offer_filter *f, const kp_soffering *o);
 bool reqs_equal(const kp_requirements *a, const kp_requirements *b);
 double cheapest_price(const solver *s, const kp_requirements *reqs, const kp_sit *it);
 double cheapest_price_in(const solver *s, const kp_requirement *zone, const kp_requirement *ct,

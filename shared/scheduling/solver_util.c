@@ -63,13 +63,16 @@ void reqs_persist(kp_requirements *dst, kp_arena *arena, const kp_requirements *
     }
 }
 
-/* Does any available offering fit the zone and capacity type `reqs` allow? */
-bool offering_allowed(const solver *s, const kp_requirements *reqs, const kp_soffering *o)
+offer_filter offer_filter_of(const kp_requirements *reqs)
 {
-    const kp_requirement *zone = kp_requirements_get(reqs, KP_SYM_ZONE);
-    const kp_requirement *ct = kp_requirements_get(reqs, KP_SYM_CAPACITY_TYPE);
-    return o->available && (!zone || kp_requirement_has(s->symtab, zone, o->zone)) &&
-           (!ct || kp_requirement_has(s->symtab, ct, o->capacity_type));
+    offer_filter f = {kp_requirements_get(reqs, KP_SYM_ZONE), kp_requirements_get(reqs, KP_SYM_CAPACITY_TYPE)};
+    return f;
+}
+
+bool offer_ok(const solver *s, const offer_filter *f, const kp_soffering *o)
+{
+    return o->available && (!f->zone || kp_requirement_has(s->symtab, f->zone, o->zone)) &&
+           (!f->ct || kp_requirement_has(s->symtab, f->ct, o->capacity_type));
 }
 
 /* The cheapest offering the zone and capacity-type requirements allow, or a
@@ -77,13 +80,11 @@ bool offering_allowed(const solver *s, const kp_requirements *reqs, const kp_sof
 double cheapest_price_in(const solver *s, const kp_requirement *zone, const kp_requirement *ct,
                          const kp_sit *it)
 {
+    offer_filter f = {zone, ct};
     double best = -1;
     for (uint32_t i = 0; i < it->n_offerings; i++) {
         const kp_soffering *o = &it->offerings[i];
-        if (!o->available || (zone && !kp_requirement_has(s->symtab, zone, o->zone)) ||
-            (ct && !kp_requirement_has(s->symtab, ct, o->capacity_type)))
-            continue;
-        if (best < 0 || o->price < best)
+        if (offer_ok(s, &f, o) && (best < 0 || o->price < best))
             best = o->price;
     }
     return best;
@@ -133,4 +134,67 @@ bool daemon_term_matches(solver *s, const kp_spod *d, const kp_requirements *nod
             return true;
     }
     return false;
+}
+
+void fnv_bytes(fnv *f, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        f->h = (f->h ^ p[i]) * 1099511628211ull;
+}
+
+void fnv_u64(fnv *f, uint64_t v)
+{
+    fnv_bytes(f, &v, sizeof(v));
+}
+
+void fnv_str(fnv *f, const char *str)
+{
+    fnv_bytes(f, str ? str : "", str ? strlen(str) + 1 : 1);
+}
+
+void fnv_requirements(fnv *f, const kp_requirements *r)
+{
+    for (uint32_t i = 0; i < r->count; i++) {
+        const kp_requirement *q = &r->items[i];
+        fnv_u64(f, (uint64_t)q->key << 32 | (uint32_t)q->complement << 2 | (uint32_t)q->has_gte << 1 | q->has_lte);
+        fnv_u64(f, (uint64_t)(q->has_gte ? q->gte : 0) ^ (uint64_t)(q->has_lte ? q->lte : 0) << 1);
+        fnv_u64(f, (uint64_t)(uint32_t)q->min_values);
+        fnv_bytes(f, q->values, q->n_values * sizeof(kp_sym));
+    }
+}
+
+/* Open addressing, at most half full; a slot holds an index and its hash. */
+void idx_table_put(kp_arena *arena, idx_table *t, uint64_t hash, uint32_t idx)
+{
+    if ((t->count + 1) * 2 > t->cap) {
+        idx_table bigger = {NULL, t->cap ? t->cap * 2 : 32, 0};
+        bigger.slots = KP_ARENA_NEW(arena, idx_slot, bigger.cap);
+        for (uint32_t i = 0; i < bigger.cap; i++)
+            bigger.slots[i].idx = UINT32_MAX;
+        for (uint32_t i = 0; i < t->cap; i++)
+            if (t->slots[i].idx != UINT32_MAX)
+                idx_table_put(arena, &bigger, t->slots[i].hash, t->slots[i].idx);
+        *t = bigger;
+    }
+    uint32_t i = (uint32_t)hash & (t->cap - 1);
+    while (t->slots[i].idx != UINT32_MAX)
+        i = (i + 1) & (t->cap - 1);
+    t->slots[i].hash = hash;
+    t->slots[i].idx = idx;
+    t->count++;
+}
+
+uint32_t idx_table_find(const idx_table *t, uint64_t hash, bool (*equal)(const void *ctx, uint32_t idx),
+                        const void *ctx)
+{
+    if (t->cap == 0)
+        return UINT32_MAX;
+    for (uint32_t i = (uint32_t)hash & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        const idx_slot *e = &t->slots[i];
+        if (e->idx == UINT32_MAX)
+            return UINT32_MAX;
+        if (e->hash == hash && equal(ctx, e->idx))
+            return e->idx;
+    }
 }

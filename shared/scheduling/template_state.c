@@ -131,8 +131,10 @@ static void keep_launchable(solver *s, uint32_t t)
     kp_resvec_zero(&none);
     for (uint32_t i = 0; i < ts->n_its; i++) {
         const kp_sit *it = &s->snap->its[its[i]];
-        if (cheapest_price(s, &tp->reqs, it) >= 0 && kp_resvec_fits(&none, &ts->room[its[i]], s->n_res))
+        if (cheapest_price(s, &tp->reqs, it) >= 0 && kp_resvec_fits(&none, &ts->room[its[i]], s->n_res)) {
+            kp_resvec_max(&ts->largest, &it->capacity, s->n_res);
             its[n++] = its[i];
+        }
     }
     ts->n_its = n;
 }
@@ -149,7 +151,7 @@ static void init_limits(solver *s, uint32_t t)
         /* Karpenter counts active nodes only: one being deleted frees its share. */
         if (n->template_index != (int32_t)t || n->deleting || (s->opts->exclude_nodes && s->opts->exclude_nodes[i]))
             continue;
-        kp_resvec_sub(&ts->remaining, &n->capacity, s->n_res);
+        kp_limvec_sub(&ts->remaining, &n->capacity, s->n_res);
         ts->nodes_remaining--;
     }
 }

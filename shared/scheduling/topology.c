@@ -46,78 +46,114 @@ static void domain_record(solver *s, tgroup *g, kp_sym d)
     uint32_t i = domain_add(s, g, d);
     if (g->counts[i]++ == 0)
         g->n_nonempty++;
+    topo_count_changed(s, g, d);
 }
 
 /* ---------- identity ---------- */
 
-static void canon_selector(kp_buf *b, const kp_selector *sel)
+/* Karpenter's group hash covers key, type, namespaces, maxSkew, node filter
+ * and selector (not minDomains: the first constraint seen wins). Groups are
+ * hashed and compared field by field; a table per group array finds equals. */
+static void hash_selector(fnv *f, const kp_selector *sel)
 {
     if (!sel || sel->nothing) {
-        kp_buf_puts(b, "|nothing");
+        fnv_u64(f, UINT64_MAX);
         return;
     }
     for (uint32_t i = 0; i < sel->n_match; i++)
-        kp_buf_printf(b, "|m%u=%u", sel->match[i].key, sel->match[i].value);
+        fnv_u64(f, (uint64_t)sel->match[i].key << 32 | sel->match[i].value);
     for (uint32_t i = 0; i < sel->n_exprs; i++) {
         const kp_selector_expr *e = &sel->exprs[i];
-        kp_buf_printf(b, "|e%u:%d", e->key, (int)e->op);
-        for (uint32_t j = 0; j < e->n_values; j++)
-            kp_buf_printf(b, ",%u", e->values[j]);
+        fnv_u64(f, (uint64_t)e->key << 32 | (uint32_t)e->op);
+        fnv_bytes(f, e->values, e->n_values * sizeof(kp_sym));
     }
 }
 
-static void canon_requirements(kp_buf *b, const kp_requirements *r)
+static void group_identify(tgroup *g)
 {
-    for (uint32_t i = 0; i < r->count; i++) {
-        const kp_requirement *q = &r->items[i];
-        kp_buf_printf(b, "{%u:%d:%d%lld:%d%lld", q->key, q->complement, q->has_gte,
-                      (long long)q->gte, q->has_lte, (long long)q->lte);
-        for (uint32_t j = 0; j < q->n_values; j++)
-            kp_buf_printf(b, ",%u", q->values[j]);
-        kp_buf_putc(b, '}');
+    fnv f = FNV_INIT;
+    fnv_u64(&f, (uint64_t)g->type << 48 | (uint64_t)g->key << 16);
+    fnv_u64(&f, (uint64_t)(uint32_t)g->max_skew);
+    fnv_bytes(&f, g->namespaces, g->n_namespaces * sizeof(kp_sym));
+    hash_selector(&f, g->selector);
+    if (g->has_filter) {
+        fnv_u64(&f, (uint64_t)g->honor_affinity << 1 | g->honor_taints);
+        for (uint32_t i = 0; i < g->n_filter_terms; i++) {
+            fnv_u64(&f, i);
+            fnv_requirements(&f, &g->filter_terms[i]);
+        }
+        for (uint32_t i = 0; i < g->n_filter_tols; i++) {
+            const kp_toleration *t = &g->filter_tols[i];
+            fnv_str(&f, t->key);
+            fnv_str(&f, t->value);
+            fnv_u64(&f, (uint64_t)t->op << 8 | (uint64_t)t->effect);
+        }
     }
+    g->hash = f.h;
 }
 
-static void canon_filter(kp_buf *b, const tgroup *g)
+static bool syms_equal(const kp_sym *a, uint32_t na, const kp_sym *b, uint32_t nb)
 {
-    if (!g->has_filter)
-        return;
-    kp_buf_printf(b, "|f%d%d", g->honor_affinity, g->honor_taints);
-    for (uint32_t i = 0; i < g->n_filter_terms; i++) {
-        kp_buf_putc(b, '[');
-        canon_requirements(b, &g->filter_terms[i]);
-        kp_buf_putc(b, ']');
-    }
-    for (uint32_t i = 0; i < g->n_filter_tols; i++) {
-        const kp_toleration *t = &g->filter_tols[i];
-        kp_buf_printf(b, "|t%s\x1f%s\x1f%d\x1f%d", t->key, t->value, (int)t->op, (int)t->effect);
-    }
+    return na == nb && (na == 0 || memcmp(a, b, na * sizeof(kp_sym)) == 0);
 }
 
-/* Karpenter's group hash covers key, type, namespaces, maxSkew, node filter
- * and selector (not minDomains: the first constraint seen wins). */
-static void group_identify(solver *s, tgroup *g)
+static bool selectors_equal(const kp_selector *a, const kp_selector *b)
 {
-    kp_buf b = KP_BUF_INIT(1 << 20);
-    kp_buf_printf(&b, "%d|%u|%d", (int)g->type, g->key, g->max_skew);
-    for (uint32_t i = 0; i < g->n_namespaces; i++)
-        kp_buf_printf(&b, ",%u", g->namespaces[i]);
-    canon_selector(&b, g->selector);
-    canon_filter(&b, g);
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < b.len; i++)
-        h = (h ^ (unsigned char)b.data[i]) * 1099511628211ull;
-    g->hash = h;
-    g->canon = kp_arena_strdup(s->arena, kp_buf_cstr(&b));
-    kp_buf_free(&b);
+    bool a_none = !a || a->nothing, b_none = !b || b->nothing;
+    if (a_none || b_none)
+        return a_none == b_none;
+    if (a->n_match != b->n_match || a->n_exprs != b->n_exprs ||
+        (a->n_match && memcmp(a->match, b->match, a->n_match * sizeof(kp_symlabel)) != 0))
+        return false;
+    for (uint32_t i = 0; i < a->n_exprs; i++) {
+        const kp_selector_expr *x = &a->exprs[i], *y = &b->exprs[i];
+        if (x->key != y->key || x->op != y->op || !syms_equal(x->values, x->n_values, y->values, y->n_values))
+            return false;
+    }
+    return true;
 }
 
-static int32_t group_find(const tgroup *groups, uint32_t n, const tgroup *g)
+static bool strs_equal(const char *a, const char *b)
 {
-    for (uint32_t i = 0; i < n; i++)
-        if (groups[i].hash == g->hash && strcmp(groups[i].canon, g->canon) == 0)
-            return (int32_t)i;
-    return -1;
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static bool filters_equal(const tgroup *a, const tgroup *b)
+{
+    if (a->has_filter != b->has_filter)
+        return false;
+    if (!a->has_filter)
+        return true;
+    if (a->honor_affinity != b->honor_affinity || a->honor_taints != b->honor_taints ||
+        a->n_filter_terms != b->n_filter_terms || a->n_filter_tols != b->n_filter_tols)
+        return false;
+    for (uint32_t i = 0; i < a->n_filter_terms; i++)
+        if (!reqs_equal(&a->filter_terms[i], &b->filter_terms[i]))
+            return false;
+    for (uint32_t i = 0; i < a->n_filter_tols; i++) {
+        const kp_toleration *x = &a->filter_tols[i], *y = &b->filter_tols[i];
+        if (x->op != y->op || x->effect != y->effect || !strs_equal(x->key, y->key) || !strs_equal(x->value, y->value))
+            return false;
+    }
+    return true;
+}
+
+static bool groups_equal(const tgroup *a, const tgroup *b)
+{
+    return a->hash == b->hash && a->type == b->type && a->key == b->key && a->max_skew == b->max_skew &&
+           syms_equal(a->namespaces, a->n_namespaces, b->namespaces, b->n_namespaces) &&
+           selectors_equal(a->selector, b->selector) && filters_equal(a, b);
+}
+
+typedef struct group_probe {
+    const tgroup *groups;
+    const tgroup *g;
+} group_probe;
+
+static bool probe_equal(const void *ctx, uint32_t idx)
+{
+    const group_probe *p = ctx;
+    return groups_equal(&p->groups[idx], p->g);
 }
 
 /* ---------- selection and node filters ---------- */
@@ -328,17 +364,20 @@ static uint32_t add_group(solver *s, tgroup *g, bool inverse, const kp_spod *own
     tgroup **arr = inverse ? &t->inverse : &t->groups;
     uint32_t *n = inverse ? &t->n_inverse : &t->n_groups;
     uint32_t *cap = inverse ? &t->cap_inverse : &t->cap_groups;
-    group_identify(s, g);
-    int32_t found = group_find(*arr, *n, g);
-    *created = found < 0;
-    if (found >= 0)
-        return (uint32_t)found;
+    idx_table *table = &t->tables[inverse];
+    group_identify(g);
+    group_probe probe = {*arr, g};
+    uint32_t found = idx_table_find(table, g->hash, probe_equal, &probe);
+    *created = found == UINT32_MAX;
+    if (!*created)
+        return found;
     if (*n == *cap) {
         uint32_t c = *cap ? *cap * 2 : 16;
         *arr = kp_arena_grow(s->arena, *arr, *n, c, sizeof(tgroup));
         *cap = c;
     }
     (*arr)[*n] = *g;
+    idx_table_put(s->arena, table, g->hash, *n);
     seed_domains(s, &(*arr)[*n], owner);
     if (g->key == KP_SYM_HOSTNAME)
         seed_claim_hosts(s, &(*arr)[*n]);

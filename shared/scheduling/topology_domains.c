@@ -296,8 +296,11 @@ static void record_values(solver *s, tgroup *g, const kp_requirement *r)
             topo_register(s, g->key, r->values[i]);
             idx = kp_symmap_get(&g->index, r->values[i]);
         }
-        if (idx != UINT32_MAX && g->counts[idx]++ == 0)
+        if (idx == UINT32_MAX)
+            continue;
+        if (g->counts[idx]++ == 0)
             g->n_nonempty++;
+        topo_count_changed(s, g, r->values[i]);
     }
 }
 
@@ -359,7 +362,8 @@ void topo_register(solver *s, kp_sym key, kp_sym domain)
  * key to nothing, which the compatibility check rejects anyway.) */
 /* The verdict of next_spread / next_affinity / next_anti when the node allows
  * exactly one domain `d`, computed without building requirements. */
-static bool allows_single(solver *s, const tgroup *g, const kp_spod *p, const kp_requirement *pd, kp_sym d)
+static bool allows_single(solver *s, const tgroup *g, const kp_spod *p, const kp_requirement *pd, kp_sym d,
+                          int64_t min)
 {
     bool host = g->key == KP_SYM_HOSTNAME;
     bool is_known = known(g, d);
@@ -369,7 +373,7 @@ static bool allows_single(solver *s, const tgroup *g, const kp_spod *p, const kp
         int64_t self = selects(g, p) ? 1 : 0;
         if (host)
             return count + self <= g->max_skew;
-        return is_known && count + self - min_count(s, g, pd) <= g->max_skew;
+        return is_known && count + self - min <= g->max_skew;
     }
     case TG_AFFINITY: {
         if (!rhas(s, pd, d))
@@ -391,7 +395,9 @@ static bool pinned_rejects(solver *s, const tgroup *g, const podstate *st, const
     if (!nd || nd->complement || nd->n_values != 1)
         return false;
     const kp_requirement *pd = kp_requirements_get(&st->strict, g->key);
-    return !allows_single(s, g, &s->snap->pods[st->pod], pd, nd->values[0]);
+    bool need_min = g->type == TG_SPREAD && g->key != KP_SYM_HOSTNAME;
+    int64_t min = need_min ? min_count(s, g, pd) : 0;
+    return !allows_single(s, g, &s->snap->pods[st->pod], pd, nd->values[0], min);
 }
 
 /* A hostname anti-affinity group that already has a pod on every hostname it
@@ -427,4 +433,71 @@ bool topo_quick_rejects(solver *s, const podstate *st, const kp_requirements *no
             return true;
     }
     return false;
+}
+
+/* ---------- what the place index asks ---------- */
+
+bool topo_selects(const tgroup *g, const kp_spod *p)
+{
+    return selects(g, p);
+}
+
+/* What hostname group `g` needs of a place's count for the pod, as
+ * allows_single decides it: at most N (N >= 0), more than zero
+ * (TOPO_HOST_SOME), nothing (TOPO_HOST_NONE), or no condition the index can
+ * use (TOPO_HOST_ANY). */
+int32_t topo_host_need(solver *s, const podstate *st, const tgroup *g)
+{
+    const kp_spod *p = &s->snap->pods[st->pod];
+    switch (g->type) {
+    case TG_SPREAD: {
+        int64_t t = (int64_t)g->max_skew - (selects(g, p) ? 1 : 0);
+        return t < 0 ? TOPO_HOST_NONE : (int32_t)t;
+    }
+    case TG_ANTI:
+        return 0;
+    case TG_AFFINITY:
+        if (kp_requirements_get(&st->strict, g->key))
+            return TOPO_HOST_ANY; /* the pod's own hostname terms: left to the full check */
+        return selects(g, p) && g->n_nonempty == 0 ? TOPO_HOST_ANY : TOPO_HOST_SOME;
+    }
+    return TOPO_HOST_ANY;
+}
+
+static bool pod_group_at(solver *s, const podstate *st, uint32_t i, const tgroup **out)
+{
+    if (i < st->n_groups) {
+        *out = &s->topo.groups[st->groups[i]];
+        return true;
+    }
+    const tgroup *g = &s->topo.inverse[i - st->n_groups];
+    *out = g;
+    return selects(g, &s->snap->pods[st->pod]);
+}
+
+/* The keys of the groups that judge the pod (its own, and inverse groups that select it). */
+uint32_t topo_pod_keys(solver *s, const podstate *st, kp_sym *keys, uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < st->n_groups + s->topo.n_inverse && n < max; i++) {
+        const tgroup *g;
+        if (pod_group_at(s, st, i, &g))
+            keys[n++] = g->key;
+    }
+    return n;
+}
+
+/* ok[i] &= every group on `key` would accept a place pinned to values[i]. */
+void topo_pinned_verdicts(solver *s, const podstate *st, kp_sym key, const kp_sym *values, uint32_t n, bool *ok)
+{
+    const kp_spod *p = &s->snap->pods[st->pod];
+    for (uint32_t i = 0; i < st->n_groups + s->topo.n_inverse; i++) {
+        const tgroup *g;
+        if (!pod_group_at(s, st, i, &g) || g->key != key)
+            continue;
+        const kp_requirement *pd = kp_requirements_get(&st->strict, key);
+        int64_t min = g->type == TG_SPREAD && key != KP_SYM_HOSTNAME ? min_count(s, g, pd) : 0;
+        for (uint32_t v = 0; v < n; v++)
+            ok[v] = ok[v] && allows_single(s, g, p, pd, values[v], min);
+    }
 }

@@ -5,6 +5,7 @@
  * accepts a certificate made a moment ago.
  */
 #include "webhook/certs.h"
+#include "webhook/filewatch.h"
 
 #include "base/base64.h"
 #include "api/names.h"
@@ -292,20 +293,10 @@ int kp_certs_check_pair(kp_tls_pair *out, const char *cert_pem, const char *key_
 
 static int read_text(kp_buf *out, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return kp_error_set(errno == ENOENT ? KP_ENOTFOUND : KP_EIO, "%s: %s", path,
-                            strerror(errno));
-    char chunk[4096];
-    size_t n;
-    int err = 0;
-    while (err == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        err = kp_buf_append(out, chunk, n);
-    if (err == 0 && ferror(f)) err = kp_error_set(KP_EIO, "%s: read failed", path);
-    fclose(f);
+    int err = kp_file_read_regular(out, path);
     if (err == 0 && memchr(kp_buf_cstr(out), '\0', out->len))
         err = kp_error_set(KP_EINVALID, "%s: not PEM text", path);
-    return err < 0 ? kp_error_wrap(err, "%s", path) : 0;
+    return err;
 }
 
 int kp_certs_read_pair(kp_tls_pair *out, const char *cert_path, const char *key_path)

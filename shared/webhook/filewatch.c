@@ -1,7 +1,12 @@
 #include "webhook/filewatch.h"
 
+#include "base/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void kp_file_stamp_get(kp_file_stamp *out, const char *path)
 {
@@ -56,4 +61,38 @@ bool kp_filewatch_failed(kp_filewatch *w)
         if (!kp_file_stamp_equal(&w->current[i], &w->failed[i])) first = true;
     memcpy(w->failed, w->current, sizeof(w->failed));
     return first;
+}
+
+static int read_all(kp_buf *out, int fd, const char *path)
+{
+    char chunk[8192];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n == 0) return 0;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return kp_error_set(KP_EIO, "%s: %s", path, strerror(errno));
+        if (kp_buf_append(out, chunk, (size_t)n) < 0)
+            return kp_error_set(KP_ETOOLARGE, "%s: larger than %zu bytes", path, out->max);
+    }
+}
+
+int kp_file_read_regular(kp_buf *out, const char *path)
+{
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return kp_error_set(errno == ENOENT ? KP_ENOTFOUND : KP_EIO, "%s: %s", path,
+                            strerror(errno));
+    struct stat st;
+    int err = 0;
+    if (fstat(fd, &st) != 0)
+        err = kp_error_set(KP_EIO, "%s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        err = kp_error_set(KP_EINVALID, "%s: not a regular file", path);
+    else if (st.st_size > 0 && (uint64_t)st.st_size > out->max)
+        err = kp_error_set(KP_ETOOLARGE, "%s: %lld bytes, more than the limit of %zu", path,
+                           (long long)st.st_size, out->max);
+    if (err == 0) err = read_all(out, fd, path);
+    close(fd);
+    return err;
 }

@@ -11,6 +11,8 @@
 #ifndef KP_WEBHOOK_FILEWATCH_H
 #define KP_WEBHOOK_FILEWATCH_H
 
+#include "base/buf.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,5 +46,11 @@ void kp_filewatch_commit(kp_filewatch *w);
 /* Loading the state seen by the last poll failed; true the first time for
  * that state (so a caller logs a failure once, not every second). */
 bool kp_filewatch_failed(kp_filewatch *w);
+
+/* Append the contents of the regular file at `path` to `out` (capped by its
+ * max: KP_ETOOLARGE). Anything else there (a FIFO, a device, a directory,
+ * a socket) is KP_EINVALID at once: opening does not wait for a FIFO's
+ * writer, and a device cannot feed us forever. KP_ENOTFOUND when absent. */
+int kp_file_read_regular(kp_buf *out, const char *path);
 
 #endif

@@ -132,6 +132,14 @@ static bool refuse_shape(request *rq)
         deny(rq, 400, "BadRequest", "request.object is missing or not an object");
     else if (r->op == KP_REVIEW_OP_UPDATE && !cJSON_IsObject(r->old_object))
         deny(rq, 400, "BadRequest", "request.oldObject is missing on UPDATE");
+    else if (kp_review_metadata_problem(r->object))
+        deny(rq, 400, "BadRequest",
+             kp_arena_printf(rq->arena, "request.object.%s",
+                             kp_review_metadata_problem(r->object)));
+    else if (r->old_object && kp_review_metadata_problem(r->old_object))
+        deny(rq, 400, "BadRequest",
+             kp_arena_printf(rq->arena, "request.oldObject.%s",
+                             kp_review_metadata_problem(r->old_object)));
     else if (rq->kind == KIND_POD && rq->endpoint == KP_WEBHOOK_VALIDATE)
         deny(rq, 400, "BadRequest", "Pods are not validated by this webhook; send them to /mutate");
     else
@@ -172,6 +180,34 @@ static void respond_http_error(kp_buf *out, kp_webhook_outcome *outcome, int sta
     outcome->result = "rejected";
 }
 
+/* A Pod's mutations cannot make the reply too large to send: first the
+ * warnings shrink to one that counts them, then the patch goes, with one
+ * warning saying so. The Pod is then admitted as it was sent (mutation only
+ * adds defaults; failing the request would block the workload instead). */
+static bool shrink_pod_reply(request *rq, size_t attempt)
+{
+    kp_review_response *r = &rq->resp;
+    const char **one = KP_ARENA_NEW(rq->arena, const char *, 1);
+    if (attempt == 0 && r->n_warnings > 1) {
+        one[0] = kp_arena_printf(rq->arena,
+                                 "%zu warnings from the admission policy, too many to send; the "
+                                 "first: %.256s",
+                                 r->n_warnings, r->warnings[0]);
+    } else if (r->patch) {
+        one[0] = kp_arena_printf(rq->arena,
+                                 "the admission policy's Pod mutations (%d patch operations) were "
+                                 "not applied: the reply would exceed the %zu MiB limit, so the "
+                                 "Pod is admitted as sent",
+                                 cJSON_GetArraySize(r->patch), KP_WEBHOOK_MAX_RESPONSE >> 20);
+        r->patch = NULL;
+    } else {
+        return false;
+    }
+    r->warnings = one;
+    r->n_warnings = 1;
+    return true;
+}
+
 static void respond(request *rq, kp_buf *out)
 {
     kp_webhook_outcome *o = rq->outcome;
@@ -179,11 +215,15 @@ static void respond(request *rq, kp_buf *out)
     const cJSON *patch = rq->kind == KIND_POD ? rq->rules.patch : rq->checks.patch;
     if (rq->resp.allowed) rq->resp.patch = patch;
     o->http_status = 200;
-    o->result = !rq->resp.allowed               ? "denied"
-                : cJSON_GetArraySize(patch) > 0 ? "patched"
-                                                : "allowed";
-    if (kp_review_response_write(out, &rq->resp) < 0)
-        respond_http_error(out, o, 500, "InternalError", "the response is too large");
+    int err = kp_review_response_write(out, &rq->resp);
+    for (size_t attempt = 0;
+         err < 0 && rq->kind == KIND_POD && rq->resp.allowed && shrink_pod_reply(rq, attempt);
+         attempt++)
+        err = kp_review_response_write(out, &rq->resp);
+    o->result = !rq->resp.allowed                        ? "denied"
+                : cJSON_GetArraySize(rq->resp.patch) > 0 ? "patched"
+                                                         : "allowed";
+    if (err < 0) respond_http_error(out, o, 500, "InternalError", "the response is too large");
 }
 
 void kp_webhook_handle(const kp_policy *policy, enum kp_webhook_endpoint endpoint, const char *body,

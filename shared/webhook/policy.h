@@ -16,6 +16,7 @@
 #include "api/admission.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct kp_policy kp_policy;
@@ -28,8 +29,12 @@ kp_policy *kp_policy_new_empty(void);
  * the key ("pods.defaultRequests.cpu: ..."): a typo must not switch a rule
  * off silently. `name` (may be NULL) starts messages. */
 int kp_policy_parse(kp_policy **out, const char *data, size_t len, const char *name);
-/* Read and parse a file (at most 1 MiB). */
-int kp_policy_load(kp_policy **out, const char *path);
+/* Read and parse a regular file (at most 1 MiB; a FIFO or device is
+ * refused without waiting on it). A policy that sets no rule (an empty,
+ * comment-only, null or {} document) is KP_EINVALID unless `allow_empty`:
+ * a file caught between truncation and rewrite must not switch every rule
+ * off. */
+int kp_policy_load(kp_policy **out, const char *path, bool allow_empty);
 
 kp_policy *kp_policy_ref(kp_policy *policy);
 /* Drop a reference; frees on the last. Accepts NULL; returns NULL. */

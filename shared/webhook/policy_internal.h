@@ -35,6 +35,7 @@ typedef struct kp_policy_selector {
 struct kp_policy {
     atomic_int refs;
     kp_arena *arena;
+    bool empty; /* parsed from a document with no rule section */
     struct {
         kp_policy_list require_limits;
         kp_policy_quantity *max_limits;

@@ -10,8 +10,8 @@
 #include "base/error.h"
 #include "base/xalloc.h"
 #include "format/yaml.h"
+#include "webhook/filewatch.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +313,16 @@ static int read_top(kp_policy *p, const cJSON *root)
     return 0;
 }
 
+/* No rule section at all: what a file truncated before being rewritten, or
+ * emptied by mistake, reads as. apiVersion and kind alone set no rule. */
+static bool sets_no_rule(const cJSON *root)
+{
+    for (const cJSON *item = cJSON_IsObject(root) ? root->child : NULL; item; item = item->next)
+        if (strcmp(item->string, "apiVersion") != 0 && strcmp(item->string, "kind") != 0)
+            return false;
+    return true;
+}
+
 int kp_policy_parse(kp_policy **out, const char *data, size_t len, const char *name)
 {
     cJSON *root = NULL;
@@ -321,6 +331,7 @@ int kp_policy_parse(kp_policy **out, const char *data, size_t len, const char *n
     int err = kp_yaml_parse_one(&root, data, len, name, &limits);
     if (err < 0) return err;
     kp_policy *p = kp_policy_new_empty();
+    p->empty = sets_no_rule(root);
     if (root) err = read_top(p, root);
     cJSON_Delete(root);
     if (err < 0) {
@@ -331,25 +342,22 @@ int kp_policy_parse(kp_policy **out, const char *data, size_t len, const char *n
     return 0;
 }
 
-int kp_policy_load(kp_policy **out, const char *path)
+int kp_policy_load(kp_policy **out, const char *path, bool allow_empty)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return kp_error_set(errno == ENOENT ? KP_ENOTFOUND : KP_EIO, "%s: %s", path,
-                            strerror(errno));
     kp_buf text = KP_BUF_INIT(POLICY_MAX_BYTES);
-    char chunk[8192];
-    size_t n;
-    int err = 0;
-    while (err == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        err = kp_buf_append(&text, chunk, n);
-    if (err == 0 && ferror(f)) err = kp_error_set(KP_EIO, "%s: read failed", path);
-    fclose(f);
-    if (err == 0)
-        err = kp_policy_parse(out, kp_buf_cstr(&text), text.len, path);
-    else if (err == KP_ETOOLARGE)
-        err = kp_error_wrap(err, "%s", path);
+    int err = kp_file_read_regular(&text, path);
+    kp_policy *p = NULL;
+    if (err == 0) err = kp_policy_parse(&p, kp_buf_cstr(&text), text.len, path);
+    if (err == 0 && !allow_empty && p->empty) {
+        p = kp_policy_unref(p);
+        err = kp_error_set(KP_EINVALID,
+                           "%s: the policy sets no rule (the file is empty, comments only, null "
+                           "or {}); refusing to switch every rule off (start the webhook with "
+                           "--allow-empty-policy to run without rules)",
+                           path);
+    }
     kp_buf_free(&text);
+    if (err == 0) *out = p;
     return err;
 }
 

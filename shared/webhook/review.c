@@ -2,8 +2,10 @@
 
 #include "base/base64.h"
 #include "base/error.h"
+#include "format/json_in.h"
 #include "format/json_out.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const cJSON *member(const cJSON *obj, const char *name)
@@ -38,22 +40,48 @@ enum kp_review_op kp_review_op_parse(const char *operation)
     return KP_REVIEW_OP_UNKNOWN;
 }
 
+/* As strict as the manifest loader (format/json_in.h): valid UTF-8, no NUL,
+ * bounded nesting, and a repeated key read as Go reads it (the last wins),
+ * so we judge the object the API server would store. */
 static int parse_json(cJSON **out, const char *body, size_t len)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-    if (!root) {
-        size_t at = end && end >= body ? (size_t)(end - body) : 0;
-        return kp_error_set(KP_EINVALID, "request body is not valid JSON (at byte %zu)", at);
+    int err = kp_json_parse_one(out, body, len, KP_REVIEW_MAX_DEPTH, "request body");
+    if (err != KP_ETOOLARGE) return err;
+    /* Too deep is malformed here, not too large (that is an HTTP 413). */
+    char message[256];
+    snprintf(message, sizeof(message), "%s", kp_error_last());
+    return kp_error_set(KP_EINVALID, "%s", message);
+}
+
+static const char *const meta_strings[] = {"name",         "namespace", "generateName",
+                                           "uid",          "resourceVersion",
+                                           "creationTimestamp", NULL};
+
+static bool string_map(const cJSON *map)
+{
+    if (!cJSON_IsObject(map)) return false;
+    for (const cJSON *e = map->child; e; e = e->next)
+        if (!cJSON_IsString(e)) return false;
+    return true;
+}
+
+const char *kp_review_metadata_problem(const cJSON *object)
+{
+    const cJSON *meta = member(object, "metadata");
+    if (!meta || cJSON_IsNull(meta)) return NULL;
+    if (!cJSON_IsObject(meta)) return "metadata must be an object";
+    for (size_t i = 0; meta_strings[i]; i++) {
+        const cJSON *v = member(meta, meta_strings[i]);
+        if (v && !cJSON_IsNull(v) && !cJSON_IsString(v))
+            return "metadata.name, namespace, generateName, uid, resourceVersion and "
+                   "creationTimestamp must be strings";
     }
-    for (; end && (size_t)(end - body) < len; end++) {
-        if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
-            cJSON_Delete(root);
-            return kp_error_set(KP_EINVALID, "request body has data after the JSON value");
-        }
-    }
-    *out = root;
-    return 0;
+    const cJSON *labels = member(meta, "labels"), *annotations = member(meta, "annotations");
+    if (labels && !cJSON_IsNull(labels) && !string_map(labels))
+        return "metadata.labels must be a map of strings";
+    if (annotations && !cJSON_IsNull(annotations) && !string_map(annotations))
+        return "metadata.annotations must be a map of strings";
+    return NULL;
 }
 
 static int check_envelope(const cJSON *root)

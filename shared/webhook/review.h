@@ -21,6 +21,8 @@
 /* The API server refuses request bodies over 3 MiB; so do we. */
 #define KP_REVIEW_MAX_BYTES   ((size_t)3 << 20)
 #define KP_REVIEW_API_VERSION "admission.k8s.io/v1"
+/* Objects nest far less than this; the API server's own JSON limit is 10000. */
+#define KP_REVIEW_MAX_DEPTH 256
 
 enum kp_review_op {
     KP_REVIEW_OP_UNKNOWN = 0,
@@ -49,6 +51,11 @@ typedef struct kp_review {
  * owns *out's tree (kp_review_clear). */
 int kp_review_parse(kp_review *out, const char *body, size_t len);
 void kp_review_clear(kp_review *review);
+
+/* Why the object's metadata cannot be what the API server stores (not an
+ * object; name, namespace... not strings; labels or annotations not maps of
+ * strings), or NULL when it is fine or absent. */
+const char *kp_review_metadata_problem(const cJSON *object);
 
 /* "CREATE" -> KP_REVIEW_OP_CREATE ...; NULL or anything else -> UNKNOWN. */
 enum kp_review_op kp_review_op_parse(const char *operation);

@@ -3,10 +3,16 @@
  * built-in catalog (m/c/r sizes xlarge to 4xlarge), each running pods that
  * fill it to about 40%, one NodePool with Karpenter's default budget (10%).
  * Prints the time to compute the whole plan (every method, loop after loop,
- * until nothing changes), the loops and commands, and the hourly cost before,
+ * until nothing changes; wall and CPU time, since the machine may be shared),
+ * the loops, commands and scheduling simulations, and the hourly cost before,
  * after, and the lower bound for the same pods. Figures only.
  *
- *   bench_disruption [NODES...]      default: 100 1000 5000
+ *   bench_disruption [--serial] [--spread] [NODES...]      default: 100 1000 5000
+ *
+ * --serial plans one command per loop, as Karpenter's controller acts (and
+ * as this planner did before loops held several commands); --spread gives a
+ * quarter of the pods a zone spread. KP_BENCH_VERBOSE=1 prints each loop and
+ * the nodes left.
  */
 #include "cloud/instance_types.h"
 #include "disruption/disruption.h"
@@ -16,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #define MIB (INT64_C(1024) * 1024)
 #define NOW_NS (INT64_C(1800000000) * 1000000000)
@@ -63,6 +70,27 @@ static int find_it(const kp_snapshot *snap, const char *name)
     return -1;
 }
 
+/* With --spread, every fourth pod belongs to one of 50 Deployments spread
+ * over zones (ScheduleAnyway): the planner's room-only shortcuts do not apply
+ * to them. */
+static bool spread;
+
+static void add_spread(kp_snapshot *snap, kp_spod *p, uint32_t seq)
+{
+    char app[16];
+    snprintf(app, sizeof(app), "app-%02u", seq % 50);
+    const char *k[] = {"app"}, *v[] = {app};
+    p->labels = kp_snapshot_labels(snap, k, v, 1);
+    kp_spread *sp = KP_ARENA_NEW(snap->arena, kp_spread, 1);
+    sp->key = KP_SYM_ZONE;
+    sp->max_skew = 1;
+    sp->honor_affinity = true;
+    sp->selector.match = p->labels.items;
+    sp->selector.n_match = p->labels.count;
+    p->spreads = sp;
+    p->n_spreads = 1;
+}
+
 static void add_node(kp_snapshot *snap, uint64_t *rng, uint32_t i, uint32_t *pod_seq)
 {
     const char *type = node_types[next(rng, 6)];
@@ -96,6 +124,8 @@ static void add_node(kp_snapshot *snap, uint64_t *rng, uint32_t i, uint32_t *pod
         p->requests.v[KP_RES_PODS] = 1000;
         p->node = (int32_t)(snap->n_nodes - 1);
         p->scheduled = true;
+        if (spread && *pod_seq % 4 == 0)
+            add_spread(snap, p, *pod_seq / 4);
         kp_resvec_add(&used, &p->requests, KP_RES_MAX);
     }
 }
@@ -151,30 +181,67 @@ static int run_once(const kp_catalog *catalog, uint32_t n_nodes)
     return 0;
 }
 
-static int run(const kp_catalog *catalog, uint32_t n_nodes)
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* With KP_BENCH_VERBOSE: what each loop did, and the nodes left. */
+static void verbose(const kp_snapshot *snap, const kp_disruption_plan *plan)
+{
+    for (uint32_t l = 0; l < plan->n_loops; l++) {
+        uint32_t cmds = 0, cands = 0, repl = 0;
+        double saved = 0;
+        for (uint32_t i = 0; i < plan->n_commands; i++) {
+            const kp_disrupt_command *c = &plan->commands[i];
+            if (c->loop != l)
+                continue;
+            cmds++, cands += c->n_candidates, saved += c->savings_hourly;
+            repl += c->simulation ? c->simulation->n_claims : 0;
+        }
+        fprintf(stderr, "loop %u: %u commands, %u nodes out, %u new, saves %.3f/h\n", l, cmds, cands, repl, saved);
+    }
+    bool *gone = calloc(snap->n_nodes ? snap->n_nodes : 1, sizeof(bool));
+    int64_t *cpu = calloc(snap->n_nodes ? snap->n_nodes : 1, sizeof(int64_t));
+    for (uint32_t i = 0; i < plan->n_commands; i++)
+        for (uint32_t k = 0; k < plan->commands[i].n_candidates; k++)
+            gone[plan->commands[i].candidates[k]] = true;
+    for (uint32_t i = 0; i < snap->n_pods; i++)
+        if (snap->pods[i].node >= 0)
+            cpu[snap->pods[i].node] += snap->pods[i].requests.v[KP_RES_CPU];
+    for (uint32_t i = 0; i < snap->n_nodes; i++)
+        if (!gone[i])
+            fprintf(stderr, "left %-16s cpu %5.1f%%\n", snap->nodes[i].instance_type,
+                    100.0 * (double)cpu[i] / (double)snap->nodes[i].allocatable.v[KP_RES_CPU]);
+    free(gone);
+    free(cpu);
+}
+
+static int run(const kp_catalog *catalog, uint32_t n_nodes, uint32_t per_loop)
 {
     uint32_t pods;
     kp_snapshot *snap = cluster(catalog, n_nodes, &pods);
     double lb = bound(snap);
     kp_disrupt_opts opts = KP_DISRUPT_OPTS_INIT;
     opts.now_ns = NOW_NS;
+    opts.max_commands_per_loop = per_loop;
     kp_disruption_plan *plan;
+    double cpu0 = cpu_ms();
     if (kp_disruption_plan_compute(snap, &opts, &plan) < 0)
         return 1;
+    double cpu = cpu_ms() - cpu0;
     if (getenv("KP_BENCH_VERBOSE"))
-        for (uint32_t i = 0; i < plan->n_commands && i < 40; i++)
-            fprintf(stderr, "loop %u %s: %u nodes, %u new, saves %.3f\n", plan->commands[i].loop,
-                    kp_disrupt_method_name(plan->commands[i].method), plan->commands[i].n_candidates,
-                    plan->commands[i].simulation ? plan->commands[i].simulation->n_claims : 0,
-                    plan->commands[i].savings_hourly);
-    uint32_t loops = plan->n_commands ? plan->commands[plan->n_commands - 1].loop + 1 : 0, removed = 0;
+        verbose(snap, plan);
+    uint32_t removed = 0;
     for (uint32_t i = 0; i < plan->n_commands; i++)
         removed += plan->commands[i].n_candidates;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("%7u %7u %10.1f %6u %8u %10.2f %10.2f %10.2f %7.3f %8ld\n", n_nodes, pods, (double)plan->compute_ns / 1e6,
-           loops, removed, plan->cost_before, plan->cost_after, lb, lb > 0 ? plan->cost_after / lb : 0,
-           ru.ru_maxrss / 1024);
+    printf("%7u %7u %9.1f %9.1f %6u %8u %8u %6u %9.2f %9.2f %9.2f %6.3f %8ld\n", n_nodes, pods,
+           (double)plan->compute_ns / 1e6, cpu, plan->n_loops, plan->n_commands, removed, plan->simulations,
+           plan->cost_before, plan->cost_after, lb, lb > 0 ? plan->cost_after / lb : 0, ru.ru_maxrss / 1024);
     kp_disruption_plan_free(plan);
     kp_snapshot_free(snap);
     return 0;
@@ -183,20 +250,36 @@ static int run(const kp_catalog *catalog, uint32_t n_nodes)
 int main(int argc, char **argv)
 {
     static const uint32_t defaults[] = {100, 1000, 5000};
+    uint32_t per_loop = 0, sizes[16], n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--serial") == 0)
+            per_loop = 1;
+        else if (strcmp(argv[i], "--spread") == 0)
+            spread = true;
+        else if (n < 16)
+            sizes[n++] = (uint32_t)strtoul(argv[i], NULL, 10);
+    }
+    if (n == 0)
+        memcpy(sizes, defaults, sizeof(defaults)), n = 3;
     kp_catalog *catalog;
     if (kp_catalog_builtin_aws(NULL, &catalog) < 0)
         return 1;
     int rc = 0;
-    printf("disruption benchmark, ~40%% utilised on-demand nodes, one NodePool, default budget (10%%)\n");
-    printf("\none disruption loop, every method (expiration, emptiness, drift, multi-node, single-node) over every candidate\n");
+    printf("disruption benchmark, ~40%% utilised on-demand nodes, one NodePool, default budget (10%%)%s\n",
+           spread ? ", a quarter of the pods spread over zones" : "");
+    /* The convergence table first: its sizes ascend, so each row's peak RSS is its own. */
+    printf("\nuntil nothing changes: loop after loop, each applied; %s\n",
+           per_loop ? "one command per loop (Karpenter's serial loop, --serial)"
+                    : "a loop holds every command its budgets allow (run in parallel)");
+    printf("%7s %7s %9s %9s %6s %8s %8s %6s %9s %9s %9s %6s %8s\n", "nodes", "pods", "plan ms", "cpu ms", "loops",
+           "commands", "removed", "sims", "cost/h", "after/h", "bound/h", "ratio", "peakMiB");
+    for (uint32_t i = 0; i < n; i++)
+        rc |= run(catalog, sizes[i], per_loop);
+    printf("\none disruption loop, every method (expiration, emptiness, drift, multi-node, single-node) over every "
+           "candidate, each method's first command, none applied\n");
     printf("%7s %7s %12s %9s %12s\n", "nodes", "pods", "plan ms", "commands", "nodes kept");
-    for (int i = 1; i < argc || (argc == 1 && i <= 3); i++)
-        rc |= run_once(catalog, argc > 1 ? (uint32_t)strtoul(argv[i], NULL, 10) : defaults[i - 1]);
-    printf("\nuntil nothing changes: loop after loop, each command applied (Karpenter acts on one command per loop)\n");
-    printf("%7s %7s %10s %6s %8s %10s %10s %10s %7s %8s\n", "nodes", "pods", "plan ms", "loops", "removed",
-           "cost/h", "after/h", "bound/h", "ratio", "peakMiB");
-    for (int i = 1; i < argc || (argc == 1 && i <= 2); i++)
-        rc |= run(catalog, argc > 1 ? (uint32_t)strtoul(argv[i], NULL, 10) : defaults[i - 1]);
+    for (uint32_t i = 0; i < n; i++)
+        rc |= run_once(catalog, sizes[i]);
     kp_catalog_free(catalog);
     return rc;
 }

@@ -5,7 +5,10 @@
 # NodeClaim whose CreateFleet launch is an instance in moto, tagged for the claim;
 # a stand-in for the instance's kubelet joins a Node with that providerID, the claim
 # registers and initializes, kube-scheduler binds the pod; deleting the claim
-# terminates the instance; deleting the class deletes its instance profile and
+# terminates the instance; a spot interruption warning on the queue does too;
+# moving the class to a new AMI (a new image registered in moto) drifts the claim
+# (Drifted, the provider's reason) and replaces its instance with one on the new
+# image, the pod moving over; deleting the class deletes its instance profile and
 # launch templates. EC2 being an emulator, nothing else is faked.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -55,8 +58,12 @@ elif what == "instances":
     for r in ec2.describe_instances()["Reservations"]:
         for i in r["Instances"]:
             tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
-            out.append("%s %s %s %s" % (i["InstanceId"], i["State"]["Name"], i["InstanceType"], tags.get("karpenter.sh/nodeclaim", "-")))
+            out.append("%s %s %s %s %s" % (i["InstanceId"], i["State"]["Name"], i["InstanceType"], i["ImageId"],
+                                           tags.get("karpenter.sh/nodeclaim", "-")))
     print("\n".join(out))
+elif what == "new-image":
+    # A new image id with the same architecture: a copy, as the next release of an AMI would be.
+    print(ec2.copy_image(SourceImageId=sys.argv[3], SourceRegion="us-east-1", Name="e2e-next-release")["ImageId"])
 elif what == "leftovers":
     # moto ignores PathPrefix: filter here.
     profiles = [p["InstanceProfileName"] for p in iam.list_instance_profiles()["InstanceProfiles"]
@@ -108,7 +115,8 @@ spec:
 EOF2
   e2e_start_controller controller --disable-leader-election --cloud-provider aws --cluster-name e2e \
     --aws-endpoint-url "$MOTO_URL" --cluster-endpoint "$KP_E2E_API_URL" --cluster-cidr 10.96.0.0/16 \
-    --interruption-queue e2e-interruption --batch-idle-duration 500ms
+    --interruption-queue e2e-interruption --batch-idle-duration 500ms \
+    --disable-dry-run # moto launches a fleet asked for as a dry run
 }
 
 nodeclass_ready() {
@@ -142,11 +150,12 @@ EOF2
     grep -q "^${PID##*/} running .* $CLAIM\$" <<<"$(boto instances)"
 }
 
-# The instance's kubelet joining: a Node with the providerID, Karpenter's
-# unregistered taint, then a Ready status.
-join() {
-  local node=ip-10-0-1-10.ec2.internal type
-  type=$(k get nodeclaim "$CLAIM" -o jsonpath='{.metadata.labels.node\.kubernetes\.io/instance-type}')
+# join_node CLAIM NODE: the claim's instance's kubelet joining as NODE: a Node with
+# the providerID, Karpenter's unregistered taint, then a Ready status.
+join_node() {
+  local claim="$1" node="$2" type pid
+  type=$(k get nodeclaim "$claim" -o jsonpath='{.metadata.labels.node\.kubernetes\.io/instance-type}')
+  pid=$(k get nodeclaim "$claim" -o jsonpath='{.status.providerID}')
   k apply -f - >/dev/null <<EOF2
 apiVersion: v1
 kind: Node
@@ -154,7 +163,7 @@ metadata:
   name: $node
   labels: {kubernetes.io/hostname: $node, node.kubernetes.io/instance-type: $type}
 spec:
-  providerID: $PID
+  providerID: $pid
   taints: [{key: karpenter.sh/unregistered, effect: NoExecute}]
 EOF2
   api PATCH "/api/v1/nodes/$node/status" "{\"status\":{\"capacity\":{\"cpu\":\"8\",\"memory\":\"16Gi\",\"pods\":\"110\"},
@@ -163,8 +172,13 @@ EOF2
     \"lastHeartbeatTime\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\",\"lastTransitionTime\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}]}}" \
     application/merge-patch+json >/dev/null
   # Admission gave it node.kubernetes.io/not-ready; a kubelet's node controller would lift it.
-  wait_for "k get node $node" 10 || fail "the Node was not created"
+  wait_for "k get node $node" 10 || return 1
   k patch node "$node" --type json -p '[{"op":"remove","path":"/spec/taints"}]' >/dev/null 2>&1 || true
+}
+
+join() {
+  local node=ip-10-0-1-10.ec2.internal
+  join_node "$CLAIM" "$node" || fail "the Node was not created"
   wait_for '[ "$(k get nodeclaim '"$CLAIM"' -o jsonpath="{.status.conditions[?(@.type==\"Initialized\")].status}")" = True ]' 60 ||
     fail "claim not Initialized: $(k get nodeclaim "$CLAIM" -o jsonpath='{.status.conditions}')"
   pass "the claim registered and initialized with Node $node"
@@ -213,6 +227,79 @@ interrupt() {
     <<<"$(k get events -A --field-selector involvedObject.name="$CLAIM" -o jsonpath='{.items[*].reason}')"
 }
 
+# The kubelets of every instance launched from now on: each claim with an instance
+# and no Node gets one (node-<instance id>), until $KP_E2E_DIR/agent.off exists.
+AGENT_PID=""
+start_agent() {
+  (
+    while [ ! -e "$KP_E2E_DIR/agent.off" ]; do
+      k get nodeclaims -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.providerID}{" "}{.status.nodeName}{"\n"}{end}' 2>/dev/null |
+        while read -r claim pid node; do
+          [ -n "$pid" ] && [ -z "$node" ] || continue
+          k get node "node-${pid##*/}" >/dev/null 2>&1 || join_node "$claim" "node-${pid##*/}" || true
+        done
+      sleep 1
+    done
+  ) &
+  AGENT_PID=$!
+  e2e_cleanup e2e_stop_pid "$AGENT_PID"
+}
+
+claim_cond() { k get nodeclaim "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}"; }
+app_node() { k -n $NS get pods -l app=app -o jsonpath='{.items[*].spec.nodeName}'; }
+
+# Cloud drift: the EC2NodeClass moves to a new AMI (a new image registered in moto);
+# the claim of an instance on the old one turns Drifted and is replaced: a new
+# instance on the new image, the old one terminated, the pod moved.
+drift() {
+  local old_claim old_pid old_image image new_claim new_pid reason
+  start_agent
+  k -n $NS apply -f - >/dev/null <<EOF2
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers: [{name: pause, image: registry.k8s.io/pause:3.7, resources: {requests: {cpu: "1"}}}]
+EOF2
+  wait_for '[ -n "$(app_node)" ]' 120 || fail "the Deployment's pod was not bound: $(k get nodeclaims -o wide)"
+  old_claim=$(k get nodeclaims -o jsonpath='{.items[0].metadata.name}')
+  wait_for "[ \"\$(claim_cond $old_claim Initialized status)\" = True ]" 60 || fail "claim $old_claim not initialized"
+  old_pid=$(k get nodeclaim "$old_claim" -o jsonpath='{.status.providerID}')
+  old_image=$(k get nodeclaim "$old_claim" -o jsonpath='{.status.imageID}')
+  pass "the pod runs on $(app_node), claim $old_claim, instance ${old_pid##*/} on image $old_image"
+  check "the claim is not drifted yet" test "$(claim_cond "$old_claim" Drifted status)" != True
+  image=$(boto new-image "$old_image")
+  k patch ec2nodeclass default --type merge -p "{\"spec\":{\"amiSelectorTerms\":[{\"id\":\"$image\"}]}}" >/dev/null
+  wait_for "[ \"\$(k get ec2nodeclass default -o jsonpath='{.status.amis[*].id}')\" = $image ]" 120 ||
+    fail "the EC2NodeClass did not resolve the new AMI: $(k get ec2nodeclass default -o jsonpath='{.status.amis}')"
+  pass "the EC2NodeClass now resolves the new image $image"
+  wait_for "[ \"\$(claim_cond $old_claim Drifted status)\" = True ]" 420 ||
+    fail "claim $old_claim never turned Drifted: $(k get nodeclaim "$old_claim" -o jsonpath='{.status.conditions}')"
+  reason=$(claim_cond "$old_claim" Drifted reason)
+  pass "claim $old_claim is Drifted, reason $reason"
+  check "the reason is the cloud provider's (AMIDrift or NodeClassDrift)" grep -Eqx 'AMIDrift|NodeClassDrift' <<<"$reason"
+  wait_for "! k get nodeclaim $old_claim" 300 || fail "the drifted claim $old_claim was not replaced"
+  new_claim=$(k get nodeclaims -o jsonpath='{.items[0].metadata.name}')
+  new_pid=$(k get nodeclaim "$new_claim" -o jsonpath='{.status.providerID}')
+  pass "the drifted claim is gone; its replacement $new_claim runs ${new_pid##*/}"
+  check "the old instance is terminated in moto" grep -Eq "^${old_pid##*/} (shutting-down|terminated) " <<<"$(boto instances)"
+  check "the new instance runs the new image" grep -q "^${new_pid##*/} running [^ ]* $image $new_claim\$" <<<"$(boto instances)"
+  check "the replacement's claim names the new image" test "$(k get nodeclaim "$new_claim" -o jsonpath='{.status.imageID}')" = "$image"
+  wait_for "[ \"\$(app_node)\" = node-${new_pid##*/} ]" 60 || fail "the pod is not on the new node: $(app_node)"
+  pass "the pod moved to the new node node-${new_pid##*/}"
+  touch "$KP_E2E_DIR/agent.off"
+  e2e_stop_pid "$AGENT_PID"
+  k -n $NS delete deployment app >/dev/null
+  k delete nodeclaims --all --wait=false >/dev/null
+  wait_for '[ "$(count nodeclaims)" -eq 0 ]' 90 || fail "claims left after the drift: $(k get nodeclaims -o name)"
+}
+
 setup
 nodeclass_ready
 launch
@@ -221,4 +308,5 @@ terminate
 launch
 join
 interrupt
+drift
 delete_class

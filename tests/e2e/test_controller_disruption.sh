@@ -106,7 +106,7 @@ EOF2
   check "the PDB (minAvailable 2) held throughout: at least $(cat "$KP_E2E_DIR/ready.min") Ready" \
     test "$(cat "$KP_E2E_DIR/ready.min")" -ge 2
   check "the do-not-disrupt pod's node $keeper stayed" k get node "$keeper"
-  check "decisions are counted" grep -q 'karpenter_disruption_decisions_total' <<<"$(metric karpenter_disruption_decisions_total)"
+  check "decisions are counted" grep -q 'karpenter_voluntary_disruption_decisions_total' <<<"$(metric karpenter_voluntary_disruption_decisions_total)"
 }
 
 drift() {

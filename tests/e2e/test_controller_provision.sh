@@ -59,6 +59,9 @@ provision() {
   wait_for '[ "$(jp nodepool default "{.status.nodes}")" = "$(count nodeclaims)" ]' 30 ||
     fail "NodePool status.nodes $(jp nodepool default '{.status.nodes}') != $(count nodeclaims) claims"
   pass "NodePool status counts $(jp nodepool default '{.status.nodes}') nodes, cpu $(jp nodepool default '{.status.resources.cpu}')"
+  wait_for '[ "$(jp nodepool default "{.status.conditions[?(@.type==\"NodeRegistrationHealthy\")].status}")" = True ]' 30 ||
+    fail "NodePool NodeRegistrationHealthy is not True after nodes registered: $(jp nodepool default '{.status.conditions}')"
+  pass "NodePool NodeRegistrationHealthy=True once its nodes registered"
   wait_for "[ -n \"\$(k -n $NS get events --field-selector reason=Nominated -o name)\" ]" 20 ||
     fail "no Nominated event on the pods"
   pass "pods were told they were nominated: $(k -n $NS get events --field-selector reason=Nominated \

@@ -7,7 +7,8 @@
 #     (IPv4 here), and refuses an API server older than KUBERNETES_MIN_VERSION;
 #   - Karpenter settings with no effect here (MEMORY_LIMIT, an unknown feature gate, an
 #     AWS setting given to kwok) are named in WARN lines; one that would change
-#     decisions (FEATURE_GATES NodeRepair=true) stops it with exit 2;
+#     decisions and is not implemented (FEATURE_GATES StaticCapacity=true) stops it
+#     with exit 2;
 #   - LOG_LEVEL takes any case, LOG_OUTPUT_PATHS sends the log to a file;
 #   - karpenter_build_info is on /metrics;
 #   - a SIGTERM while the caches cannot fill (a CRD missing) ends it at once, with exit
@@ -38,9 +39,9 @@ check_refusals() {
   check "no provider: exit 2 ($rc)" [ "$rc" = 2 ]
   check "... and it says how to name one" grep -q "no cloud provider: set --cloud-provider (or CLOUD_PROVIDER)" <<<"$out"
   rc=0
-  out=$(FEATURE_GATES=NodeRepair=true "$BIN" run --kubeconfig "$KUBECONFIG" --cloud-provider kwok 2>&1) || rc=$?
-  check "FEATURE_GATES NodeRepair=true is refused, not ignored ($rc)" [ "$rc" = 2 ]
-  check "... naming the gate" grep -q "NodeRepair=true" <<<"$out"
+  out=$(FEATURE_GATES=StaticCapacity=true "$BIN" run --kubeconfig "$KUBECONFIG" --cloud-provider kwok 2>&1) || rc=$?
+  check "FEATURE_GATES StaticCapacity=true is refused, not ignored ($rc)" [ "$rc" = 2 ]
+  check "... naming the gate" grep -q "StaticCapacity=true" <<<"$out"
   rc=0
   KUBERNETES_MIN_VERSION=1.99.0 "$BIN" run --kubeconfig "$KUBECONFIG" --cloud-provider kwok --metrics-port 0 \
     --health-probe-port 0 >"$WORK/min.log" 2>&1 || rc=$?

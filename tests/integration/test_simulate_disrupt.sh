@@ -63,7 +63,12 @@ lifecycle_in_order() {
   disrupt lifecycle $NOON >"$tmp/l.json" && assert_json "$tmp/l.json" '
 assert methods() == ["expiration", "emptiness", "drift"], methods()
 assert [c["reason"] for c in d["disruption"]] == ["Expired", "Empty", "Drifted"]
-assert [c["loop"] for c in d["disruption"]] == [0, 1, 2]
+# one loop holds all three (the controller runs them in parallel); expiration
+# is forceful, and the drift says why
+assert [c["loop"] for c in d["disruption"]] == [0, 0, 0]
+assert [c["forceful"] for c in d["disruption"]] == [True, False, False]
+assert [c["decision"] for c in d["disruption"]] == ["replace", "delete", "replace"]
+assert d["disruption"][2]["driftReason"] == "NodePoolDrifted", d["disruption"][2]
 assert [c["candidates"] for c in d["disruption"]] == [["expired"], ["empty"], ["drifted"]]
 assert [len(c["replacements"]) for c in d["disruption"]] == [1, 0, 1]
 # the expired and drifted nodes are replaced by their own type: nothing saved
@@ -140,12 +145,47 @@ assert "do-not-disrupt" in blocked()["node-d"] and "PodDisruptionBudget" in bloc
 '
 }
 
+split_and_balanced_example() {
+  "$bin" simulate -f "$src/examples/split-and-balanced" --disrupt --now $NOON >"$tmp/sb.json" && assert_json "$tmp/sb.json" '
+cmds = {c["candidates"][0]: c for c in d["disruption"]}
+assert sorted(cmds) == ["steady-big", "web-1"] and all(c["loop"] == 0 for c in d["disruption"]), methods()
+# split: one node for three cheaper ones, whatever their launches pick
+web = cmds["web-1"]
+assert web["method"] == "single-node consolidation" and web["decision"] == "replace", web
+assert len(web["replacements"]) == 3 and web["savingsHourly"] > 0, web
+assert sum(r["price"] for r in web["replacements"]) < 0.384, web["replacements"]
+# Balanced approves the oversized node, with Karpenter event text
+big = cmds["steady-big"]
+s = big["scores"][0]
+assert s["policy"] == "Balanced" and s["approved"] and s["eventReason"] == "ConsolidationApproved", s
+assert s["message"] == "score 5.69 >= threshold 0.50 (k: 2, savings 35.6%, disruption 6.2%)", s
+# ...and refuses the busy one
+b = {x["node"]: x for x in d["blocked"]}
+busy = b["steady-busy"]
+assert busy["kind"] == "BalancedScore" and busy["eventReason"] == "ConsolidationRejected", busy
+assert busy["message"].startswith("score 0.19 < threshold 0.50 (k: 2,"), busy
+assert not busy["score"]["approved"], busy
+full = b["steady-full-1"]
+assert full["kind"] == "NodeDoNotDisrupt" and full["eventReason"] == "DisruptionBlocked", full
+assert full["message"] == "Disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation", full
+'
+}
+
+balanced_off_the_busy_node_goes() {
+  sed 's/consolidationPolicy: Balanced/consolidationPolicy: WhenEmptyOrUnderutilized/' \
+    "$src/examples/split-and-balanced/cluster.yaml" >"$tmp/wu.yaml" &&
+    "$bin" simulate -f "$tmp/wu.yaml" --disrupt --now $NOON >"$tmp/wu.json" && assert_json "$tmp/wu.json" '
+assert any("steady-busy" in c["candidates"] for c in d["disruption"]), methods()
+assert all("scores" not in c or not any(s.get("score") for s in c["scores"]) for c in d["disruption"])
+'
+}
+
 table_output() {
   disrupt lifecycle $NOON -o table >"$tmp/l.txt" &&
     grep -qE '^LOOP +DISRUPTION +REASON +NODES +\$/HOUR SAVED' "$tmp/l.txt" &&
     grep -qE '^0 +expiration +Expired +expired -> 1 new +0\.0000$' "$tmp/l.txt" &&
-    grep -qE '^1 +emptiness +Empty +empty +0\.1000$' "$tmp/l.txt" &&
-    grep -qE '^2 +drift +Drifted +drifted -> 1 new +0\.0000$' "$tmp/l.txt" &&
+    grep -qE '^0 +emptiness +Empty +empty +0\.1000$' "$tmp/l.txt" &&
+    grep -qE '^0 +drift +Drifted +drifted -> 1 new +0\.0000$' "$tmp/l.txt" &&
     grep -qE '^NODE KEPT +WHY' "$tmp/l.txt" &&
     grep -qE '^recent +consolidateAfter has not elapsed \(until 2026-11-21T12:30:00Z\)$' "$tmp/l.txt" &&
     grep -qF 'Managed nodes cost $1.7000/hour now and $1.6000/hour after 3 disruption(s).' "$tmp/l.txt"
@@ -220,6 +260,8 @@ check "--now before expireAfter: not expired" now_before_expiry
 check "protected: every node kept, each with its reason" protected_stays
 check "spot: on-demand replaced by spot, spot kept" on_demand_to_spot
 check "examples/consolidation" consolidation_example
+check "examples/split-and-balanced: a split, Balanced approves and refuses" split_and_balanced_example
+check "the same under WhenEmptyOrUnderutilized: the busy node goes" balanced_off_the_busy_node_goes
 check "-o table: commands, kept nodes, cost" table_output
 check "-o table with nothing to do" table_without_commands
 check "-o yaml carries disruption and blocked" yaml_output

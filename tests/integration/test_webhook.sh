@@ -2,7 +2,9 @@
 # karpenter-webhook end to end on loopback, over real TLS with certificates
 # made by certs/make-certs.sh, driven with curl:
 #   valid, invalid (policy), malformed, oversized, missing uid, wrong kind,
-#   Pod mutation, metrics, a policy reload, a slow client, --self-signed,
+#   Pod mutation, metrics, a policy reload (an emptied file and a FIFO
+#   refused), request framing (CL+TE), TLS 1.2 suites, a slow client, slowloris
+#   against the request deadline, idle keep-alive memory, --self-signed,
 #   and a certificate rotation under a running request loop (none may fail;
 #   the new certificate is served afterwards, checked with openssl s_client).
 #
@@ -16,7 +18,7 @@ build=${1:?usage: test_webhook.sh BUILD_DIR SOURCE_DIR}
 src=${2:?usage: test_webhook.sh BUILD_DIR SOURCE_DIR}
 bin="$build/karpenter-webhook"
 [ -x "$bin" ] || { echo "test_webhook: $bin not built"; exit 1; }
-for tool in curl openssl base64; do
+for tool in curl openssl base64 python3 mkfifo; do
   command -v "$tool" >/dev/null || { echo "test_webhook: $tool is not installed"; exit 1; }
 done
 
@@ -207,6 +209,56 @@ post validate "$tmp/np_nolimits.json" >/dev/null
 check "a broken policy file keeps the previous policy in force" grep -q '"allowed":true' "$tmp/out.json"
 check "  ... and says why in the log" grep -q 'policy not reloaded' "$log"
 
+# Truncate-then-write: the moment the file is empty must not switch the
+# rules off; nor may a FIFO at the path block the reload loop.
+printf 'nodePools: {requireLimits: [cpu]}\n' >"$tmp/policy.yaml"
+denied_again=no
+for _ in $(seq 1 50); do
+  post validate "$tmp/np_nolimits.json" >/dev/null
+  if grep -q '"allowed":false' "$tmp/out.json"; then denied_again=yes; break; fi
+  sleep 0.1
+done
+check "a policy with a rule again is reloaded" [ "$denied_again" = yes ]
+: >"$tmp/policy.yaml"
+wait_for_log 'sets no rule' "$log"
+post validate "$tmp/np_nolimits.json" >/dev/null
+check "an emptied policy file is refused: its rules stay in force" grep -q '"allowed":false' "$tmp/out.json"
+check "  ... and the log says why" grep -q 'sets no rule' "$log"
+printf '{}\n' >"$tmp/policy.yaml.new"
+mv "$tmp/policy.yaml.new" "$tmp/policy.yaml"
+sleep 0.6
+post validate "$tmp/np_nolimits.json" >/dev/null
+check "a {} policy file is refused too" grep -q '"allowed":false' "$tmp/out.json"
+rm -f "$tmp/policy.yaml"
+mkfifo "$tmp/policy.yaml"
+wait_for_log 'not a regular file' "$log"
+check "a FIFO at the policy path is refused" grep -q 'not a regular file' "$log"
+rm -f "$tmp/policy.yaml"
+printf 'pods: {defaultRequests: {cpu: 100m}}\n' >"$tmp/policy.yaml"
+allowed_after=no
+for _ in $(seq 1 50); do
+  post validate "$tmp/np_nolimits.json" >/dev/null
+  if grep -q '"allowed":true' "$tmp/out.json"; then allowed_after=yes; break; fi
+  sleep 0.1
+done
+check "  ... without blocking: the next good policy is loaded" [ "$allowed_after" = yes ]
+
+# Framing a proxy could read differently is refused (request smuggling).
+peers=(python3 "$src/tests/integration/webhook_peers.py")
+status=$("${peers[@]}" raw "$port" "$certs/ca.crt" 'POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')
+check "Content-Length with Transfer-Encoding is a 400 ($status)" [ "$(awk '{print $2}' <<<"$status")" = 400 ]
+status=$("${peers[@]}" raw "$port" "$certs/ca.crt" 'POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x')
+check "two different Content-Length headers are a 400 ($status)" [ "$(awk '{print $2}' <<<"$status")" = 400 ]
+
+# TLS 1.2 offers ECDHE key exchange with AEAD ciphers only.
+tls12() { # tls12 CIPHER -> 0 when the handshake succeeds
+  openssl s_client -connect "127.0.0.1:$port" -servername localhost -tls1_2 -cipher "$1" \
+    </dev/null >/dev/null 2>&1
+}
+check "TLS 1.2 with ECDHE and AES-GCM is served" tls12 ECDHE-ECDSA-AES128-GCM-SHA256
+check "TLS 1.2 with a CBC cipher is refused" bash -c "! openssl s_client -connect 127.0.0.1:$port -servername localhost -tls1_2 -cipher ECDHE-ECDSA-AES128-SHA </dev/null >/dev/null 2>&1"
+check "TLS 1.2 with a CBC-SHA256 cipher is refused" bash -c "! openssl s_client -connect 127.0.0.1:$port -servername localhost -tls1_2 -cipher ECDHE-ECDSA-AES256-SHA384 </dev/null >/dev/null 2>&1"
+
 # Certificate rotation under load: a keep-alive request stream and a loop of
 # fresh connections run while the files are replaced; none may fail.
 fingerprint() {
@@ -265,6 +317,41 @@ still_fp=$(fingerprint)
 check "  ... and the old certificate keeps serving" bash -c "[ $code = 200 ] && [ '$still_fp' = '$new_file_fp' ]"
 
 stop_server "$main_pid" "$log"
+
+# Slowloris: connections that never finish their TLS handshake or headers,
+# each trickling a byte every 0.3 s (never idle), fill all 8 slots; each is
+# cut at the 2 s request deadline, so a well-behaved client gets served.
+cp "$tmp/good.key" "$certs/tls.key" # undo the mismatched key of the test above
+sl_log="$tmp/slowloris.log"
+start_server "$sl_log" --tls-cert-file "$certs/tls.crt" --tls-key-file "$certs/tls.key" \
+  --max-connections 8 --request-timeout 2 --connection-timeout 3
+sl_pid=$server_pid
+result=$("${peers[@]}" slowloris "$port" "$certs/ca.crt" 8 9)
+echo "# slowloris: $result"
+check "a client is served while trickling peers hold every slot ($result)" [ "${result%% *}" = served=1 ]
+check "  ... every trickling peer was cut at the deadline" [ "${result#* }" = "cut=8 of=8" ]
+stop_server "$sl_pid" "$sl_log"
+
+# Keep-alive connections that sent a big review keep no buffers while idle.
+# (Allocator caches are turned off so that RSS follows what the server holds.)
+ka_log="$tmp/keepalive.log"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:thread_local_quarantine_size_kb=0" \
+  MALLOC_MMAP_THRESHOLD_=65536 start_server "$ka_log" --tls-cert-file "$certs/tls.crt" \
+  --tls-key-file "$certs/tls.key" --connection-timeout 60 --request-timeout 60
+ka_pid=$server_pid
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$ka_pid/status"; }
+"${curl_tls[@]}" -o /dev/null "https://127.0.0.1:$port/healthz"
+rss_before=$(rss)
+coproc KA { "${peers[@]}" keepalive "$port" "$certs/ca.crt" 16 2500000; }
+read -r ready <&"${KA[0]}" || ready=""
+rss_after=$(rss)
+exec {KA[1]}>&-
+wait "$KA_PID" 2>/dev/null || true
+grown=$(( (rss_after - rss_before) / 1024 ))
+echo "# keep-alive: 16 idle connections after a 2.5 MB review each: RSS grew by $grown MiB"
+check "16 keep-alive connections were served ($ready)" [ "$ready" = ready ]
+check "  ... and hold no request buffers while idle (RSS +$grown MiB)" [ "$grown" -lt 16 ]
+stop_server "$ka_pid" "$ka_log"
 
 # --self-signed: the server makes its own CA for the Service names and
 # writes it where --ca-bundle-file says; curl trusts exactly that CA.

@@ -101,6 +101,9 @@ __attribute__((format(printf, 2, 3))) static inline void add(sc *c, const char *
 
 #define BOTH "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand, spot]}"
 
+#define BALANCED                                                                                   \
+    "consolidationPolicy: Balanced, consolidateAfter: 0s, budgets: [{nodes: '100%'}]"
+
 #define UNDERUTILIZED                                                                              \
     "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "      \
     "'100%'}]"
@@ -203,11 +206,13 @@ static inline kp_scenario *plan_opts(sc *c, const kp_disrupt_opts *opts)
     return &c->s;
 }
 
-/* The first decision only (what one pass of Karpenter's controller acts on). */
+/* The first decision only (what one pass of Karpenter's controller acts on:
+ * one loop, one command). */
 static inline kp_scenario *plan1(sc *c, bool spot_to_spot)
 {
     kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
     o.max_loops = 1;
+    o.max_commands_per_loop = 1;
     o.spot_to_spot = spot_to_spot;
     return plan_opts(c, &o);
 }
@@ -232,6 +237,18 @@ static inline const kp_plan_claim *replacement(const kp_scenario *s, uint32_t i)
 }
 
 #define N(...) ((nopt){__VA_ARGS__})
+
+/* `n` nodes named prefix0, prefix1, ... each running one pod ("<node>-p") of `cpu`. */
+static inline void nodes_with_a_pod(sc *c, const char *prefix, int n, nopt o, const char *cpu)
+{
+    for (int i = 0; i < n; i++) {
+        char name[32], pod_name[40];
+        snprintf(name, sizeof(name), "%s%d", prefix, i);
+        snprintf(pod_name, sizeof(pod_name), "%s-p", name);
+        node(c, name, o);
+        pod(c, pod_name, name, cpu);
+    }
+}
 
 static inline kp_scenario *plan_loops(sc *c, uint32_t loops)
 {
@@ -274,6 +291,15 @@ static inline void expect_kept(const kp_scenario *s, const char *node_name, cons
     cr_assert_not_null(why, "%s has no reason", node_name);
     cr_expect(strstr(why, needle) != NULL, "reason for %s lacks \"%s\": %s", node_name, needle,
               why);
+}
+
+/* The plan's entry for a node left in place, or NULL. */
+static inline const kp_disrupt_blocked *blocked_of(const kp_scenario *s, const char *node_name)
+{
+    for (uint32_t i = 0; i < s->disruption->n_blocked; i++)
+        if (strcmp(s->snap->nodes[s->disruption->blocked[i].node].name, node_name) == 0)
+            return &s->disruption->blocked[i];
+    return NULL;
 }
 
 static inline const kp_disrupt_command *command_at(const kp_scenario *s, uint32_t i)

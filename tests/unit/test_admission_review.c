@@ -89,6 +89,16 @@ static const struct {
     {"null", "not a JSON object"},
     {"\"x\"", "not a JSON object"},
     {"{} {}", "data after the JSON value"},
+    /* as strict as the manifest loader */
+    {"{\"kind\":\"Admission\xffReview\"}", "invalid UTF-8"},
+    {"{\"kind\":\"Admission\xc0\xafReview\"}", "invalid UTF-8"},
+    {"{\"kind\":\"AdmissionReview\\u0000\"}", "strings containing NUL are not supported"},
+    {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+     "]]]",
+     "nesting too deep"},
     {"{\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\"}}", "apiVersion none"},
     {"{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\",\"request\":{"
      "\"uid\":\"u\"}}",
@@ -121,6 +131,27 @@ Test(review_parse, malformed_bodies_are_invalid_with_a_message)
     kp_review r;
     cr_expect_eq(kp_review_parse(&r, "", 0), KP_EINVALID);
     cr_expect_eq(kp_review_parse(&r, NULL, 0), KP_EINVALID);
+    /* a NUL byte inside the body, where a C string would end */
+    static const char nul[] = "{\"kind\":\"AdmissionReview\"}\0{}";
+    cr_expect_eq(kp_review_parse(&r, nul, sizeof(nul) - 1), KP_EINVALID);
+    cr_expect(strstr(kp_error_last(), "NUL byte") != NULL, "%s", kp_error_last());
+}
+
+/* Go's encoding/json keeps the last of repeated keys: so must we, or a
+ * review could be judged on a value the API server does not store. */
+Test(review_parse, repeated_keys_keep_the_last_as_go_does)
+{
+    const char *body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                       "\"request\":{\"uid\":\"first\",\"operation\":\"DELETE\",\"uid\":\"last\","
+                       "\"operation\":\"CREATE\",\"object\":{\"spec\":{\"a\":1},\"spec\":{\"b\":2}}}}";
+    kp_review r;
+    cr_assert_eq(kp_review_parse(&r, body, strlen(body)), 0, "%s", kp_error_last());
+    cr_expect_str_eq(r.uid, "last");
+    cr_expect_eq(r.op, KP_REVIEW_OP_CREATE);
+    const cJSON *spec = cJSON_GetObjectItem(r.object, "spec");
+    cr_expect_eq(cJSON_GetArraySize(r.object), 1);
+    cr_expect_not_null(cJSON_GetObjectItem(spec, "b"));
+    kp_review_clear(&r);
 }
 
 Test(review_parse, oversized_bodies_are_refused_before_parsing)
@@ -421,4 +452,61 @@ Test(handler, pod_mutation_patches_on_create_only)
     cr_expect_null(cJSON_GetObjectItem(h.response, "patch"));
     cJSON_Delete(h.root);
     free(body);
+}
+
+/* A Pod whose mutation would not fit the reply: one summary warning and the
+ * Pod admitted as sent, rather than an HTTP 500 the API server would turn
+ * into a failed (or, with failurePolicy Ignore, silently unmutated) Pod. */
+Test(handler, pod_mutation_too_large_for_the_reply_is_one_summary_warning)
+{
+    enum { N = 40000 };
+    kp_buf body = KP_BUF_INIT((size_t)8 << 20);
+    kp_buf_puts(&body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                       "\"request\":{\"uid\":\"big\",\"operation\":\"CREATE\",\"kind\":"
+                       "{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"namespace\":\"d\","
+                       "\"object\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[");
+    for (int i = 0; i < N; i++)
+        kp_buf_printf(&body, "%s{\"name\":\"c%d\"}", i ? "," : "", i);
+    kp_buf_puts(&body, "]}}}}");
+    cr_assert_lt(body.len, KP_REVIEW_MAX_BYTES);
+    handled h;
+    handle_with(&h, "pods: {defaultRequests: {cpu: 100m, memory: 128Mi}}", KP_WEBHOOK_MUTATE,
+                body.data, body.len);
+    cr_expect_eq(h.outcome.http_status, 200);
+    cr_expect(allowed(&h));
+    cr_expect_str_eq(h.outcome.result, "allowed");
+    cr_expect_null(cJSON_GetObjectItem(h.response, "patch"));
+    const cJSON *warnings = cJSON_GetObjectItem(h.response, "warnings");
+    cr_assert_eq(cJSON_GetArraySize(warnings), 1);
+    const char *w = cJSON_GetArrayItem(warnings, 0)->valuestring;
+    cr_expect(strstr(w, "were not applied") != NULL, "%s", w);
+    cJSON_Delete(h.root);
+    kp_buf_free(&body);
+}
+
+/* Metadata of the wrong shape is refused (the API server could not have
+ * stored it), not skipped by rules that look for strings. */
+Test(handler, wrong_typed_metadata_is_denied)
+{
+    static const char *const metas[] = {
+        "\"metadata\":\"np\"",
+        "\"metadata\":{\"name\":7}",
+        "\"metadata\":{\"name\":\"np\",\"labels\":{\"app\":5}}",
+        "\"metadata\":{\"name\":\"np\",\"annotations\":[\"a\"]}",
+    };
+    for (size_t i = 0; i < sizeof(metas) / sizeof(metas[0]); i++) {
+        char members[1024];
+        snprintf(members, sizeof(members),
+                 "\"uid\":\"m\",\"operation\":\"CREATE\",\"kind\":{\"group\":\"karpenter.sh\","
+                 "\"version\":\"v1\",\"kind\":\"NodePool\"},\"object\":{%s,\"spec\":{}}",
+                 metas[i]);
+        handled h;
+        handle(&h, KP_WEBHOOK_VALIDATE, members);
+        cr_expect_not(allowed(&h), "allowed %s", metas[i]);
+        const cJSON *status = cJSON_GetObjectItem(h.response, "status");
+        cr_expect_eq(cJSON_GetObjectItem(status, "code")->valueint, 400, "%s", metas[i]);
+        cr_expect(strstr(cJSON_GetObjectItem(status, "message")->valuestring,
+                         "request.object.metadata") != NULL);
+        cJSON_Delete(h.root);
+    }
 }

@@ -35,6 +35,7 @@
 #include "base/error.h"
 #include "cloud/aws/ec2.h"
 #include "cloud/aws/iam.h"
+#include "cloud/aws/instancestatus.h"
 #include "cloud/aws/nodeclass.h"
 #include "cloud/aws/provider.h"
 #include "controller/cloud_aws.h"
@@ -90,7 +91,7 @@ static void raw(kp_aws_client *c, const char *service, enum kp_aws_protocol prot
                 const char *action, const char *body)
 {
     kp_aws_request req = {service, action,       proto, proto == KP_AWS_QUERY ? NULL : "AmazonSSM",
-                          body,    strlen(body), NULL,  0};
+                          body,    strlen(body), NULL,  0, NULL, NULL};
     kp_buf out = KP_BUF_INIT(1 << 20);
     cr_assert_eq(kp_aws_client_send(c, &req, &out), 0, "%s: %s", action, kp_error_last());
     kp_buf_free(&out);
@@ -194,7 +195,10 @@ static cJSON *resolve(kp_aws_nc_resolver *r, const kp_ec2nodeclass *nc)
 static kp_aws_nc_resolver *resolver(void)
 {
     kp_aws_nc_resolver *r = NULL;
-    kp_aws_nc_resolver_opts o = {"us-east-1", "c1", "1.32", &clock_.base};
+    kp_aws_nc_resolver_opts o = {.region = "us-east-1",
+                                 .cluster_name = "c1",
+                                 .kubernetes_version = "1.32",
+                                 .clock = &clock_.base};
     cr_assert_eq(kp_aws_nc_resolver_new(&r, &o), 0);
     return r;
 }
@@ -280,6 +284,7 @@ static kp_cloud_provider *provider_unfetched(void)
     o.max_attempts = 1;
     o.lookup = lookup;
     o.clock = &clock_.base;
+    o.disable_dry_run = true; /* moto performs CreateFleet with DryRun=true */
     kp_cloud_provider *cp = NULL;
     cr_assert_eq(kp_aws_provider_new(&o, &cp), 0, "%s", kp_error_last());
     return cp;
@@ -379,6 +384,25 @@ Test(aws_b_moto, launch_describe_list_drift_terminate)
     cr_assert_eq(cp->ops->is_drifted(cp, &launched, arena, &why), 0, "%s", kp_error_last());
     cr_expect_str_eq(why, "AMIDrift");
     ready_class = saved;
+    /* nodeclaim.tagging once the node registered: moto keeps the tags */
+    cr_expect_eq(kp_aws_provider_tag_instance(cp, in.provider_id, "ip-10-0-1-7.ec2.internal",
+                                              "claim-b"),
+                 1, "%s", kp_error_last());
+    const char *id = strrchr(in.provider_id, '/') + 1;
+    kp_ec2_instance_list tagged = {0};
+    cr_assert_eq(kp_ec2_describe_instances(ec2, arena, &id, 1, NULL, 0, &tagged), 0);
+    cr_assert_eq(tagged.n, 1);
+    cr_expect_str_eq(kp_ec2_tag_get(tagged.items[0].tags, tagged.items[0].n_tags, "Name"),
+                     "ip-10-0-1-7.ec2.internal");
+    cr_expect_eq(kp_aws_provider_tag_instance(cp, in.provider_id, "ip-10-0-1-7.ec2.internal",
+                                              "claim-b"),
+                 0, "already tagged");
+    /* interruption.instancestatus: moto's instances are healthy */
+    kp_aws_unhealthy *sick = NULL;
+    size_t n_sick = 0;
+    cr_expect_eq(kp_aws_instance_health(ec2, arena, clock_.ns, &sick, &n_sick), 0, "%s",
+                 kp_error_last());
+    cr_expect_eq(n_sick, 0);
     /* terminate; gone afterwards */
     cr_assert_eq(cp->ops->delete_instance(cp, &launched), 0, "%s", kp_error_last());
     cr_expect_eq(cp->ops->get(cp, in.provider_id, arena, &got), KP_ENOTFOUND);
@@ -439,6 +463,21 @@ Test(aws_b_moto, templates_are_reused_then_swept)
         c.provider_id = pids[i];
         cr_expect_eq(cp->ops->delete_instance(cp, &c), 0, "%s", kp_error_last());
     }
+    kp_cloud_free(cp);
+}
+
+Test(aws_b_moto, orphan_instance_profile_gc_against_moto)
+{
+    prepare("gc");
+    kp_cloud_provider *cp = provider();
+    make_ready(cp, "gc"); /* makes the instance profile of class u-launch */
+    cr_assert_gt(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0);
+    const char *live[] = {"u-launch", "u-b"};
+    cr_expect_eq(kp_aws_provider_gc_instance_profiles(cp, live, 2), 0, "%s", kp_error_last());
+    cr_expect_gt(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0, "its class exists");
+    cr_expect_gt(kp_aws_provider_gc_instance_profiles(cp, live + 1, 1), 0, "%s", kp_error_last());
+    cr_expect_eq(profiles_under("/karpenter/us-east-1/c1/u-launch/"), 0,
+                 "the class is gone: so is its profile");
     kp_cloud_free(cp);
 }
 

@@ -278,8 +278,11 @@ Test(aws_ec2, launch_template_form)
     dbl_response script[] = {{200, NULL, answer}};
     serve(script, 1);
     const char *sgs[] = {"sg-1", "sg-2"};
-    kp_ec2_block_device bdm = {"/dev/xvda", 20, "gp3", 0, 0, true, "kms-1", NULL, true};
-    kp_ec2_lt_network_interface nic = {0, 0, "efa", sgs, 2, -1};
+    kp_ec2_block_device bdm = {.device_name = "/dev/xvda", .volume_size_gib = 20,
+                               .volume_type = "gp3", .encrypted = true, .kms_key_id = "kms-1",
+                               .delete_on_termination = true};
+    kp_ec2_lt_network_interface nic = {.interface_type = "efa", .security_group_ids = sgs,
+                                       .n_security_group_ids = 2, .associate_public_ip = -1};
     kp_ec2_tag tags[] = {{"karpenter.k8s.aws/cluster", "prod"}};
     kp_ec2_tag_spec spec = {"network-interface", tags, 1};
     kp_ec2_param extra = {"EnclaveOptions.Enabled", "true"};

@@ -52,7 +52,7 @@ static int send_query(kp_buf *answer)
 {
     static const char form[] = "Action=DescribeSubnets&Version=2016-11-15";
     kp_aws_request req = {"ec2", "DescribeSubnets", KP_AWS_QUERY, NULL, form, strlen(form),
-                          NULL, 0};
+                          NULL, 0, NULL, NULL};
     return kp_aws_client_send(client, &req, answer);
 }
 
@@ -122,7 +122,7 @@ Test(aws_http, json_errors_and_headers)
     serve(script, 2);
     const char *body = "{\"QueueName\":\"q\"}";
     kp_aws_request req = {"sqs", "GetQueueUrl", KP_AWS_JSON_1_0, "AmazonSQS", body, strlen(body),
-                          NULL, 0};
+                          NULL, 0, NULL, NULL};
     kp_buf answer = KP_BUF_INIT(1 << 20);
     cr_expect_eq(kp_aws_client_send(client, &req, &answer), KP_ENOTFOUND);
     const kp_aws_error *e = kp_aws_client_error(client);

@@ -28,7 +28,7 @@ static void setup(void)
                          .cluster_cidr = "10.100.0.0/16",
                          .clock = &fx.clock.base};
     cr_assert_eq(kp_aws_lts_new(&lts, &lo), 0);
-    kp_aws_launcher_opts o = {"c1", lts, resolver, ice, &fx.clock.base};
+    kp_aws_launcher_opts o = {"c1", lts, resolver, ice, &fx.clock.base, NULL};
     cr_assert_eq(kp_aws_launcher_new(&launcher, &o), 0);
 }
 
@@ -407,7 +407,7 @@ Test(aws_launch, what_cannot_be_launched)
     cr_expect_eq(launch(the_class(""), claim_allowing("\"reserved\""), &out),
                  KP_EINSUFFICIENT_CAPACITY, "no reserved offerings");
     kp_aws_launcher *l = NULL;
-    kp_aws_launcher_opts o = {"c1", NULL, resolver, ice, NULL};
+    kp_aws_launcher_opts o = {"c1", NULL, resolver, ice, NULL, NULL};
     cr_expect_eq(kp_aws_launcher_new(&l, &o), KP_EINVALID);
     cr_expect_null(kp_aws_launcher_free(NULL));
 }

@@ -42,7 +42,7 @@ static const kp_nodeclaim *any_claim(void)
 static kp_aws_launch_choice pick(const kp_nodeclaim *c, const char *ct)
 {
     kp_aws_launch_choice ch;
-    cr_assert_eq(kp_aws_launch_select(cat, c, ice, ct, fx.arena, &ch), 0, "%s", kp_error_last());
+    cr_assert_eq(kp_aws_launch_select(cat, c, ice, NULL, ct, fx.arena, &ch), 0, "%s", kp_error_last());
     return ch;
 }
 
@@ -133,7 +133,7 @@ Test(aws_launch_select, unavailable_and_ice_offerings_are_not_used)
     for (uint32_t i = 0; i < c5->n_offerings; i++)
         c5->offerings[i].available = m5->offerings[i].available = false;
     kp_aws_launch_choice none;
-    cr_expect_eq(kp_aws_launch_select(cat, any_claim(), ice, NULL, fx.arena, &none),
+    cr_expect_eq(kp_aws_launch_select(cat, any_claim(), ice, NULL, NULL, fx.arena, &none),
                  KP_EINSUFFICIENT_CAPACITY);
     cr_expect_str_eq(kp_error_last(),
                      "nodeclaim c: all requested instance types were unavailable during launch");
@@ -188,7 +188,7 @@ Test(aws_launch_select, bad_requirements)
     const kp_nodeclaim *c = claim_with("[{\"key\":\"karpenter.k8s.aws/instance-cpu\",\"operator\":"
                                        "\"Gt\",\"values\":[\"many\"]}]",
                                        "{}");
-    cr_expect_eq(kp_aws_launch_select(cat, c, ice, NULL, fx.arena, &ch), KP_EINVALID);
+    cr_expect_eq(kp_aws_launch_select(cat, c, ice, NULL, NULL, fx.arena, &ch), KP_EINVALID);
     cr_expect(strstr(kp_error_last(), "nodeclaim c: spec.requirements[0]") != NULL, "%s",
               kp_error_last());
 }
@@ -200,7 +200,7 @@ Test(aws_launch_select, candidates_are_a_deep_copy)
     cat_type(cat, "c5.large", "amd64", 0.085, 0.05, 2, 29);
     offering(m5, "us-west-2a", "spot")->available = false;
     kp_catalog *copy = NULL;
-    cr_assert_eq(kp_aws_launch_candidates(cat, any_claim(), ice, &copy), 0);
+    cr_assert_eq(kp_aws_launch_candidates(cat, any_claim(), ice, NULL, &copy), 0);
     cr_assert_eq(copy->count, 2, "what selection keeps");
     cr_expect_str_eq(copy->types[0].name, "m5.large", "spot 0.04 beats 0.05");
     const kp_instance_type *c = kp_catalog_find(copy, "m5.large");
@@ -211,7 +211,7 @@ Test(aws_launch_select, candidates_are_a_deep_copy)
     cr_expect_eq(c->n_reqs, m5->n_reqs);
     kp_catalog_free(copy);
     copy = NULL;
-    cr_expect_eq(kp_aws_launch_candidates(cat, claim_with("[]", "{\"cpu\":\"500\"}"), ice, &copy),
+    cr_expect_eq(kp_aws_launch_candidates(cat, claim_with("[]", "{\"cpu\":\"500\"}"), ice, NULL, &copy),
                  KP_EINSUFFICIENT_CAPACITY);
     cr_expect_null(copy);
 }

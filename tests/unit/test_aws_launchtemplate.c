@@ -61,7 +61,8 @@ static const kp_ec2_tag tags[] = {{"eks:eks-cluster-name", "c1"},
 
 static kp_aws_lt_params params(const kp_ec2nodeclass *nc, const char *ct, int32_t max_pods)
 {
-    return (kp_aws_lt_params){nc, claim(), "ami-1", ct, max_pods, tags, 2};
+    return (kp_aws_lt_params){.nc = nc, .claim = claim(), .image_id = "ami-1", .capacity_type = ct,
+                              .max_pods = max_pods, .tags = tags, .n_tags = 2};
 }
 
 static const char *render(const kp_aws_lt_params *p, kp_ec2_launch_template_data *d)
@@ -404,4 +405,17 @@ Test(aws_launchtemplate, hydrate_and_delete_a_class)
     cr_expect_str_eq(filter(1, "tag:eks:eks-cluster-name"), "c1");
     cr_expect_str_eq(sent(2, "LaunchTemplateName"), "karpenter.k8s.aws/1");
     cr_expect_eq(kp_aws_lt_cached(lts), 1);
+}
+
+/* EKS_CONTROL_PLANE discovery replaces what nodes join; unset values stay. */
+Test(aws_launchtemplate, describe_cluster_values_reach_user_data)
+{
+    kp_aws_lts_set_cluster(lts, "https://ABC.eks.amazonaws.com", NULL, "172.20.0.0/16");
+    kp_aws_lt_params p = params(class_spec("\"amiFamily\":\"AL2023\""), "on-demand", 29);
+    kp_ec2_launch_template_data d;
+    render(&p, &d);
+    const char *ud = decoded_user_data(&d);
+    cr_expect(strstr(ud, "apiServerEndpoint: https://ABC.eks.amazonaws.com") != NULL, "%s", ud);
+    cr_expect(strstr(ud, "cidr: 172.20.0.0/16") != NULL, "%s", ud);
+    cr_expect(strstr(ud, "certificateAuthority: Q0E=") != NULL, "the CA given stays: %s", ud);
 }

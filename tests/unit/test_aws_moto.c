@@ -123,7 +123,7 @@ static const char *an_image(void)
 Test(aws_moto, launch_template_lifecycle)
 {
     const char *name = unique("kp-lt");
-    kp_ec2_block_device bdm = {"/dev/xvda", 20, "gp3", 3000, 125, true, NULL, NULL, true};
+    kp_ec2_block_device bdm = {"/dev/xvda", 20, "gp3", 3000, 125, true, NULL, NULL, true, 0};
     kp_ec2_launch_template_data data = {.image_id = an_image(), .block_devices = &bdm,
                                         .n_block_devices = 1,
                                         .metadata = {"enabled", "required", "disabled", NULL, 1}};

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "controller/cloud_aws.h"
 #include "controller/options.h"
 
 static const char *const *env_pairs;
@@ -154,6 +155,8 @@ CHECK(name, !strcmp(o->cluster_name, "prod"))
 CHECK(cpu, o->cpu_requests == 4000)
 CHECK(no_state, o->disable_cluster_state_observability)
 CHECK(dry, o->disable_dry_run)
+CHECK(eks, o->eks_control_plane)
+CHECK(split, o->consolidation_split_max == 1)
 CHECK(no_leader, !o->leader_elect)
 CHECK(s2s, o->spot_to_spot && !o->reserved_capacity)
 CHECK(health, o->health_port == 9091)
@@ -177,6 +180,8 @@ CHECK(ami, o->ami_refresh_ms == 300000)
 CHECK(subnet, o->subnet_refresh_ms == 120000)
 CHECK(minver, o->kubernetes_min_version && !strcmp(o->kubernetes_min_version, "1.19.0-0"))
 CHECK(pod, o->identity && !strcmp(o->identity, "karpenter-0"))
+CHECK(repair, o->node_repair)
+CHECK(threshold, !strcmp(o->node_repair_threshold, "2"))
 
 /* Karpenter v1.14's settings reference (core and AWS), its Helm chart's
  * variables, and the feature gates: each one set, each one honoured,
@@ -194,11 +199,15 @@ static const setting_case settings[] = {
     {"DISABLE_CONTROLLER_WARMUP", "true", WARNS, NULL, "DISABLE_CONTROLLER_WARMUP is set and has no effect"},
     {"DISABLE_DRY_RUN", "true", ACT(dry)},
     {"DISABLE_LEADER_ELECTION", "true", ACT(no_leader)},
-    {"EKS_CONTROL_PLANE", "true", REFUSED, NULL, "EKS_CONTROL_PLANE=true"},
+    {"EKS_CONTROL_PLANE", "true", ACT(eks)},
+    {"CONSOLIDATION_SPLIT_MAX", "1", ACT(split)},
+    {"CONSOLIDATION_SPLIT_MAX", "0", REFUSED, NULL, "CONSOLIDATION_SPLIT_MAX"},
     {"ENABLE_PROFILING", "true", WARNS, NULL, "ENABLE_PROFILING is set and has no effect"},
     {"ENABLE_ZONAL_SHIFT", "true", REFUSED, NULL, "zonal shift is not supported"},
     {"FEATURE_GATES", "SpotToSpotConsolidation=true,ReservedCapacity=false", ACT(s2s)},
-    {"FEATURE_GATES", "NodeRepair=true", REFUSED, NULL, "NodeRepair=true"},
+    {"FEATURE_GATES", "NodeRepair=true", ACT(repair)},
+    {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "2", ACT(threshold)},
+    {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "lots", REFUSED, NULL, "NODE_REPAIR_UNHEALTHY_THRESHOLD"},
     {"FEATURE_GATES", "NodeOverlay=true", REFUSED, NULL, "NodeOverlay=true"},
     {"FEATURE_GATES", "StaticCapacity=true", REFUSED, NULL, "StaticCapacity=true"},
     {"FEATURE_GATES", "CapacityBuffer=true", REFUSED, NULL, "CapacityBuffer=true"},
@@ -283,4 +292,29 @@ Test(ctrl_options, version_flag)
     kp_ctrl_opts o;
     cr_assert_eq(parse(&o, NULL, 2, argv), 0, "--version needs no provider: %s", kp_error_last());
     cr_expect(o.show_version);
+}
+
+/* The AWS settings reach the provider, not only the option struct. */
+Test(ctrl_options, aws_settings_reach_the_provider)
+{
+    const char *env[] = {"CLOUD_PROVIDER", "aws", "DISABLE_DRY_RUN", "true", "EKS_CONTROL_PLANE", "true",
+                         "AMI_REFRESH_INTERVAL", "5m", "SUBNET_REFRESH_INTERVAL", "2m", "FEATURE_GATES",
+                         "ReservedCapacity=false", "RESERVED_ENIS", "3", "ISOLATED_VPC", "true", NULL};
+    const char *argv[] = {"run"};
+    kp_ctrl_opts o;
+    cr_assert_eq(parse(&o, env, 1, argv), 0, "%s", kp_error_last());
+    kp_aws_provider_opts ao;
+    kp_cloud_aws_opts(&o, &ao);
+    cr_expect(ao.disable_dry_run);
+    cr_expect(ao.eks_control_plane);
+    cr_expect_eq(ao.ami_refresh_interval_ns, 5LL * 60 * 1000000000);
+    cr_expect_eq(ao.subnet_refresh_interval_ns, 2LL * 60 * 1000000000);
+    cr_expect(ao.reserved_capacity_disabled);
+    cr_expect_eq(ao.reserved_enis, 3);
+    cr_expect(ao.isolated_vpc);
+    const char *plain[] = {"CLOUD_PROVIDER", "aws", NULL};
+    cr_assert_eq(parse(&o, plain, 1, argv), 0, "%s", kp_error_last());
+    kp_cloud_aws_opts(&o, &ao);
+    cr_expect(!ao.disable_dry_run && !ao.eks_control_plane && !ao.reserved_capacity_disabled);
+    cr_expect_eq(ao.ami_refresh_interval_ns, 60LL * 1000000000);
 }

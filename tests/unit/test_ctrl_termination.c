@@ -142,7 +142,9 @@ Test(termination, the_instance_waits_for_volume_attachments)
     cr_expect_eq(h.cloud.deletes, 1);
     pass("n1"); /* the instance is gone: the finalizer goes */
     cJSON *node = harness_get(&h, KP_CK_NODE, "n1");
-    cr_expect(!node || !strstr(cJSON_PrintUnformatted(node), "karpenter.sh/termination"), "finalizer removed");
+    char *text = node ? cJSON_PrintUnformatted(node) : NULL;
+    cr_expect(!text || !strstr(text, "karpenter.sh/termination"), "finalizer removed");
+    free(text);
     cJSON_Delete(node);
 }
 

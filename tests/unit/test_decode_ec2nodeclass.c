@@ -149,7 +149,92 @@ Test(decode_ec2nodeclass, minimal_and_max_pods_expression)
     kp_arena_free(arena);
 }
 
+Test(decode_ec2nodeclass, network_interface_efa_placement_group_cpu_and_ip_prefix)
+{
+    kp_arena *arena = kp_arena_new();
+    kp_object obj;
+    decode_sq(arena,
+              "{'apiVersion':'karpenter.k8s.aws/v1','kind':'EC2NodeClass','spec':{"
+              "'networkInterfaces':[{'networkCardIndex':0,'deviceIndex':0,'interfaceType':"
+              "'interface'},{'networkCardIndex':1,'deviceIndex':1,'interfaceType':'efa-only'}],"
+              "'ipPrefixCount':2,'placementGroupSelector':{'name':'training'},"
+              "'cpuOptions':{'nestedVirtualization':'enabled'},"
+              "'connectionTracking':{'tcpEstablishedTimeout':3600,'udpTimeout':30}}}",
+              &obj);
+    const kp_ec2nodeclass *c = &obj.u.ec2nodeclass;
+    cr_assert_eq(c->n_network_interfaces, 2);
+    cr_expect_eq(c->network_interfaces[1].network_card_index, 1);
+    cr_expect_eq(c->network_interfaces[1].device_index, 1);
+    cr_expect_str_eq(c->network_interfaces[1].interface_type, "efa-only");
+    cr_expect(c->has_ip_prefix_count);
+    cr_expect_eq(c->ip_prefix_count, 2);
+    cr_expect(c->has_placement_group_selector);
+    cr_expect_str_eq(c->placement_group_name, "training");
+    cr_expect_str_eq(c->placement_group_id, "");
+    cr_expect_str_eq(c->nested_virtualization, "enabled");
+    cr_expect(c->connection_tracking.present);
+    cr_expect(c->connection_tracking.has_tcp_established_timeout);
+    cr_expect_eq(c->connection_tracking.tcp_established_timeout, 3600);
+    cr_expect_not(c->connection_tracking.has_udp_stream_timeout);
+    cr_expect_eq(c->connection_tracking.udp_timeout, 30);
+    kp_arena_free(arena);
+
+    arena = kp_arena_new();
+    decode_sq(arena, "{'apiVersion':'karpenter.k8s.aws/v1','kind':'EC2NodeClass','spec':{}}", &obj);
+    c = &obj.u.ec2nodeclass;
+    cr_expect_eq(c->n_network_interfaces, 0);
+    cr_expect_not(c->has_ip_prefix_count);
+    cr_expect_not(c->has_placement_group_selector);
+    cr_expect_not(c->connection_tracking.present);
+    cr_expect(!c->nested_virtualization || !*c->nested_virtualization);
+    kp_arena_free(arena);
+}
+
+Test(decode_ec2nodeclass, status_capacity_reservations)
+{
+    kp_arena *arena = kp_arena_new();
+    kp_object obj;
+    decode_sq(arena,
+              "{'apiVersion':'karpenter.k8s.aws/v1','kind':'EC2NodeClass','status':{"
+              "'capacityReservations':[{'id':'cr-1','availabilityZone':'us-west-2a',"
+              "'instanceType':'p5.48xlarge','ownerID':'012345678901','instanceMatchCriteria':"
+              "'targeted','reservationType':'capacity-block','state':'expiring',"
+              "'endTime':'2026-01-01T10:00:00Z'},{'id':'cr-2','availabilityZone':'us-west-2b',"
+              "'instanceType':'m5.large','ownerID':'012345678901','instanceMatchCriteria':'open',"
+              "'interruptible':true}]}}",
+              &obj);
+    const kp_ec2nodeclass *c = &obj.u.ec2nodeclass;
+    cr_assert_eq(c->n_status_capacity_reservations, 2);
+    const kp_nc_capacity_reservation *r = &c->status_capacity_reservations[0];
+    cr_expect_str_eq(r->id, "cr-1");
+    cr_expect_str_eq(r->availability_zone, "us-west-2a");
+    cr_expect_str_eq(r->instance_type, "p5.48xlarge");
+    cr_expect_str_eq(r->reservation_type, "capacity-block");
+    cr_expect_str_eq(r->state, "expiring");
+    cr_expect(r->end_time.set);
+    cr_expect_eq(r->end_time.ns, INT64_C(1767261600) * 1000000000);
+    cr_expect_not(r->interruptible);
+    cr_expect(c->status_capacity_reservations[1].interruptible);
+    cr_expect_str_eq(c->status_capacity_reservations[1].reservation_type, "");
+    cr_expect_not(c->status_capacity_reservations[1].end_time.set);
+    kp_arena_free(arena);
+}
+
 static const decode_error_case errors[] = {
+    {"{'spec':{'networkInterfaces':[{'networkCardIndex':'0'}]}}",
+     "spec.networkInterfaces[0].networkCardIndex: expected integer, got string"},
+    {"{'spec':{'networkInterfaces':{}}}", "spec.networkInterfaces: expected array, got object"},
+    {"{'spec':{'ipPrefixCount':1.5}}", "spec.ipPrefixCount: expected integer, got 1.5"},
+    {"{'spec':{'placementGroupSelector':{'id':7}}}",
+     "spec.placementGroupSelector.id: expected string, got number"},
+    {"{'spec':{'cpuOptions':{'nestedVirtualization':true}}}",
+     "spec.cpuOptions.nestedVirtualization: expected string, got boolean"},
+    {"{'spec':{'connectionTracking':{'udpTimeout':'30'}}}",
+     "spec.connectionTracking.udpTimeout: expected integer, got string"},
+    {"{'status':{'capacityReservations':[{'interruptible':'yes'}]}}",
+     "status.capacityReservations[0].interruptible: expected boolean, got string"},
+    {"{'status':{'capacityReservations':[{'endTime':'tomorrow'}]}}",
+     "status.capacityReservations[0].endTime: ..."},
     {"{'spec':{'amiSelectorTerms':[{'tags':{'Name':1}}]}}",
      "spec.amiSelectorTerms[0].tags[Name]: expected string, got number"},
     {"{'spec':{'amiSelectorTerms':[{'alias':false}]}}",

@@ -331,6 +331,26 @@ Test(decode_pod, host_network_defaults_host_ports)
     kp_arena_free(arena);
 }
 
+Test(decode_pod, dynamic_resource_allocation)
+{
+    static const char *const cases[][2] = {
+        {"'resourceClaims':[{'name':'gpu'}]", "1"},
+        {"'containers':[{'resources':{'claims':[{'name':'gpu'}]}}]", "1"},
+        {"'initContainers':[{'resources':{'claims':[{'name':'gpu'}]}}]", "1"},
+        {"'resourceClaims':[],'containers':[{'resources':{'claims':[]}}]", "0"},
+        {"'resourceClaims':null", "0"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        kp_arena *arena = kp_arena_new();
+        kp_object obj;
+        char json[512];
+        snprintf(json, sizeof(json), "{'apiVersion':'v1','kind':'Pod','spec':{%s}}", cases[i][0]);
+        decode_sq(arena, json, &obj);
+        cr_expect_eq(obj.u.pod.has_dra, cases[i][1][0] == '1', "%s", cases[i][0]);
+        kp_arena_free(arena);
+    }
+}
+
 Test(decode_pod, quantities_as_json_numbers)
 {
     kp_arena *arena = kp_arena_new();
@@ -416,6 +436,9 @@ static const decode_error_case spec_errors[] = {
     {"{'spec':{'terminationGracePeriodSeconds':1e30}}",
      "spec.terminationGracePeriodSeconds: 1e+30 is out of range for int64"},
     {"{'spec':{'hostNetwork':'true'}}", "spec.hostNetwork: expected boolean, got string"},
+    {"{'spec':{'resourceClaims':'gpu'}}", "spec.resourceClaims: expected array, got string"},
+    {"{'spec':{'containers':[{'resources':{'claims':{}}}]}}",
+     "spec.containers[0].resources.claims: expected array, got object"},
     {"{'spec':{'nodeSelector':{'zone':['a']}}}",
      "spec.nodeSelector[zone]: expected string, got array"},
     {"{'spec':{'containers':{}}}", "spec.containers: expected array, got object"},

@@ -330,8 +330,9 @@ Test(consolidation_constraints, hostname_spread_across_new_nodes_needs_several_c
     sc_init(&c, true);
     pool(&c, "default", OD_ONLY, NULL);
     /* Three replicas spread by hostname, all on one node (scheduled when it
-     * was the only one): moving them takes three nodes, and consolidation
-     * never turns one node into several. */
+     * was the only one): moving them takes three nodes, and Karpenter's
+     * consolidation never turns one node into several (split consolidation,
+     * test_disruption_split.c, is off here). */
     node(&c, "a", N(.type = "xlarge"));
     const char *spread =
         ", topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, "
@@ -339,7 +340,9 @@ Test(consolidation_constraints, hostname_spread_across_new_nodes_needs_several_c
     pod_full(&c, "p0", "a", "1", NULL, NULL, spread);
     pod_full(&c, "p1", "a", "1", NULL, NULL, spread);
     pod_full(&c, "p2", "a", "1", NULL, NULL, spread);
-    kp_scenario *s = plan_opts(&c, NULL);
+    kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
+    o.split_max = 1;
+    kp_scenario *s = plan_opts(&c, &o);
     cr_expect_eq(kp_scenario_n_commands(s), 0);
     expect_kept(s, "a", "new NodeClaims");
     sc_free(&c);

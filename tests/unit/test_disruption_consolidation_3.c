@@ -28,21 +28,13 @@
 /* ---------- the catalog ---------- */
 
 /* `n` nodes "<prefix>0".. with one pod of `cpu` each. */
-static void nodes_with_a_pod(sc *c, const char *prefix, int n, nopt o, const char *cpu)
-{
-    for (int i = 0; i < n; i++) {
-        char name[32], pod_name[40];
-        snprintf(name, sizeof(name), "%s%d", prefix, i);
-        snprintf(pod_name, sizeof(pod_name), "%s-p", name);
-        node(c, name, o);
-        pod(c, pod_name, name, cpu);
-    }
-}
 
+/* Karpenter's serial pass (one command per loop) with a cap on multi-node. */
 static kp_scenario *plan_max(sc *c, uint32_t loops, bool spot_to_spot, uint32_t multi_node_max)
 {
     kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
     o.max_loops = loops;
+    o.max_commands_per_loop = 1;
     o.spot_to_spot = spot_to_spot;
     o.multi_node_max = multi_node_max;
     return plan_opts(c, &o);
@@ -413,15 +405,18 @@ Test(consolidation_single, one_node_per_command)
     /* xlarge nodes reporting 8 CPUs, a 5-CPU pod each: no pod fits beside
      * another, any two together need an xlarge (their own type, so no
      * multi-node command), and each alone fits a large: three single-node
-     * replacements, one per loop. */
+     * replacements, one node each, all in the first loop (the budget is
+     * 100%). The next loop merges the three larges (plan_1's until_nothing_changes). */
     nodes_with_a_pod(&c, "n", 3, N(.type = "large", .type_label = "xlarge"), "5");
-    kp_scenario *s = plan_opts(&c, NULL);
+    kp_scenario *s = plan_loops(&c, 1);
     cr_assert_eq(kp_scenario_n_commands(s), 3);
     for (uint32_t i = 0; i < 3; i++) {
         cr_expect_str_eq(kp_scenario_command_method(s, i), "single-node consolidation");
         cr_expect_eq(command_at(s, i)->n_candidates, 1);
         cr_expect_str_eq(kp_scenario_command_replacement_type(s, i, 0), "large");
-        cr_expect_eq(command_at(s, i)->loop, i);
+        cr_expect_eq(command_at(s, i)->loop, 0);
+        cr_expect_eq(command_at(s, i)->decision, KP_DISRUPT_REPLACE);
+        cr_expect_str_eq(command_at(s, i)->consolidation_type, "single");
     }
     sc_free(&c);
 }

@@ -2,8 +2,9 @@
  * The disruption planner's loop (planner.c; Karpenter's disruption
  * controller, controller.go, and suite_test.go): the methods in Karpenter's
  * order on every loop — expiration (forceful, ours), emptiness, drift,
- * multi-node then single-node consolidation — the first method with a
- * command winning the loop; max_loops; every method at once
+ * multi-node then single-node consolidation — each adding its commands to
+ * the loop (or, with max_commands_per_loop 1, Karpenter's serial pass: the
+ * first method with a command wins the loop); max_loops; every method at once
  * (all_methods_once); commands applied between loops (replacements become
  * nodes that later loops use); nodes already disrupting, whose pods need room
  * in every simulation; the savingsHourly of each kind of command and the
@@ -23,7 +24,14 @@
 #include "helpers/scenario.h"
 #include "disruption_scenarios.h"
 
-/* ---------- the catalog ---------- */
+/* Karpenter's serial pass: one command per loop. */
+static kp_scenario *plan_serial(sc *c, uint32_t loops)
+{
+    kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
+    o.max_loops = loops;
+    o.max_commands_per_loop = 1;
+    return plan_opts(c, &o);
+}
 
 /* ---------- the order of the methods ---------- */
 
@@ -73,12 +81,33 @@ Test(plan_order, every_method_once_in_karpenters_order)
     sc_free(&c);
 }
 
-Test(plan_order, one_method_per_loop_in_that_order)
+Test(plan_order, every_method_adds_to_the_first_loop_in_that_order)
 {
     sc c;
     sc_init(&c, true);
     one_of_each(&c);
     kp_scenario *s = plan_loops(&c, 0);
+    cr_assert_eq(kp_scenario_n_commands(s), 4);
+    static const char *const want[] = {"expiration", "emptiness", "drift",
+                                       "multi-node consolidation"};
+    for (uint32_t i = 0; i < 4; i++) {
+        cr_expect_str_eq(kp_scenario_command_method(s, i), want[i]);
+        cr_expect_eq(command_at(s, i)->loop, 0);
+    }
+    cr_expect_str_eq(kp_scenario_command_nodes(s, 0), "exp");
+    cr_expect_str_eq(kp_scenario_command_nodes(s, 1), "empty");
+    cr_expect_str_eq(kp_scenario_command_nodes(s, 2), "drifted");
+    cr_expect_str_eq(kp_scenario_command_nodes(s, 3), "m0,m1");
+    cr_expect_eq(s->disruption->n_loops, 1);
+    sc_free(&c);
+}
+
+Test(plan_order, serially_one_method_per_loop_in_that_order)
+{
+    sc c;
+    sc_init(&c, true);
+    one_of_each(&c);
+    kp_scenario *s = plan_serial(&c, 0);
     cr_assert_geq(kp_scenario_n_commands(s), 4);
     static const char *const want[] = {"expiration", "emptiness", "drift",
                                        "multi-node consolidation"};
@@ -92,12 +121,12 @@ Test(plan_order, one_method_per_loop_in_that_order)
     sc_free(&c);
 }
 
-Test(plan_order, the_first_loop_acts_on_the_first_method_only)
+Test(plan_order, serially_the_first_loop_acts_on_the_first_method_only)
 {
     sc c;
     sc_init(&c, true);
     one_of_each(&c);
-    kp_scenario *s = plan_loops(&c, 1);
+    kp_scenario *s = plan_serial(&c, 1);
     cr_assert_eq(kp_scenario_n_commands(s), 1);
     expect_command(s, 0, "expiration", "exp", 0);
     /* Expiration does not wait for a place for the pod (only exp has its
@@ -107,21 +136,40 @@ Test(plan_order, the_first_loop_acts_on_the_first_method_only)
     sc_free(&c);
 }
 
+static void drift_and_two_to_merge(sc *c)
+{
+    pool(c, "default", OD_ONLY, NULL);
+    node(c, "m0", N(.type = "xlarge"));
+    node(c, "m1", N(.type = "xlarge"));
+    node(c, "d", N(.type = "small", .conditions = DRIFTED));
+    pod(c, "p0", "m0", "1");
+    pod(c, "p1", "m1", "1");
+    pod(c, "pd", "d", "1500m");
+}
+
 Test(plan_order, drift_comes_before_consolidation)
 {
     sc c;
     sc_init(&c, true);
-    pool(&c, "default", OD_ONLY, NULL);
-    node(&c, "m0", N(.type = "xlarge"));
-    node(&c, "m1", N(.type = "xlarge"));
-    node(&c, "d", N(.type = "small", .conditions = DRIFTED));
-    pod(&c, "p0", "m0", "1");
-    pod(&c, "p1", "m1", "1");
-    pod(&c, "pd", "d", "1500m");
-    kp_scenario *s = plan_loops(&c, 1);
+    drift_and_two_to_merge(&c);
+    kp_scenario *s = plan_serial(&c, 1);
     cr_assert_eq(kp_scenario_n_commands(s), 1);
     cr_expect_str_eq(kp_scenario_command_method(s, 0), "drift");
     cr_expect_str_eq(kp_scenario_command_nodes(s, 0), "d");
+    sc_free(&c);
+    /* In one loop: drift's command, then consolidation's — of the xlarge
+     * node that did not receive the drifted node's pod (a node receiving pods
+     * is no candidate in the same loop). */
+    sc_init(&c, true);
+    drift_and_two_to_merge(&c);
+    s = plan_loops(&c, 1);
+    cr_assert_eq(kp_scenario_n_commands(s), 2);
+    cr_expect_str_eq(kp_scenario_command_method(s, 0), "drift");
+    cr_expect_eq(command_at(s, 0)->decision, KP_DISRUPT_DELETE);
+    cr_expect_str_eq(command_at(s, 1)->reason, "Underutilized");
+    cr_expect_eq(command_at(s, 1)->loop, 0);
+    const kp_plan_node *dest = &command_at(s, 0)->simulation->nodes[0];
+    cr_expect_neq(command_at(s, 1)->candidates[0], dest->node);
     sc_free(&c);
 }
 
@@ -146,24 +194,32 @@ Test(plan_order, multi_node_comes_before_single_node)
 
 /* ---------- loops ---------- */
 
+/* xlarge nodes reporting 8 CPUs with a 5-CPU pod each: no two fit one of
+ * them, and each alone fits a large. */
+static void four_large_pods(sc *c, const char *disruption)
+{
+    pool(c, "default", OD_ONLY, disruption);
+    for (int i = 0; i < 4; i++) {
+        char name[16], pod_name[24];
+        snprintf(name, sizeof(name), "n%d", i);
+        snprintf(pod_name, sizeof(pod_name), "p%d", i);
+        node(c, name, N(.type = "large", .type_label = "xlarge"));
+        pod(c, pod_name, name, "5");
+    }
+}
+
 Test(plan_loops, max_loops_bounds_the_plan)
 {
     for (uint32_t loops = 1; loops <= 3; loops++) {
         sc c;
         sc_init(&c, true);
-        pool(&c, "default", OD_ONLY, NULL);
-        /* xlarge nodes reporting 8 CPUs with a 5-CPU pod each: four
-         * single-node replacements (a large each), one per loop. */
-        for (int i = 0; i < 4; i++) {
-            char name[8], pod_name[8];
-            snprintf(name, sizeof(name), "n%d", i);
-            snprintf(pod_name, sizeof(pod_name), "p%d", i);
-            node(&c, name, N(.type = "large", .type_label = "xlarge"));
-            pod(&c, pod_name, name, "5");
-        }
-        kp_scenario *s = plan_loops(&c, loops);
+        four_large_pods(&c, NULL);
+        /* Serially, one single-node replacement per loop. */
+        kp_scenario *s = plan_serial(&c, loops);
         cr_expect_eq(kp_scenario_n_commands(s), loops, "max_loops %u: %u commands", loops,
                      kp_scenario_n_commands(s));
+        for (uint32_t i = 0; i < kp_scenario_n_commands(s); i++)
+            cr_expect_eq(command_at(s, i)->loop, i);
         sc_free(&c);
     }
 }
@@ -172,31 +228,50 @@ Test(plan_loops, until_nothing_changes)
 {
     sc c;
     sc_init(&c, true);
-    pool(&c, "default", OD_ONLY, NULL);
-    for (int i = 0; i < 4; i++) {
-        char name[8], pod_name[8];
-        snprintf(name, sizeof(name), "n%d", i);
-        snprintf(pod_name, sizeof(pod_name), "p%d", i);
-        node(&c, name, N(.type = "large", .type_label = "xlarge"));
-        pod(&c, pod_name, name, "5");
-    }
+    four_large_pods(&c, NULL);
     kp_scenario *s = plan_loops(&c, 0);
-    /* Four single-node replacements (a large each), after which the three
-     * real larges merge into an xlarge. */
-    cr_assert_geq(kp_scenario_n_commands(s), 5);
-    for (uint32_t i = 0; i < kp_scenario_n_commands(s); i++)
-        cr_expect_eq(command_at(s, i)->loop, i);
+    /* Loop 0: four single-node replacements (a large each) at once; loop 1:
+     * three of the larges merge into an xlarge. */
+    cr_assert_eq(kp_scenario_n_commands(s), 5);
+    cr_expect_eq(s->disruption->n_loops, 2);
     for (uint32_t i = 0; i < 4; i++) {
         cr_expect_str_eq(kp_scenario_command_method(s, i), "single-node consolidation");
         cr_expect_str_eq(kp_scenario_command_replacement_type(s, i, 0), "large");
+        cr_expect_eq(command_at(s, i)->loop, 0);
     }
     cr_expect_str_eq(kp_scenario_command_method(s, 4), "multi-node consolidation");
+    cr_expect_eq(command_at(s, 4)->n_candidates, 3);
+    cr_expect_eq(command_at(s, 4)->loop, 1);
+    cr_expect_float_eq(s->disruption->cost_after, 0.80 + 0.40, 1e-9);
     /* The last loop found nothing: it looked at every node left and says why
      * each stays (the default reason is for nodes no method looked at). */
     cr_expect_eq(s->disruption->n_blocked, 2);
     for (uint32_t i = 0; i < s->disruption->n_blocked; i++)
         cr_expect(strstr(s->disruption->blocked[i].reason, "no cheaper replacement") != NULL, "%s",
                   s->disruption->blocked[i].reason);
+    sc_free(&c);
+}
+
+Test(plan_loops, a_loop_takes_what_the_budget_allows)
+{
+    sc c;
+    sc_init(&c, true);
+    four_large_pods(&c, "consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, "
+                        "budgets: [{nodes: '2'}]");
+    kp_scenario *s = plan_loops(&c, 1);
+    /* Two of the four replacements fit the budget of loop 0; the others wait. */
+    cr_assert_eq(kp_scenario_n_commands(s), 2);
+    uint32_t waiting = 0;
+    for (uint32_t i = 0; i < s->disruption->n_blocked; i++) {
+        const kp_disrupt_blocked *b = &s->disruption->blocked[i];
+        if (b->kind != KP_BLOCK_BUDGET)
+            continue;
+        waiting++;
+        cr_expect_str_eq(b->budget_reason, "Underutilized");
+        cr_expect_str_eq(b->object, "default");
+        cr_expect_str_eq(b->event_reason, "DisruptionBlocked");
+    }
+    cr_expect_eq(waiting, 2);
     sc_free(&c);
 }
 

@@ -3,9 +3,10 @@
  * left in place, one case per reason the planner can give (facts.c for what
  * makes a node no candidate at all, methods.c and simulate.c for what a
  * method found when it looked at it), exactly as `simulate --disrupt` prints
- * it under "blocked". Karpenter publishes these as Unconsolidatable and
- * DisruptionBlocked events (consolidation_test.go "Events", suite_test.go
- * "Candidate Filtering").
+ * it under "blocked", and as data: the kind, and the event Karpenter
+ * publishes for it — Unconsolidatable or DisruptionBlocked, with Karpenter's
+ * message (consolidation.go, statenode.go, consolidation_test.go "Events",
+ * suite_test.go "Candidate Filtering") — which the controller writes.
  *
  * The catalog is test_disruption_consolidation_1.c's: five sizes doubling in
  * CPU, memory and price, on-demand and spot (40%) in three zones.
@@ -33,6 +34,14 @@ typedef struct reason_case {
     bool prefix;
     bool spot_to_spot;
     uint32_t loops;
+    /* As data: the kind, and Karpenter's event (reason NULL: none; message
+     * exact, or its beginning when `prefix`). */
+    enum kp_disrupt_block kind;
+    const char *event;
+    const char *message;
+    const char *object;
+    bool serial; /* Karpenter's one command per loop */
+    bool no_split;
 } reason_case;
 
 static void r_in_flight(sc *c)
@@ -202,7 +211,8 @@ static void r_no_cheaper(sc *c)
 static void r_unknown_type(sc *c)
 {
     pool(c, "default", OD_ONLY, NULL);
-    node(c, "a", N(.type = "xlarge", .type_label = "mystery"));
+    /* Created within the hour: not yet drifted (InstanceTypeNotFound). */
+    node(c, "a", N(.type = "xlarge", .type_label = "mystery", .created = "2026-11-21T11:30:00Z"));
     pod(c, "p", "a", "1");
 }
 
@@ -247,57 +257,90 @@ static void r_not_looked_at(sc *c)
     pod(c, "p", "a", "9");
 }
 
+#define BLOCKED "DisruptionBlocked"
+#define UNCONSOLIDATABLE "Unconsolidatable"
+
 static const reason_case reason_cases[] = {
-    {"NodeClaim without a Node", r_in_flight, "a", "its NodeClaim has no node yet", false, false,
-     0},
-    {"not initialized", r_uninitialized, "a", "node is not initialized", false, false, 0},
-    {"being deleted", r_deleting, "a", "node is being deleted", false, false, 0},
+    {"NodeClaim without a Node", r_in_flight, "a", "its NodeClaim has no node yet", .kind = KP_BLOCK_IN_FLIGHT,
+     .event = BLOCKED, .message = "Nodeclaim does not have an associated node"},
+    {"not initialized", r_uninitialized, "a", "node is not initialized", .kind = KP_BLOCK_NOT_INITIALIZED,
+     .event = BLOCKED, .message = "Node isn't initialized"},
+    {"being deleted", r_deleting, "a", "node is being deleted", .kind = KP_BLOCK_DELETING, .event = BLOCKED,
+     .message = "Node is deleting or marked for deletion"},
     {"do-not-disrupt node", r_node_dnd, "a",
-     "disruption is blocked by the karpenter.sh/do-not-disrupt annotation on the node", false,
-     false, 0},
-    {"nominated", r_nominated, "a", "node is nominated for pending pod default/w", false, false, 0},
-    {"unknown NodePool", r_unknown_pool, "a", "its NodePool ghost is not known", false, false, 0},
-    {"do-not-disrupt pod", r_pod_dnd, "a",
-     "pod default/p has the karpenter.sh/do-not-disrupt annotation", false, false, 0},
+     "disruption is blocked by the karpenter.sh/do-not-disrupt annotation on the node",
+     .kind = KP_BLOCK_NODE_DO_NOT_DISRUPT, .event = BLOCKED,
+     .message = "Disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation"},
+    {"nominated", r_nominated, "a", "node is nominated for pending pod default/w", .kind = KP_BLOCK_NOMINATED,
+     .event = BLOCKED, .message = "Node is nominated for a pending pod", .object = "default/w"},
+    {"unknown NodePool", r_unknown_pool, "a", "its NodePool ghost is not known", .kind = KP_BLOCK_NODEPOOL_NOT_FOUND,
+     .event = BLOCKED, .message = "NodePool not found (NodePool=ghost)", .object = "ghost"},
+    {"do-not-disrupt pod", r_pod_dnd, "a", "pod default/p has the karpenter.sh/do-not-disrupt annotation",
+     .kind = KP_BLOCK_POD_DO_NOT_DISRUPT, .event = BLOCKED,
+     .message = "Pod has \"karpenter.sh/do-not-disrupt\" annotation (Pod=default/p)", .object = "default/p"},
     {"two PDBs", r_two_pdbs, "a",
      "pod default/p is selected by more than one PodDisruptionBudget (pdb1 and pdb2): eviction "
      "cannot proceed",
-     false, false, 0},
-    {"PDB at zero", r_pdb, "a",
-     "PodDisruptionBudget default/pdb allows 0 disruptions (pod default/p)", false, false, 0},
-    {"consolidateAfter Never", r_never, "a", "NodePool default has consolidateAfter: Never", false,
-     false, 0},
-    {"consolidateAfter not elapsed", r_not_elapsed, "a",
-     "consolidateAfter has not elapsed (until 2026-11-21T12:50:00Z)", false, false, 0},
+     .kind = KP_BLOCK_PDB_MULTIPLE, .event = BLOCKED,
+     .message = "Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[default/pdb1 default/pdb2])",
+     .object = "default/pdb1 default/pdb2"},
+    {"PDB at zero", r_pdb, "a", "PodDisruptionBudget default/pdb allows 0 disruptions (pod default/p)",
+     .kind = KP_BLOCK_PDB, .event = BLOCKED, .message = "Pdb prevents pod evictions (PodDisruptionBudget=[default/pdb])",
+     .object = "default/pdb"},
+    {"consolidateAfter Never", r_never, "a", "NodePool default has consolidateAfter: Never",
+     .kind = KP_BLOCK_CONSOLIDATION_DISABLED, .event = UNCONSOLIDATABLE,
+     .message = "NodePool \"default\" has consolidation disabled", .object = "default"},
+    {"consolidateAfter not elapsed", r_not_elapsed, "a", "consolidateAfter has not elapsed (until 2026-11-21T12:50:00Z)",
+     .kind = KP_BLOCK_CONSOLIDATE_AFTER},
     {"Underutilized budget", r_budget, "a",
-     "the disruption budgets of NodePool default allow no more Underutilized disruptions now",
-     false, false, 0},
+     "the disruption budgets of NodePool default allow no more Underutilized disruptions now", .kind = KP_BLOCK_BUDGET,
+     .event = BLOCKED,
+     .message = "No allowed disruptions for disruption reason Underutilized due to blocking budget (NodePool=default)",
+     .object = "default"},
     {"Empty budget", r_empty_budget, "a",
-     "the disruption budgets of NodePool default allow no more Empty disruptions now", false, false,
-     0},
+     "the disruption budgets of NodePool default allow no more Empty disruptions now", .kind = KP_BLOCK_BUDGET,
+     .event = BLOCKED,
+     .message = "No allowed disruptions for disruption reason Empty due to blocking budget (NodePool=default)",
+     .object = "default"},
     {"Drifted budget", r_drift_budget, "a",
-     "the disruption budgets of NodePool default allow no more Drifted disruptions now", false,
-     false, 0},
-    {"drifted with nowhere to go", r_drift_nowhere, "a",
-     "drifted (AMIDrifted), but pod default/p would have nowhere to go: ", true, false, 0},
-    {"spot to spot off", r_spot_feature, "a",
-     "replacing spot with spot needs the SpotToSpotConsolidation feature", false, false, 0},
-    {"no cheaper spot", r_no_cheaper_spot, "a", "no cheaper spot replacement", false, true, 0},
-    {"fewer than 15 cheaper spot types", r_spot_15, "a",
-     "spot-to-spot consolidation needs 15 cheaper instance types, found 4", false, true, 0},
-    {"several NodeClaims", r_claims, "a", "its pods would need 3 new NodeClaims", false, false, 0},
-    {"no cheaper replacement", r_no_cheaper, "a",
-     "no cheaper replacement: its pods need $0.1000/hour, it costs $0.1000/hour", false, false, 0},
-    {"instance type not in the catalog", r_unknown_type, "a",
-     "its instance type mystery is not in the catalog", false, false, 0},
-    {"no zone label", r_no_zone, "a", "node has no zone or capacity-type label", false, false, 0},
+     "the disruption budgets of NodePool default allow no more Drifted disruptions now", .kind = KP_BLOCK_BUDGET,
+     .event = BLOCKED,
+     .message = "No allowed disruptions for disruption reason Drifted due to blocking budget (NodePool=default)",
+     .object = "default"},
+    {"drifted with nowhere to go", r_drift_nowhere, "a", "drifted (AMIDrifted), but pod default/p would have nowhere to go: ",
+     true, .kind = KP_BLOCK_DRIFT_UNSCHEDULABLE, .event = BLOCKED,
+     .message = "Not all pods would schedule, default/p => ", .object = "default/p"},
+    {"spot to spot off", r_spot_feature, "a", "replacing spot with spot needs the SpotToSpotConsolidation feature",
+     .kind = KP_BLOCK_SPOT_TO_SPOT_DISABLED, .event = UNCONSOLIDATABLE,
+     .message = "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node"},
+    {"no cheaper spot", r_no_cheaper_spot, "a", "no cheaper spot replacement", false, true, .kind = KP_BLOCK_NO_CHEAPER,
+     .event = UNCONSOLIDATABLE, .message = "Can't replace with a cheaper node"},
+    {"fewer than 15 cheaper spot types", r_spot_15, "a", "spot-to-spot consolidation needs 15 cheaper instance types, found 4",
+     false, true, .kind = KP_BLOCK_SPOT_TO_SPOT_OPTIONS, .event = UNCONSOLIDATABLE,
+     .message = "SpotToSpotConsolidation requires 15 cheaper instance type options than the current candidate to "
+                "consolidate, got 4"},
+    {"several NodeClaims", r_claims, "a", "its pods would need 3 new NodeClaims", .kind = KP_BLOCK_NEEDS_SEVERAL,
+     .event = UNCONSOLIDATABLE, .message = "Can't remove without creating 3 candidates", .no_split = true},
+    {"no cheaper replacement", r_no_cheaper, "a", "no cheaper replacement: its pods need $0.1000/hour, it costs $0.1000/hour",
+     .kind = KP_BLOCK_NO_CHEAPER, .event = UNCONSOLIDATABLE, .message = "Can't replace with a cheaper node"},
+    {"instance type not in the catalog", r_unknown_type, "a", "its instance type mystery is not in the catalog",
+     .kind = KP_BLOCK_INSTANCE_TYPE_NOT_FOUND, .event = UNCONSOLIDATABLE, .message = "Instance Type \"mystery\" not found",
+     .object = "mystery"},
+    {"no zone label", r_no_zone, "a", "node has no zone or capacity-type label", .kind = KP_BLOCK_MISSING_LABEL,
+     .event = UNCONSOLIDATABLE, .message = "Node does not have label \"topology.kubernetes.io/zone\"",
+     .object = "topology.kubernetes.io/zone"},
     {"WhenEmpty", r_when_empty, "a", "NodePool default consolidates only empty nodes (WhenEmpty)",
-     false, false, 0},
-    {"nowhere to go", r_nowhere, "a", "pod default/p would have nowhere to go: ", true, false, 0},
-    {"uninitialized destination", r_uninitialized_destination, "a",
-     "pods would move to u, which is not initialized yet", false, false, 0},
-    {"not looked at in the loop", r_not_looked_at, "a", "no cheaper way to run its pods was found",
-     false, false, 1},
+     .kind = KP_BLOCK_WHEN_EMPTY, .event = UNCONSOLIDATABLE,
+     .message = "NodePool \"default\" has consolidation policy WhenEmpty, but node is not empty", .object = "default"},
+    {"nowhere to go", r_nowhere, "a", "pod default/p would have nowhere to go: ", true, .kind = KP_BLOCK_UNSCHEDULABLE,
+     .event = UNCONSOLIDATABLE, .message = "Not all pods would schedule, default/p => ", .object = "default/p"},
+    {"uninitialized destination", r_uninitialized_destination, "a", "pods would move to u, which is not initialized yet",
+     .kind = KP_BLOCK_UNINITIALIZED_TARGET, .event = UNCONSOLIDATABLE,
+     .message = "Not all pods would schedule, default/p => would schedule against uninitialized nodeclaim/u-claim, "
+                "node/u ",
+     .object = "u"},
+    {"not looked at in the loop", r_not_looked_at, "a", "no cheaper way to run its pods was found", .loops = 1,
+     .kind = KP_BLOCK_NOTHING_TO_DO, .serial = true},
 };
 
 ParameterizedTestParameters(plan_reasons, every_kind)
@@ -317,6 +360,8 @@ ParameterizedTest(size_t *i, plan_reasons, every_kind)
     kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
     o.spot_to_spot = k->spot_to_spot;
     o.max_loops = k->loops;
+    o.max_commands_per_loop = k->serial ? 1 : 0;
+    o.split_max = k->no_split ? 1 : o.split_max;
     kp_scenario *s = plan_opts(&c, &o);
     cr_expect_eq(kp_scenario_disrupted_by(s, k->node), -1, "%s: %s was disrupted", k->name,
                  k->node);
@@ -328,6 +373,25 @@ ParameterizedTest(size_t *i, plan_reasons, every_kind)
                   "%s: \"%s\" does not start with \"%s\"", k->name, why, k->reason);
     else
         cr_expect_str_eq(why, k->reason, "%s: \"%s\"", k->name, why);
+    /* As data, with Karpenter's event. */
+    const kp_disrupt_blocked *b_data = NULL;
+    for (uint32_t n = 0; n < s->disruption->n_blocked; n++)
+        if (strcmp(s->snap->nodes[s->disruption->blocked[n].node].name, k->node) == 0)
+            b_data = &s->disruption->blocked[n];
+    cr_assert_not_null(b_data);
+    cr_expect_eq(b_data->kind, k->kind, "%s: kind %s", k->name, kp_disrupt_block_name(b_data->kind));
+    if (k->event) {
+        cr_expect_str_eq(b_data->event_reason, k->event, "%s", k->name);
+        if (k->prefix)
+            cr_expect(strncmp(b_data->message, k->message, strlen(k->message)) == 0, "%s: message \"%s\"", k->name,
+                      b_data->message);
+        else
+            cr_expect_str_eq(b_data->message, k->message, "%s", k->name);
+    } else {
+        cr_expect_null(b_data->event_reason, "%s: %s", k->name, b_data->event_reason);
+    }
+    if (k->object)
+        cr_expect_str_eq(b_data->object, k->object, "%s", k->name);
     /* The JSON simulate prints carries the same. */
     const cJSON *blocked = cJSON_GetObjectItemCaseSensitive(s->disruption_json, "blocked"), *b;
     bool listed = false;
@@ -335,8 +399,12 @@ ParameterizedTest(size_t *i, plan_reasons, every_kind)
     {
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(b, "node");
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(b, "reason");
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(b, "kind");
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(b, "eventReason");
         if (cJSON_IsString(n) && strcmp(n->valuestring, k->node) == 0)
-            listed = cJSON_IsString(r) && strcmp(r->valuestring, why) == 0;
+            listed = cJSON_IsString(r) && strcmp(r->valuestring, why) == 0 && cJSON_IsString(kind) &&
+                     strcmp(kind->valuestring, kp_disrupt_block_name(k->kind)) == 0 &&
+                     (k->event ? cJSON_IsString(ev) && strcmp(ev->valuestring, k->event) == 0 : ev == NULL);
     }
     cr_expect(listed, "%s: not in the blocked JSON", k->name);
     sc_free(&c);

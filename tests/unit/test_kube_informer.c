@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "helpers/fake_apiserver.h"
 #include "kube/informer.h"
 #include "kube/ops.h"
@@ -359,6 +360,64 @@ Test(informer, not_synced_while_the_server_refuses)
     kp_informer_stop(f.inf); /* stops promptly while backing off */
     kp_informer_stop(f.inf);
     finish(&f);
+}
+
+/* Every watch is answered 410 Gone at once, as by a server whose cache keeps
+ * less history than it takes to start a watch. */
+static void gone_watches(void *ctx, const fake_req *req, fake_resp *resp)
+{
+    (void)ctx;
+    if (!strstr(req->query, "watch=1")) return;
+    resp->status = 410;
+    resp->body = strdup("{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\","
+                        "\"message\":\"too old resource version\"}");
+}
+
+/* client-go waits between ListAndWatch rounds; without that, this server
+ * gets a list and a watch as fast as the loop turns (about 200 a second
+ * against a real API server, its whole QPS budget). */
+Test(informer, relists_after_gone_are_backed_off)
+{
+    put_pod("a", "p", "n1");
+    fake_api_set_hook(fa, gone_watches, NULL);
+    kp_informer_opts o = quick(); /* 20 ms doubling to 100 ms */
+    fixture f;
+    start(&f, KP_RES_POD, &o);
+    cr_assert_eq(kp_informer_wait_synced(f.inf, 10000), 0, "%s", kp_error_last());
+    usleep(1500 * 1000);
+    kp_informer_stats st;
+    kp_informer_get_stats(f.inf, &st);
+    finish(&f);
+    cr_expect_geq(st.relists, 2, "410 Gone still relists");
+    /* Backed off: one list per 100 ms at most, so at most ~16 in 1.5 s. */
+    cr_expect_leq(st.lists, 20, "%lu lists in 1.5 s: relists are not backed off", st.lists);
+}
+
+/* Failures in a row show up at warn (with the resource and the count), not
+ * only in debug output nobody reads. */
+Test(informer, repeated_failures_are_logged_at_warn)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    kp_log_set_output(out);
+    kp_log_set_level(KP_LOG_INFO);
+    atomic_store(&list_failures, 6);
+    fake_api_set_hook(fa, failing_lists, NULL);
+    put_pod("a", "p", "n1");
+    kp_informer_opts o = quick();
+    fixture f;
+    start(&f, KP_RES_POD, &o);
+    cr_assert_eq(kp_informer_wait_synced(f.inf, 10000), 0, "%s", kp_error_last());
+    finish(&f);
+    kp_log_set_output(stderr);
+    fclose(out);
+    cr_expect(strstr(text, "\"level\":\"WARN\"") != NULL, "no warning in: %s", text);
+    cr_expect(strstr(text, "\"failures\":\"5\"") != NULL, "%s", text);
+    cr_expect(strstr(text, "\"resource\":\"pods\"") != NULL, "%s", text);
+    cr_expect(strstr(text, "list/watch recovered") != NULL, "%s", text);
+    cr_expect(strstr(text, "\"failures\":\"4\"") == NULL, "the first failures stay at debug");
+    free(text);
 }
 
 Test(informer, cluster_scoped_keys_and_stop_while_watching)

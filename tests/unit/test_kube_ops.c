@@ -1,5 +1,6 @@
 /* Typed helpers (shared/kube/ops.h) and events (events.h) against the fake API server. */
 #include <criterion/criterion.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -122,6 +123,65 @@ Test(kube_ops, expired_continue_token_restarts_with_a_full_list)
     cr_assert(fake_api_find(fa, "GET", "/api/v1/pods", -1, &l));
     cr_assert_str_eq(l.target, "/api/v1/pods", "the retry is one unpaginated list");
     cJSON_Delete(list);
+}
+
+/* A server whose list pages never end: the same token back (a bug seen in
+ * aggregated API servers), or ever new tokens with ever more items. */
+static void endless_pages(void *ctx, const fake_req *req, fake_resp *resp)
+{
+    int *mode = ctx; /* 0: the same token again, 1: a new token each time */
+    static _Atomic int n;
+    if (strcmp(req->path, "/api/v1/pods") != 0) return;
+    char *body = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&body, &len);
+    int page = atomic_fetch_add(&n, 1);
+    fprintf(f, "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"7\",\"continue\":\"%s%d\"},"
+               "\"items\":[",
+            *mode ? "tok" : "same", *mode ? page : 0);
+    for (int i = 0; i < 20; i++)
+        fprintf(f, "%s{\"metadata\":{\"name\":\"p%d-%d\",\"namespace\":\"a\"},"
+                   "\"spec\":{\"padding\":\"%0200d\"}}",
+                i ? "," : "", page, i, 0);
+    fputs("]}", f);
+    fclose(f);
+    resp->status = 200;
+    resp->body = body;
+}
+
+Test(kube_ops, a_repeated_continue_token_ends_the_list_with_an_error, .timeout = 30)
+{
+    int mode = 0;
+    fake_api_set_hook(fa, endless_pages, &mode);
+    kp_kube_list_opts lo = KP_KUBE_LIST_OPTS_INIT;
+    lo.limit = 20;
+    cJSON *list = NULL;
+    cr_assert_eq(kp_kube_list(client, KP_RES_POD, &lo, &list), KP_EINVALID);
+    cr_assert_null(list);
+    cr_expect(strstr(kp_error_last(), "continue token") != NULL, "%s", kp_error_last());
+    cr_expect_leq(fake_api_count(fa, "GET", "/api/v1/pods"), 3);
+}
+
+Test(kube_ops, pages_past_the_body_cap_end_the_list_with_an_error, .timeout = 30)
+{
+    kp_kube_config cfg = {0};
+    cfg.server = (char *)fake_api_url(fa);
+    kp_kube_client_opts o = KP_KUBE_CLIENT_OPTS_INIT;
+    o.qps = 0;
+    o.max_body = 256 * 1024;
+    kp_kube_client *small = NULL;
+    cr_assert_eq(kp_kube_client_new(&small, &cfg, &o), 0);
+    int mode = 1;
+    fake_api_set_hook(fa, endless_pages, &mode);
+    kp_kube_list_opts lo = KP_KUBE_LIST_OPTS_INIT;
+    lo.limit = 20;
+    cJSON *list = NULL;
+    cr_assert_eq(kp_kube_list(small, KP_RES_POD, &lo, &list), KP_ETOOLARGE);
+    cr_assert_null(list);
+    cr_expect(strstr(kp_error_last(), "larger than") != NULL, "%s", kp_error_last());
+    /* ~5 KiB pages: the cap stops it within a few dozen, not never. */
+    cr_expect_leq(fake_api_count(fa, "GET", "/api/v1/pods"), 60);
+    kp_kube_client_free(small);
 }
 
 Test(kube_ops, create_with_generate_name)

@@ -383,6 +383,55 @@ Test(kwok_kubelet, no_intervals_no_heartbeats)
     cr_expect_eq(fake_api_count(fa, NULL, "/apis/coordination.k8s.io"), 0, "no Leases");
 }
 
+/* A node NotReady since 23:49 whose status a test holds (held: the annotation). */
+static void put_unhealthy_node(const char *name, bool held)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\",\"annotations\":{%s}},"
+             "\"spec\":{\"providerID\":\"kwok://%s\",\"taints\":[]},\"status\":{\"conditions\":["
+             "{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"KubeletNotReady\","
+             "\"lastHeartbeatTime\":\"2026-01-01T00:00:00Z\","
+             "\"lastTransitionTime\":\"2025-12-31T23:49:00Z\"}],"
+             "\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"10.1.2.3\"}]}}",
+             name, name, held ? "\"karpenter.kwok.sh/hold-node-status\":\"true\"" : "", name);
+    cr_assert_gt(fake_api_put(fa, NODES, json), 0);
+}
+
+static bool ready_is_true(const char *node)
+{
+    cJSON *n = get_obj(NODES, node);
+    const char *s = str_at(condition(n, "Ready"), "status");
+    bool ok = s && strcmp(s, "True") == 0;
+    cJSON_Delete(n);
+    return ok;
+}
+
+Test(kwok_kubelet, held_status_stays_not_ready_until_released)
+{
+    put_unhealthy_node("sick", true);
+    start(false);
+    cr_assert(eventually(has_lease, "sick"), "the lease is still kept");
+    cJSON *l = get_obj(LEASES, "sick");
+    snprintf(renew_seen, sizeof(renew_seen), "%s", str_at(l, "spec.renewTime"));
+    cJSON_Delete(l);
+    advance(120);
+    cr_assert(eventually(lease_renewed, "sick"), "and renewed");
+    sleep_ms(200);
+    cr_expect_eq(fake_api_count(fa, "PATCH", "/api/v1/nodes/sick/status"), 0,
+                 "no status is reported for a held node, even two minutes on");
+    cJSON *n = get_obj(NODES, "sick");
+    cr_expect_str_eq(str_at(condition(n, "Ready"), "status"), "False");
+    cr_expect_str_eq(str_at(condition(n, "Ready"), "lastTransitionTime"), "2025-12-31T23:49:00Z",
+                     "the transition a test set is kept");
+    cJSON_Delete(n);
+    put_unhealthy_node("sick", false);
+    cr_assert(eventually(ready_is_true, "sick"), "released, the node is made Ready again");
+    n = get_obj(NODES, "sick");
+    cr_expect_str_eq(str_at(condition(n, "Ready"), "lastTransitionTime"), "2026-01-01T00:02:00Z");
+    cJSON_Delete(n);
+}
+
 /* ------------------------------------------------------------ pods */
 
 Test(kwok_kubelet, bound_pod_runs)

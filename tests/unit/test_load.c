@@ -285,10 +285,10 @@ Test(load, size_limit_applies_to_files_and_streams)
     cr_expect_eq(kp_load_path(list, DATA "/tree/a.yaml", &opts), KP_ETOOLARGE);
     cr_expect(strstr(kp_error_last(), "a.yaml: input is more than the limit of 40 bytes"), "%s",
               kp_error_last());
-    cr_expect_eq(kp_load_buffer(list, "kind: A\nkind: B\nkind: C\nkind: D\nkind: E\n", 40, "x",
+    cr_expect_eq(kp_load_buffer(list, "kind: A\nkinb: B\nkinc: C\nkine: D\nkinx: E\n", 40, "x",
                                 KP_LOAD_AUTO, &opts),
                  0);
-    cr_expect_eq(kp_load_buffer(list, "kind: A\nkind: B\nkind: C\nkind: D\nkind: EE\n", 41, "x",
+    cr_expect_eq(kp_load_buffer(list, "kind: A\nkinb: B\nkinc: C\nkine: D\nkinx: EE\n", 41, "x",
                                 KP_LOAD_AUTO, &opts),
                  KP_ETOOLARGE);
     cr_expect_str_eq(kp_error_last(), "x: input is 41 bytes, more than the limit of 40");

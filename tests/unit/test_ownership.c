@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "cloud/ownership.h"
+#include "controller/lifecycle.h"
 #include "controller/ownership.h"
+#include "helpers/fake_apiserver.h"
+#include "kube/informer.h"
 
 static const char *name_of(const kp_cloud_provider *cp)
 {
@@ -84,4 +87,92 @@ Test(ownership, controllers_read_it_off_cached_objects)
     cr_expect(!kp_ctrl_owns_node(&c, bare), "a Node without a provider ID was never launched by us");
     cr_expect(!kp_ctrl_owns_claim(&c, NULL));
     cJSON_Delete(claim), cJSON_Delete(kwok_claim), cJSON_Delete(pool), cJSON_Delete(node), cJSON_Delete(bare);
+}
+
+/* ---- a Node of our scheme whose NodeClaim or NodePool is another provider's ---- */
+
+#define CLAIMS "/apis/karpenter.sh/v1/nodeclaims"
+#define POOLS  "/apis/karpenter.sh/v1/nodepools"
+
+static kp_informer *cached(fake_api *fa, kp_kube_client *client, enum kp_kube_res res)
+{
+    kp_informer *inf = kp_informer_new(client, res, NULL);
+    cr_assert_not_null(inf);
+    if (res == KP_RES_NODECLAIM)
+        cr_assert_eq(kp_informer_add_index(inf, KP_INDEX_PROVIDER_ID, kp_index_claim_provider_id), 0);
+    cr_assert_eq(kp_informer_start(inf), 0);
+    cr_assert_eq(kp_informer_wait_synced(inf, 10000), 0, "%s", fake_api_url(fa));
+    return inf;
+}
+
+static cJSON *node_of(const char *provider_id, const char *pool)
+{
+    cJSON *n = cJSON_CreateObject();
+    cJSON *meta = cJSON_AddObjectToObject(n, "metadata");
+    cJSON_AddStringToObject(meta, "name", "n");
+    if (pool)
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "labels"), "karpenter.sh/nodepool", pool);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(n, "spec"), "providerID", provider_id);
+    return n;
+}
+
+static bool owns(const kp_ctrl *c, const char *provider_id, const char *pool, const char *reason_has)
+{
+    char buf[320];
+    cJSON *n = node_of(provider_id, pool);
+    const char *why = kp_ctrl_node_foreign(c, n, buf, sizeof(buf));
+    cJSON_Delete(n);
+    if (why && reason_has)
+        cr_expect(strstr(why, reason_has), "reason \"%s\" lacks \"%s\"", why, reason_has);
+    return !why;
+}
+
+/* Another provider on the same cloud launches EC2 instances for its own node
+ * class: its Nodes have aws:// IDs. Deleting one must not make the AWS
+ * controller drain it, terminate its instance and delete its claim. */
+Test(ownership, a_node_of_our_scheme_belongs_to_the_provider_of_its_claim)
+{
+    fake_api *fa = fake_api_start();
+    cr_assert_not_null(fa);
+    kp_kube_config cfg = {0};
+    cfg.server = (char *)fake_api_url(fa);
+    kp_kube_client *client = NULL;
+    kp_kube_client_opts o = KP_KUBE_CLIENT_OPTS_INIT;
+    o.qps = 0;
+    cr_assert_eq(kp_kube_client_new(&client, &cfg, &o), 0);
+    fake_api_put(fa, CLAIMS, "{\"metadata\":{\"name\":\"widgets-1\"},\"spec\":{\"nodeClassRef\":{\"group\":"
+                             "\"example.com\",\"kind\":\"WidgetNodeClass\",\"name\":\"w\"}},"
+                             "\"status\":{\"providerID\":\"aws:///us-east-1a/i-0aaaa\"}}");
+    fake_api_put(fa, CLAIMS, "{\"metadata\":{\"name\":\"general-1\"},\"spec\":{\"nodeClassRef\":{\"group\":"
+                             "\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}},"
+                             "\"status\":{\"providerID\":\"aws:///us-east-1a/i-0bbbb\"}}");
+    fake_api_put(fa, POOLS, "{\"metadata\":{\"name\":\"widgets\"},\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":"
+                            "{\"group\":\"example.com\",\"kind\":\"WidgetNodeClass\",\"name\":\"w\"}}}}}");
+    fake_api_put(fa, POOLS, "{\"metadata\":{\"name\":\"general\"},\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":"
+                            "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}}}}}");
+    kp_ctrl c;
+    memset(&c, 0, sizeof(c));
+    c.cloud = &aws;
+    c.informers[KP_CK_NODECLAIM] = cached(fa, client, KP_RES_NODECLAIM);
+    c.informers[KP_CK_NODEPOOL] = cached(fa, client, KP_RES_NODEPOOL);
+
+    cr_expect(!owns(&c, "aws:///us-east-1a/i-0aaaa", "widgets", "NodeClaim widgets-1"),
+              "its claim is of example.com/WidgetNodeClass");
+    cr_expect(!owns(&c, "aws:///us-east-1a/i-0aaaa", NULL, "example.com/WidgetNodeClass"), "even without a label");
+    cr_expect(!owns(&c, "aws:///us-east-1a/i-0cccc", "widgets", "NodePool widgets"),
+              "no claim (gone already): its NodePool tells");
+    cr_expect(owns(&c, "aws:///us-east-1a/i-0bbbb", "general", NULL), "our claim");
+    cr_expect(owns(&c, "aws:///us-east-1a/i-0bbbb", "widgets", NULL), "the claim decides before the label");
+    cr_expect(owns(&c, "aws:///us-east-1a/i-0dddd", "general", NULL), "no claim, our pool");
+    cr_expect(owns(&c, "aws:///us-east-1a/i-0dddd", "nosuchpool", NULL), "nothing says otherwise: the scheme");
+    cr_expect(!owns(&c, "kwok://general-1", "general", "kwok://"), "another scheme stays foreign");
+
+    for (int k = 0; k < KP_CK_COUNT; k++) {
+        if (c.informers[k]) {
+            kp_informer_stop(c.informers[k]);
+            kp_informer_free(c.informers[k]);
+        }
+    }
+    kp_kube_client_free(client);
+    fake_api_stop(fa);
 }

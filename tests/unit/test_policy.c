@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/admission.h"
@@ -203,12 +204,84 @@ Test(policy_parse, load_from_file_and_missing_file)
     fputs(full_policy, f);
     fclose(f);
     kp_policy *p = NULL;
-    cr_assert_eq(kp_policy_load(&p, path), 0, "%s", kp_error_last());
+    cr_assert_eq(kp_policy_load(&p, path, false), 0, "%s", kp_error_last());
     kp_policy_unref(p);
     unlink(path);
     p = NULL;
-    cr_assert_eq(kp_policy_load(&p, path), KP_ENOTFOUND);
+    cr_assert_eq(kp_policy_load(&p, path, false), KP_ENOTFOUND);
     cr_assert_null(p);
+}
+
+/* A file written with these bytes, in a fresh directory; returns its path. */
+static const char *policy_file(char *dir, size_t size, const char *text)
+{
+    snprintf(dir, size, "/tmp/kp-policy-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    static char path[512];
+    snprintf(path, sizeof(path), "%s/policy.yaml", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void remove_policy_file(const char *dir, const char *path)
+{
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Truncate-then-write leaves a moment where the file is empty: loading it
+ * then must not switch every rule off, unless the operator asked for that. */
+Test(policy_load, a_policy_that_sets_no_rule_is_refused_unless_allowed)
+{
+    static const char *const empty[] = {
+        "", "\n\n", "# only a comment\n", "null\n", "~\n", "{}\n", "---\n",
+        "apiVersion: karpenter.sh/v1alpha1\nkind: AdmissionPolicy\n",
+    };
+    for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+        char dir[64];
+        const char *path = policy_file(dir, sizeof(dir), empty[i]);
+        kp_policy *p = NULL;
+        cr_expect_eq(kp_policy_load(&p, path, false), KP_EINVALID, "case %zu loaded", i);
+        cr_expect_null(p);
+        cr_expect(strstr(kp_error_last(), "sets no rule") != NULL, "%s", kp_error_last());
+        cr_expect(strstr(kp_error_last(), "--allow-empty-policy") != NULL);
+        cr_expect_eq(kp_policy_load(&p, path, true), 0, "case %zu: %s", i, kp_error_last());
+        p = kp_policy_unref(p);
+        remove_policy_file(dir, path);
+    }
+}
+
+Test(policy_load, a_policy_with_any_rule_section_is_not_empty)
+{
+    char dir[64];
+    const char *path = policy_file(dir, sizeof(dir), "pods: {warnMissingRequests: false}\n");
+    kp_policy *p = NULL;
+    cr_assert_eq(kp_policy_load(&p, path, false), 0, "%s", kp_error_last());
+    kp_policy_unref(p);
+    remove_policy_file(dir, path);
+}
+
+/* A FIFO at the path would block open(2) until a writer came; a directory or
+ * a device is not a policy. Each is refused at once. */
+Test(policy_load, non_regular_files_are_refused_without_blocking, .timeout = 20)
+{
+    char dir[] = "/tmp/kp-policy-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fifo[256];
+    snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    const char *const paths[] = {fifo, dir, "/dev/zero", "/dev/null"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        kp_policy *p = NULL;
+        cr_expect_eq(kp_policy_load(&p, paths[i], true), KP_EINVALID, "%s", paths[i]);
+        cr_expect(strstr(kp_error_last(), "not a regular file") != NULL, "%s", kp_error_last());
+        cr_expect_null(p);
+    }
+    unlink(fifo);
+    rmdir(dir);
 }
 
 /* ---- NodePool rules --------------------------------------------------------------- */

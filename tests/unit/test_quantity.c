@@ -3,11 +3,13 @@
  * (apimachinery pkg/api/resource quantity_test.go: TestQuantityParse,
  * TestQuantityParseEmit, TestQuantityString, TestMilliNewSet, TestNewSet,
  * TestAdd, TestSub, TestMul, TestQuantityCmp, TestNegativeValueRoundsAwayFromZero
- * and the invalid list). Two deliberate differences, noted per case:
+ * TestQuantityAsInt64, and the invalid list). Two deliberate differences,
+ * noted per case:
  *  - we hold milli-units, so Kubernetes' sub-milli values ("5n", "4u") round up
  *    to 1m and print as such;
- *  - values beyond ±9223372036854775807m ("3Ei", "1E", "12E") are KP_EOVERFLOW
- *    where Kubernetes switches to arbitrary precision (or caps BinarySI).
+ *  - past ±(2^127-1) milli-units ("1e2147483647") we saturate where
+ *    Kubernetes keeps arbitrary precision. Everything below is exact, as
+ *    there ("3Ei", "12E", "10000000Gi"), BinarySI capped at 2^63-1 units.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -306,7 +308,7 @@ Test(quantity_parse, invalid_inputs_name_the_position)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        kp_quantity q = {42, BIN};
+        kp_quantity q = kp_quantity_from_milli(42, BIN);
         cr_expect_eq(kp_quantity_parse(cases[i].in, &q), KP_EINVALID, "%s parsed", cases[i].in);
         cr_expect_str_eq(kp_error_last(), cases[i].message, "%s", cases[i].in);
         cr_expect(q.milli == 42 && q.format == BIN, "%s: output written on error", cases[i].in);
@@ -327,40 +329,73 @@ Test(quantity_parse, long_input_is_cut_in_the_message)
               kp_error_last());
 }
 
-Test(quantity_parse, values_beyond_int64_milli_overflow)
+/* Values past the int64 milli-unit range, from TestQuantityParse,
+ * TestQuantityAsInt64 and TestParseQuantity, with the String() Kubernetes
+ * prints: kept exactly, `milli` saturated. */
+Test(quantity_parse, values_beyond_int64_milli_are_exact)
 {
-    static const char *const cases[] = {
-        /* From TestQuantityParse and TestParseQuantity: Kubernetes holds these
-         * in arbitrary precision (BinarySI capped at 2^63-1); we cannot. */
-        "3Ei",
-        "1E",
-        "1E18",
-        "1.7E18",
-        "1.01E",
-        "9Ei",
-        "9223372036854775807Ki",
-        "12E",
-        "10000T",
-        "999999999999999999",
-        "-9223372036854775808",
-        "1000000000000000000.1",
-        /* Our own edges. */
-        "9Pi",
-        "9223372036854775808m",
-        "-9223372036854775808m",
-        "9223372036854775.8071",
-        "1e2147483647",
-        "100000000000000000000000000000000000000000000000000e-31" /* 10^19 */,
+    static const struct {
+        const char *in, *canonical;
+    } cases[] = {
+        {"3Ei", "3Ei"},
+        {"1E", "1E"},
+        {"-1E", "-1E"},
+        {"1E18", "1e18"},
+        {"1.7E18", "1700e15"},
+        {"1.01E", "1010P"},
+        {"12E", "12E"},
+        {"10000T", "10P"},
+        {"999999999999999999", "999999999999999999"},
+        {"1000000000000000000", "1E"},
+        {"-9223372036854775808", "-9223372036854775808"},
+        {"1000000000000000000.1", "1000000000000000000100m"},
+        {"-9999999999999999999.1", "-9999999999999999999100m"},
+        {"1.0000000000000000001E", "1000000000000000000100m"},
+        {"9999999999999999999000m", "9999999999999999999"},
+        {"9Pi", "9Pi"},
+        {"100Pi", "100Pi"},
+        {"10000000Gi", "10000000Gi"},
+        {"9223372036854775808m", "9223372036854775808m"},
+        {"9223372036854775.8071", "9223372036854775808m"},
+        {"100000000000000000000000000000000000000000000000000e-31", "10e18"},
+        {"1e30", "1e30"},
+        /* BinarySI is capped at 2^63-1 units, as Kubernetes' maxAllowed. */
+        {"9Ei", "9223372036854775807"},
+        {"8Ei", "9223372036854775807"},
+        {"-8Ei", "-9223372036854775807"},
+        {"9223372036854775807Ki", "9223372036854775807"},
     };
+    char buf[KP_QUANTITY_STRLEN];
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        kp_quantity q = {42, BIN};
-        cr_expect_eq(kp_quantity_parse(cases[i], &q), KP_EOVERFLOW, "%s: %s", cases[i],
-                     kp_error_last());
-        cr_expect(strstr(kp_error_last(), "int64 milli-unit range"), "%s: %s", cases[i],
-                  kp_error_last());
-        cr_expect_eq(q.milli, 42, "%s: output written on overflow", cases[i]);
+        kp_quantity q;
+        cr_assert_eq(kp_quantity_parse(cases[i].in, &q), 0, "%s: %s", cases[i].in, kp_error_last());
+        cr_expect_str_eq(kp_quantity_format(q, buf, sizeof(buf)), cases[i].canonical, "%s", cases[i].in);
+        cr_expect(q.milli == INT64_MAX || q.milli == INT64_MIN, "%s: milli %lld should saturate", cases[i].in,
+                  (long long)q.milli);
     }
+}
+
+Test(quantity_parse, big_values_compare_and_sum_exactly)
+{
+    kp_quantity limit, used, left, a, b;
+    cr_assert_eq(kp_quantity_parse("10000000Gi", &limit), 0);
+    cr_assert_eq(kp_quantity_parse("8500000Gi", &used), 0);
+    cr_expect(kp_quantity_milli128(limit) == (kp_milli128)10000000 * 1024 * 1024 * 1024 * 1000);
+    cr_expect_eq(kp_quantity_cmp(limit, used), 1);
+    cr_assert_eq(kp_quantity_sub(limit, used, &left), 0);
+    cr_expect_eq(left.milli, INT64_C(1500000) * 1024 * 1024 * 1024 * 1000, "1500000Gi fits int64 milli-units");
+    cr_expect_eq(kp_quantity_value(limit), INT64_C(10000000) * 1024 * 1024 * 1024);
+    cr_assert_eq(kp_quantity_parse("9Ei", &a), 0);
+    cr_assert_eq(kp_quantity_parse("8Ei", &b), 0);
+    cr_expect_eq(kp_quantity_cmp(a, b), 0, "both capped at 2^63-1");
+    cr_expect_eq(kp_quantity_value(a), INT64_MAX);
+    cr_assert_eq(kp_quantity_parse("1e2147483647", &a), 0, "Kubernetes accepts it");
+    cr_assert_eq(kp_quantity_parse("1e30", &b), 0);
+    cr_expect_eq(kp_quantity_cmp(a, b), 1, "saturated, but still the largest");
+    cr_expect_eq(kp_quantity_value(a), INT64_MAX);
+    cr_assert_eq(kp_quantity_parse("-1e2147483647", &a), 0);
+    cr_expect_eq(kp_quantity_value(a), INT64_MIN);
 }
 
 /* TestNegativeValueRoundsAwayFromZero: Value() and MilliValue(). */
@@ -574,29 +609,43 @@ Test(quantity_arith, mul)
     expect_result(kp_quantity_mul(kp_quantity_from_milli(INT64_MIN / 2, SI), 2, &r), r, INT64_MIN,
                   SI, "min/2*2");
 
+    /* Past int64 milli-units the product stays exact; `milli` saturates. */
+    char buf[KP_QUANTITY_STRLEN];
+    expect_result(kp_quantity_mul(max, 2, &r), r, INT64_MAX, SI, "max*2");
+    cr_expect_str_eq(kp_quantity_format(r, buf, sizeof(buf)), "18446744073709551614m");
+    expect_result(kp_quantity_mul(min, -1, &r), r, INT64_MAX, SI, "min*-1");
+    cr_expect_str_eq(kp_quantity_format(r, buf, sizeof(buf)), "9223372036854775808m");
+    expect_result(kp_quantity_mul(max, -10, &r), r, INT64_MIN, SI, "max*-10");
+
     r = kp_quantity_from_milli(7, EXP);
-    cr_expect_eq(kp_quantity_mul(max, 2, &r), KP_EOVERFLOW);
-    cr_expect_eq(kp_quantity_mul(max, 10, &r), KP_EOVERFLOW);
-    cr_expect_eq(kp_quantity_mul(max, -10, &r), KP_EOVERFLOW);
-    cr_expect_eq(kp_quantity_mul(min, -1, &r), KP_EOVERFLOW);
-    cr_expect_eq(kp_quantity_mul(min, 2, &r), KP_EOVERFLOW);
+    kp_quantity huge;
+    cr_assert_eq(kp_quantity_parse("1e33", &huge), 0);
+    cr_expect_eq(kp_quantity_mul(huge, INT64_C(1000000), &r), KP_EOVERFLOW);
+    cr_expect_eq(kp_quantity_mul(huge, INT64_C(-1000000), &r), KP_EOVERFLOW);
     cr_expect(r.milli == 7 && r.format == EXP, "output written on overflow");
-    cr_expect(strstr(kp_error_last(), "overflows int64 milli-units"), "%s", kp_error_last());
+    cr_expect(strstr(kp_error_last(), "overflows 128-bit milli-units"), "%s", kp_error_last());
 }
 
-Test(quantity_arith, add_and_sub_overflow)
+Test(quantity_arith, add_and_sub_past_int64_and_overflow)
 {
     kp_quantity r = kp_quantity_from_milli(7, EXP);
     kp_quantity max = kp_quantity_from_milli(INT64_MAX, SI);
     kp_quantity min = kp_quantity_from_milli(INT64_MIN, SI);
+    char buf[KP_QUANTITY_STRLEN];
 
-    cr_expect_eq(kp_quantity_add(max, parsed("1m"), &r), KP_EOVERFLOW);
-    cr_expect_str_eq(kp_error_last(),
-                     "quantity: 9223372036854775807m + 1m overflows int64 milli-units");
-    cr_expect_eq(kp_quantity_add(min, parsed("-1m"), &r), KP_EOVERFLOW);
-    cr_expect_eq(kp_quantity_sub(min, parsed("1m"), &r), KP_EOVERFLOW);
-    cr_expect_eq(kp_quantity_sub(parsed("0"), min, &r), KP_EOVERFLOW);
-    cr_expect_eq(kp_quantity_sub(max, parsed("-1m"), &r), KP_EOVERFLOW);
-    cr_expect(r.milli == 7 && r.format == EXP, "output written on overflow");
+    expect_result(kp_quantity_add(max, parsed("1m"), &r), r, INT64_MAX, SI, "max+1m");
+    cr_expect_str_eq(kp_quantity_format(r, buf, sizeof(buf)), "9223372036854775808m");
+    expect_result(kp_quantity_sub(min, parsed("1m"), &r), r, INT64_MIN, SI, "min-1m");
+    cr_expect_str_eq(kp_quantity_format(r, buf, sizeof(buf)), "-9223372036854775809m");
     expect_result(kp_quantity_add(max, min, &r), r, -1, SI, "max+min");
+    /* A sum that comes back into range is exact again. */
+    expect_result(kp_quantity_sub(parsed("10000000Gi"), parsed("9999999Gi"), &r), r,
+                  INT64_C(1024) * 1024 * 1024 * 1000, BIN, "10000000Gi-9999999Gi");
+
+    kp_quantity top;
+    cr_assert_eq(kp_quantity_parse("1e2147483647", &top), 0);
+    r = kp_quantity_from_milli(7, EXP);
+    cr_expect_eq(kp_quantity_add(top, parsed("1m"), &r), KP_EOVERFLOW);
+    cr_expect_eq(kp_quantity_sub(parsed("-1e2147483647"), parsed("1m"), &r), KP_EOVERFLOW);
+    cr_expect(r.milli == 7 && r.format == EXP, "output written on overflow");
 }

@@ -79,7 +79,8 @@ Test(node_affinity, operators_against_a_custom_key)
     static const char *const defined = "{key: " TEST_KEY ", operator: In, values: [test-value]}";
     static const op_case cases[] = {
         {"", "{key: " TEST_KEY ", operator: In, values: [test-value]}", NULL},
-        {"", "{key: " TEST_KEY ", operator: NotIn, values: [test-value]}", ""},
+        /* a concrete value outside the set, as Karpenter's Requirement.Any() gives */
+        {"", "{key: " TEST_KEY ", operator: NotIn, values: [test-value]}", "0"},
         {"", "{key: " TEST_KEY ", operator: Exists}", NULL},
         {"", "{key: " TEST_KEY ", operator: DoesNotExist}", ""},
         {defined, "{key: " TEST_KEY ", operator: In, values: [test-value]}", "test-value"},

@@ -77,8 +77,9 @@ static const placement_case custom_label_cases[] = {
      NODE_AFFINITY("{key: test-key, operator: In, values: [another-value]}"), false, NULL, NULL, "test-key"},
     {"undefined key, In", NULL, NULL, NODE_AFFINITY("{key: test-key, operator: In, values: [test-value]}"), false, NULL,
      NULL, "does not have known values"},
+    /* Karpenter labels the NodeClaim with a value outside the set (Requirement.Any()). */
     {"undefined key, NotIn", NULL, NULL, NODE_AFFINITY("{key: test-key, operator: NotIn, values: [test-value]}"), true,
-     "test-key", NULL, NULL},
+     "test-key", "0", NULL},
     {"undefined key, Exists", NULL, NULL, NODE_AFFINITY("{key: test-key, operator: Exists}"), false, NULL, NULL,
      "does not have known values"},
     {"undefined key, DoesNotExist", NULL, NULL, NODE_AFFINITY("{key: test-key, operator: DoesNotExist}"), true,

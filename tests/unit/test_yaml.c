@@ -164,7 +164,7 @@ static struct conv_case scalar_cases[] = {
     {"\"1e+36\": a", "{\"1e+36\":\"a\"}"},
     {".inf: a", "{\".inf\":\"a\"}"},
     {"1e300: a", "{\".inf\":\"a\"}"},
-    {"&k 7: a\nb: *k\n*k : c", "{\"b\":7,\"7\":\"c\"}"},
+    {"&k 7: a\nb: *k\nc: *k", "{\"7\":\"a\",\"b\":7,\"c\":7}"},
     /* root scalars and sequences */
     {"42", "42"},
     {"hello", "\"hello\""},
@@ -211,10 +211,10 @@ static struct conv_case structure_cases[] = {
     {"c: {\"<<\": 1}", "{\"c\":{\"<<\":1}}"},
     {"c: {!!merge <<: {x: 1}}", "{\"c\":{\"x\":1}}"},
     {"c: [<<]", "{\"c\":[\"<<\"]}"},
-    /* duplicate keys: kubectl's non-strict conversion keeps the last */
-    {"a: 1\nb: 2\na: 3\n", "{\"b\":2,\"a\":3}"},
-    {"m: {k: 1, k: {x: 1}}\n", "{\"m\":{\"k\":{\"x\":1}}}"},
+    /* 1 and "1" are different YAML keys, one JSON key: the last wins */
     {"1: a\n\"1\": b\n", "{\"1\":\"b\"}"},
+    /* a merged key may be overridden, before or after the merge */
+    {"base: &b {q: 2}\nd: {q: 1, <<: *b, q2: 3}\n", "{\"base\":{\"q\":2},\"d\":{\"q\":2,\"q2\":3}}"},
 };
 
 ParameterizedTestParameters(yaml, structure)
@@ -334,6 +334,17 @@ static struct error_case error_cases[] = {
      "t.yaml: document 2, line 3 column 1: did not find expected <document start>"},
     {"a: &x [1]\nb: &x [2, *x]\n", KP_EINVALID,
      "t.yaml: document 1, line 2 column 11: anchor 'x' value contains itself"},
+    /* duplicate keys are refused, as kubectl refuses them (aliases included) */
+    {"&k 7: a\nb: *k\n*k : c", KP_EINVALID,
+     "t.yaml: document 1, line 3 column 1: mapping key \"7\" already defined at line 1"},
+    {"a: 1\nb: 2\na: 3\n", KP_EINVALID,
+     "t.yaml: document 1, line 3 column 1: mapping key \"a\" already defined at line 1"},
+    {"m: {k: 1, k: {x: 1}}\n", KP_EINVALID,
+     "t.yaml: document 1, line 1 column 11: mapping key \"k\" already defined at line 1"},
+    {"x:\n  a: 1\n  a: 2\n  a: 3\n", KP_EINVALID,
+     "t.yaml: document 1, line 3 column 3: mapping key \"a\" already defined at line 2"},
+    {"---\nok: 1\n---\nspec:\n  replicas: 1\n  replicas: 2\n", KP_EINVALID,
+     "t.yaml: document 2, line 6 column 3: mapping key \"replicas\" already defined at line 5"},
 };
 
 ParameterizedTestParameters(yaml, errors)

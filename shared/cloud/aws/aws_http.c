@@ -43,6 +43,7 @@ struct kp_aws_client {
 typedef struct transfer {
     kp_buf body;
     char request_id[128];
+    char error_type[128]; /* x-amzn-ErrorType (REST-JSON services) */
 } transfer;
 
 typedef struct service_info {
@@ -246,8 +247,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *user)
 {
     transfer *t = user;
     size_t len = size * n;
-    static const char *const names[] = {"x-amzn-requestid:", "x-amz-request-id:"};
-    for (size_t i = 0; i < 2; i++) {
+    static const char *const names[] = {"x-amzn-requestid:", "x-amz-request-id:",
+                                        "x-amzn-errortype:"};
+    for (size_t i = 0; i < 3; i++) {
         size_t nl = strlen(names[i]);
         if (len > nl && strncasecmp(data, names[i], nl) == 0) {
             const char *v = data + nl;
@@ -256,7 +258,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *user)
                 v++, vl--;
             while (vl > 0 && isspace((unsigned char)v[vl - 1]))
                 vl--;
-            snprintf(t->request_id, sizeof(t->request_id), "%.*s", (int)vl, v);
+            char *dst = i < 2 ? t->request_id : t->error_type;
+            snprintf(dst, sizeof(t->request_id), "%.*s", (int)vl, v);
         }
     }
     return len;
@@ -286,6 +289,8 @@ static const char *content_type(enum kp_aws_protocol p)
         return "application/x-amz-json-1.0";
     case KP_AWS_JSON_1_1:
         return "application/x-amz-json-1.1";
+    case KP_AWS_REST_JSON:
+        return "application/json";
     default:
         return "application/x-www-form-urlencoded; charset=utf-8";
     }
@@ -301,7 +306,7 @@ static int build_headers(kp_aws_client *c, const kp_aws_request *req, const char
         return err;
     kp_sigv4_header hs[3] = {{"Host", host}, {"Content-Type", content_type(req->protocol)}};
     size_t n = 2;
-    if (req->protocol != KP_AWS_QUERY)
+    if (req->protocol == KP_AWS_JSON_1_0 || req->protocol == KP_AWS_JSON_1_1)
         hs[n++] = (kp_sigv4_header){"X-Amz-Target",
                                     kp_arena_printf(a, "%s.%s", req->target_prefix, req->action)};
     struct curl_slist *list = NULL;
@@ -312,7 +317,14 @@ static int build_headers(kp_aws_client *c, const kp_aws_request *req, const char
         kp_aws_creds creds;
         kp_sigv4_result sig;
         err = kp_aws_credentials_get(c->credentials, &creds);
-        kp_sigv4_request sreq = {"POST", "/", NULL, hs, n, req->body, req->body_len};
+        bool rest = req->protocol == KP_AWS_REST_JSON;
+        kp_sigv4_request sreq = {rest && req->method ? req->method : "POST",
+                                 rest && req->path ? req->path : "/",
+                                 NULL,
+                                 hs,
+                                 n,
+                                 req->body,
+                                 req->body_len};
         kp_sigv4_params p = {creds.access_key_id, creds.secret_access_key, creds.session_token,
                              region, req->service, c->opts.clock->now(c->opts.clock),
                              false, false, false};
@@ -336,9 +348,13 @@ static void setup_curl(kp_aws_client *c, const kp_aws_request *req, const char *
     CURL *h = c->curl;
     curl_easy_reset(h);
     curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body ? req->body : "");
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+    if (req->protocol == KP_AWS_REST_JSON && req->method && strcmp(req->method, "GET") == 0) {
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(h, CURLOPT_POST, 1L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+    }
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
@@ -381,6 +397,9 @@ static int attempt(kp_aws_client *c, const kp_aws_request *req, const char *url,
     if (c->last.http_status >= 200 && c->last.http_status < 300)
         return 0;
     kp_aws_error_parse(&c->last, req->protocol, t->body.data, t->body.len);
+    if (!c->last.code[0] && t->error_type[0]) /* "ResourceNotFoundException:http://..." */
+        snprintf(c->last.code, sizeof(c->last.code), "%.*s",
+                 (int)strcspn(t->error_type, ":"), t->error_type);
     return kp_aws_error_class(&c->last);
 }
 
@@ -430,9 +449,13 @@ int kp_aws_client_send(kp_aws_client *c, const kp_aws_request *req, kp_buf *resp
     size_t blen = strlen(base);
     base[blen] = '/';
     base[blen + 1] = '\0';
+    char url[URL_MAX * 2];
+    const char *path = req->protocol == KP_AWS_REST_JSON && req->path ? req->path : "/";
+    if (snprintf(url, sizeof(url), "%s%s", base, path + (*path == '/')) >= (int)sizeof(url))
+        return kp_error_set(KP_EINVALID, "%s %s: URL too long", req->service, req->action);
     for (int n = 1;; n++) {
         transfer t = {.body = KP_BUF_INIT(c->opts.max_response_bytes)};
-        err = attempt(c, req, base, region, &t);
+        err = attempt(c, req, url, region, &t);
         c->last.attempts = n;
         if (err == 0)
             err = kp_buf_append(response, t.body.data ? t.body.data : "", t.body.len);

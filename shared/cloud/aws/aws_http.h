@@ -18,6 +18,9 @@
  * HTTP 429 ...), HTTP 5xx and transport failures are retried after a full-jitter
  * exponential backoff (random in [0, min(max, base * 2^attempt))).
  *
+ * REST-JSON services (EKS) name the operation by method and path; their
+ * error code comes from the x-amzn-ErrorType header when the body lacks it.
+ *
  * Errors: a failed call returns a KP_E* code (kp_aws_error_class) with a
  * message naming the service, action, AWS code and message; the full AWS error
  * stays readable through kp_aws_client_error until the next call.
@@ -44,6 +47,7 @@ enum kp_aws_protocol {
     KP_AWS_QUERY = 0, /* EC2 Query and AWS Query: form POST, XML answer */
     KP_AWS_JSON_1_0,  /* SQS */
     KP_AWS_JSON_1_1,  /* SSM, Pricing */
+    KP_AWS_REST_JSON, /* EKS: method and path name the operation, JSON answer */
 };
 
 typedef struct kp_aws_endpoint {
@@ -91,6 +95,10 @@ typedef struct kp_aws_request {
     size_t body_len;
     const char *region;        /* NULL: the client's (Pricing and IAM use their own) */
     long timeout_ms;           /* 0: the client's (SQS long polls need more) */
+    /* REST-JSON only: "GET" (no body) or "POST", and the path after the
+     * endpoint ("/clusters/prod"), already percent-encoded. */
+    const char *method;
+    const char *path;
 } kp_aws_request;
 
 /* Send with retries. On success `response` holds the body (appended). */

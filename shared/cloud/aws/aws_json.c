@@ -20,7 +20,7 @@ int kp_aws_json_call(kp_aws_client *client, const kp_aws_json_service *svc, cons
     if (!body)
         return kp_error_set(KP_ERROR, "%s %s: cannot serialise the request", svc->service, action);
     kp_aws_request req = {svc->service, action,  svc->protocol, svc->target_prefix,
-                          body,         strlen(body), svc->region, timeout_ms};
+                          body,         strlen(body), svc->region, timeout_ms, NULL, NULL};
     kp_buf answer = KP_BUF_INIT(JSON_RESPONSE_MAX);
     int err = kp_aws_client_send(client, &req, &answer);
     free(body);

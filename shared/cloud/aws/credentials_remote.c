@@ -150,7 +150,7 @@ int kp_aws_creds_from_web_identity(kp_aws_creds *out, const kp_aws_credentials_o
         err = sts_client(&sts, opts);
     if (err == 0) {
         kp_aws_request req = {"sts", "AssumeRoleWithWebIdentity", KP_AWS_QUERY, NULL,
-                              form.data, form.len, NULL, 0};
+                              form.data, form.len, NULL, 0, NULL, NULL};
         err = kp_aws_client_send(sts, &req, &answer);
     }
     if (err == 0)

@@ -106,6 +106,11 @@ typedef struct kp_ec2_instance_type {
     const char *ebs_optimized_support; /* "default", "supported", "unsupported" */
     int64_t ebs_max_bandwidth_mbps;
     const char *nitro_enclaves_support; /* "supported", "unsupported"; NULL */
+    const char **processor_features;    /* processorInfo/supportedFeatures: "nested-virtualization" */
+    size_t n_processor_features;
+    const char **placement_strategies; /* placementGroupInfo/supportedStrategies */
+    size_t n_placement_strategies;
+    const char *ena_support; /* "required", "supported", "unsupported"; NULL */
 } kp_ec2_instance_type;
 
 typedef struct kp_ec2_instance_type_list {
@@ -282,15 +287,26 @@ typedef struct kp_ec2_block_device {
     const char *kms_key_id;
     const char *snapshot_id;
     bool delete_on_termination;
+    int32_t volume_initialization_rate; /* MiB/s; 0: omitted */
 } kp_ec2_block_device;
 
 typedef struct kp_ec2_lt_network_interface {
     int32_t device_index;
     int32_t network_card_index;
-    const char *interface_type; /* NULL, "efa", "efa-only" */
+    const char *interface_type; /* NULL, "interface", "efa", "efa-only" */
     const char *const *security_group_ids;
     size_t n_security_group_ids;
     int associate_public_ip; /* -1 unset, 0 false, 1 true */
+    bool has_ipv4_prefix_count;
+    int32_t ipv4_prefix_count;
+    bool has_ipv6_prefix_count;
+    int32_t ipv6_prefix_count;
+    int32_t ipv6_address_count; /* 0: omitted */
+    bool primary_ipv6;
+    /* ConnectionTrackingSpecification, seconds; 0: omitted */
+    int32_t tcp_established_timeout;
+    int32_t udp_stream_timeout;
+    int32_t udp_timeout;
 } kp_ec2_lt_network_interface;
 
 typedef struct kp_ec2_tag_spec {
@@ -327,6 +343,10 @@ typedef struct kp_ec2_launch_template_data {
     const char *placement_group_id;
     int32_t placement_partition_number; /* 0: omitted */
     const char *capacity_reservation_preference; /* "none", "capacity-reservations-only" */
+    const char *capacity_reservation_id;         /* the target; NULL: none */
+    const char *market_type; /* InstanceMarketOptions: "capacity-block", "interruptible-capacity-reservation" */
+    const char *nested_virtualization; /* CpuOptions: "enabled", "disabled"; NULL: omitted */
+    int enclave; /* EnclaveOptions.Enabled: -1 omitted, 0 false, 1 true */
     const kp_ec2_param *extra; /* keys relative to LaunchTemplateData. */
     size_t n_extra;
 } kp_ec2_launch_template_data;
@@ -390,6 +410,8 @@ typedef struct kp_ec2_create_fleet_input {
     const char *context;
     const char *client_token;
     bool dry_run;
+    /* ReservedCapacityOptions.ReservationTypes ("interruptible-capacity-reservation"); NULL: none */
+    const char *reserved_capacity_type;
 } kp_ec2_create_fleet_input;
 
 typedef struct kp_ec2_fleet_instance {
@@ -433,8 +455,12 @@ typedef struct kp_ec2_instance {
     const char *private_dns_name;
     const char *private_ip;
     const char *architecture;
-    const char *lifecycle; /* "spot", "capacity-block"; NULL for on-demand */
+    const char *lifecycle; /* "spot", "capacity-block", "interruptible-capacity-reservation"; NULL for on-demand */
     const char *capacity_reservation_id;
+    const char *capacity_reservation_preference; /* "capacity-reservations-only", "open", "none" */
+    const char *placement_group_id;              /* placement/groupId; NULL */
+    const char *iam_instance_profile_arn;        /* iamInstanceProfile/arn; NULL */
+    int32_t partition_number;                    /* placement/partitionNumber; 0 */
     const char *launch_time;
     int64_t launch_time_ns;
     kp_ec2_tag *tags;
@@ -468,6 +494,109 @@ int kp_ec2_terminate_instances(kp_aws_client *client, kp_arena *arena, const cha
 
 int kp_ec2_create_tags(kp_aws_client *client, const char *const *resource_ids, size_t n_ids,
                        const kp_ec2_tag *tags, size_t n_tags);
+
+/* ---- capacity reservations, placement groups, instance status ---------- */
+
+typedef struct kp_ec2_capacity_reservation {
+    const char *id;
+    const char *owner_id;
+    const char *availability_zone;
+    const char *availability_zone_id;
+    const char *instance_type;
+    const char *instance_platform; /* "Linux/UNIX" */
+    const char *tenancy;
+    const char *state;                   /* "active", "expired", "pending" ... */
+    const char *instance_match_criteria; /* "open", "targeted" */
+    const char *reservation_type;        /* "default", "capacity-block"; NULL when EC2 omits it */
+    bool interruptible;
+    int32_t total_instance_count;
+    int32_t available_instance_count;
+    int64_t end_date_ns; /* 0: no end (unlimited) */
+    kp_ec2_tag *tags;
+    size_t n_tags;
+} kp_ec2_capacity_reservation;
+
+typedef struct kp_ec2_capacity_reservation_list {
+    kp_ec2_capacity_reservation *items;
+    size_t n;
+} kp_ec2_capacity_reservation_list;
+
+/* By ids (EC2 then takes no MaxResults; an unknown id is KP_ENOTFOUND,
+ * InvalidCapacityReservationId.NotFound) and/or filters (MaxResults 1000). */
+int kp_ec2_describe_capacity_reservations(kp_aws_client *client, kp_arena *arena,
+                                          const char *const *ids, size_t n_ids,
+                                          const kp_ec2_filter *filters, size_t n_filters,
+                                          kp_ec2_capacity_reservation_list *out);
+
+typedef struct kp_ec2_placement_group {
+    const char *id;
+    const char *name;
+    const char *strategy;     /* "cluster", "partition", "spread" */
+    const char *state;        /* "available" ... */
+    const char *spread_level; /* "rack", "host"; NULL */
+    int32_t partition_count;
+} kp_ec2_placement_group;
+
+typedef struct kp_ec2_placement_group_list {
+    kp_ec2_placement_group *items;
+    size_t n;
+} kp_ec2_placement_group_list;
+
+/* GroupId.N and/or GroupName.N, and filters. */
+int kp_ec2_describe_placement_groups(kp_aws_client *client, kp_arena *arena, const char *group_id,
+                                     const char *group_name, const kp_ec2_filter *filters,
+                                     size_t n_filters, kp_ec2_placement_group_list *out);
+
+typedef struct kp_ec2_status_event {
+    const char *code; /* "instance-retirement", "system-reboot" ... */
+    const char *description;
+    int64_t not_before_ns;
+} kp_ec2_status_event;
+
+typedef struct kp_ec2_instance_status {
+    const char *instance_id;
+    const char *availability_zone;
+    const char *state;           /* instanceState/name */
+    const char *system_status;   /* "ok", "impaired", "insufficient-data" ... */
+    const char *instance_status; /* likewise */
+    /* The earliest impairedSince of a failed check (system or instance); 0: none. */
+    int64_t impaired_since_ns;
+    /* Per check: whether a detail failed, and since when (0: unknown). */
+    bool instance_failed, system_failed;
+    int64_t instance_failed_since_ns, system_failed_since_ns;
+    kp_ec2_status_event *events;
+    size_t n_events;
+} kp_ec2_instance_status;
+
+typedef struct kp_ec2_instance_status_list {
+    kp_ec2_instance_status *items;
+    size_t n;
+} kp_ec2_instance_status_list;
+
+/* DescribeInstanceStatus with `filters` (IncludeAllInstances=true, MaxResults 1000). */
+int kp_ec2_describe_instance_status(kp_aws_client *client, kp_arena *arena,
+                                    const kp_ec2_filter *filters, size_t n_filters,
+                                    kp_ec2_instance_status_list *out);
+
+/* RunInstances with DryRun=true: one instance from `launch_template` ($Latest)
+ * of `instance_type` in `subnet_id` (on the primary interface when
+ * `interfaces` is set: the class's network interfaces, subnet on each), the
+ * tags on the instance, its volumes and interfaces. 0 when EC2 answers
+ * DryRunOperation; the EC2 error otherwise (kp_aws_client_error has it). */
+typedef struct kp_ec2_run_instances_dry_run {
+    const char *launch_template_name;
+    const char *instance_type;
+    const char *subnet_id;
+    const kp_ec2_lt_network_interface *interfaces; /* only indices and type are sent */
+    size_t n_interfaces;
+    const kp_ec2_tag *tags;
+    size_t n_tags;
+} kp_ec2_run_instances_dry_run;
+
+int kp_ec2_dry_run_run_instances(kp_aws_client *client, const kp_ec2_run_instances_dry_run *in);
+
+/* CreateFleet with DryRun=true: 0 on DryRunOperation, else the EC2 error. */
+int kp_ec2_dry_run_create_fleet(kp_aws_client *client, const kp_ec2_create_fleet_input *in);
 
 /* The value of tag `key`, or NULL. */
 const char *kp_ec2_tag_get(const kp_ec2_tag *tags, size_t n_tags, const char *key);

@@ -86,6 +86,11 @@ static void parse_instance_type(kp_arena *a, const xmlNode *it, kp_ec2_instance_
     t->ebs_max_bandwidth_mbps =
         kp_aws_xml_int(it, "ebsInfo/ebsOptimizedInfo/maximumBandwidthInMbps", 0);
     t->nitro_enclaves_support = kp_aws_xml_text(a, it, "nitroEnclavesSupport");
+    t->processor_features = kp_ec2_parse_strings(a, it, "processorInfo/supportedFeatures",
+                                                 &t->n_processor_features);
+    t->placement_strategies = kp_ec2_parse_strings(a, it, "placementGroupInfo/supportedStrategies",
+                                                   &t->n_placement_strategies);
+    t->ena_support = kp_aws_xml_text(a, it, "networkInfo/enaSupport");
     parse_gpus(a, it, t);
     parse_accelerators(a, it, t);
     parse_network(a, it, t);

@@ -62,6 +62,9 @@ static int fleet_form(kp_buf *f, const kp_ec2_create_fleet_input *in)
         err = kp_ec2_form_opt(f, "OnDemandOptions.AllocationStrategy",
                               in->on_demand_allocation_strategy);
     if (err == 0)
+        err = kp_ec2_form_opt(f, "ReservedCapacityOptions.ReservationType.1",
+                              in->reserved_capacity_type);
+    if (err == 0)
         err = kp_ec2_form_tag_specs(f, "TagSpecification", in->tag_specs, in->n_tag_specs);
     if (err == 0)
         err = kp_ec2_form_opt(f, "Context", in->context);
@@ -156,6 +159,11 @@ static void parse_instance(kp_arena *a, const xmlNode *it, kp_ec2_instance *in)
     in->architecture = kp_aws_xml_text(a, it, "architecture");
     in->lifecycle = kp_aws_xml_text(a, it, "instanceLifecycle");
     in->capacity_reservation_id = kp_aws_xml_text(a, it, "capacityReservationId");
+    in->capacity_reservation_preference = kp_aws_xml_text(
+        a, it, "capacityReservationSpecification/capacityReservationPreference");
+    in->placement_group_id = kp_aws_xml_text(a, it, "placement/groupId");
+    in->iam_instance_profile_arn = kp_aws_xml_text(a, it, "iamInstanceProfile/arn");
+    in->partition_number = (int32_t)kp_aws_xml_int(it, "placement/partitionNumber", 0);
     in->launch_time = kp_aws_xml_text(a, it, "launchTime");
     if (!in->launch_time || kp_time_parse_rfc3339(in->launch_time, &in->launch_time_ns) < 0)
         in->launch_time_ns = 0;

@@ -29,7 +29,34 @@ static int put_block_device(kp_buf *f, size_t n, const kp_ec2_block_device *b)
     if (err == 0)
         err = kp_aws_form_add(f, EBS("DeleteOnTermination"),
                               b->delete_on_termination ? "true" : "false");
+    if (err == 0 && b->volume_initialization_rate > 0)
+        err = kp_ec2_form_int(f, EBS("VolumeInitializationRate"), b->volume_initialization_rate);
 #undef EBS
+    return err;
+}
+
+/* The addressing and connection-tracking fields of an interface. */
+static int put_interface_extras(kp_buf *f, size_t n, const kp_ec2_lt_network_interface *ni)
+{
+    char k[128];
+#define NI(field) (snprintf(k, sizeof(k), LTD "NetworkInterface.%zu." field, n), k)
+    int err = 0;
+    if (ni->has_ipv4_prefix_count)
+        err = kp_ec2_form_int(f, NI("Ipv4PrefixCount"), ni->ipv4_prefix_count);
+    if (err == 0 && ni->has_ipv6_prefix_count)
+        err = kp_ec2_form_int(f, NI("Ipv6PrefixCount"), ni->ipv6_prefix_count);
+    if (err == 0 && ni->primary_ipv6) err = kp_aws_form_add(f, NI("PrimaryIpv6"), "true");
+    if (err == 0 && ni->ipv6_address_count > 0)
+        err = kp_ec2_form_int(f, NI("Ipv6AddressCount"), ni->ipv6_address_count);
+    if (err == 0 && ni->tcp_established_timeout > 0)
+        err = kp_ec2_form_int(f, NI("ConnectionTrackingSpecification.TcpEstablishedTimeout"),
+                              ni->tcp_established_timeout);
+    if (err == 0 && ni->udp_stream_timeout > 0)
+        err = kp_ec2_form_int(f, NI("ConnectionTrackingSpecification.UdpStreamTimeout"),
+                              ni->udp_stream_timeout);
+    if (err == 0 && ni->udp_timeout > 0)
+        err = kp_ec2_form_int(f, NI("ConnectionTrackingSpecification.UdpTimeout"), ni->udp_timeout);
+#undef NI
     return err;
 }
 
@@ -50,6 +77,8 @@ static int put_interface(kp_buf *f, size_t n, const kp_ec2_lt_network_interface 
     snprintf(k, sizeof(k), LTD "NetworkInterface.%zu.AssociatePublicIpAddress", n);
     if (err == 0 && ni->associate_public_ip >= 0)
         err = kp_aws_form_add(f, k, ni->associate_public_ip ? "true" : "false");
+    if (err == 0)
+        err = put_interface_extras(f, n, ni);
     return err;
 }
 
@@ -80,6 +109,20 @@ static int put_placement(kp_buf *f, const kp_ec2_launch_template_data *d)
         err = kp_ec2_form_opt(f, LTD "CapacityReservationSpecification."
                                      "CapacityReservationPreference",
                               d->capacity_reservation_preference);
+    if (err == 0)
+        err = kp_ec2_form_opt(f, LTD "CapacityReservationSpecification."
+                                     "CapacityReservationTarget.CapacityReservationId",
+                              d->capacity_reservation_id);
+    if (err == 0)
+        err = kp_ec2_form_opt(f, LTD "InstanceMarketOptions.MarketType", d->market_type);
+    return err;
+}
+
+static int put_cpu_enclave(kp_buf *f, const kp_ec2_launch_template_data *d)
+{
+    int err = kp_ec2_form_opt(f, LTD "CpuOptions.NestedVirtualization", d->nested_virtualization);
+    if (err == 0 && d->enclave >= 0)
+        err = kp_aws_form_add(f, LTD "EnclaveOptions.Enabled", d->enclave ? "true" : "false");
     return err;
 }
 
@@ -109,6 +152,8 @@ static int put_template_data(kp_buf *f, const kp_ec2_launch_template_data *d)
         err = kp_ec2_form_tag_specs(f, LTD "TagSpecification", d->tag_specs, d->n_tag_specs);
     if (err == 0)
         err = put_placement(f, d);
+    if (err == 0)
+        err = put_cpu_enclave(f, d);
     for (size_t i = 0; i < d->n_extra && err == 0; i++)
         err = kp_aws_form_addf(f, d->extra[i].value, LTD "%s", d->extra[i].key);
     return err;

@@ -115,7 +115,7 @@ static int one_page(kp_aws_client *c, kp_arena *arena, const char *action, const
         err = kp_buf_printf(&form, "&%s", kp_buf_cstr(params));
     if (err == 0 && token)
         err = kp_aws_form_add(&form, "NextToken", token);
-    kp_aws_request req = {"ec2", action, KP_AWS_QUERY, NULL, form.data, form.len, NULL, 0};
+    kp_aws_request req = {"ec2", action, KP_AWS_QUERY, NULL, form.data, form.len, NULL, 0, NULL, NULL};
     if (err == 0)
         err = kp_aws_client_send(c, &req, &answer);
     xmlDoc *doc = NULL;

@@ -20,7 +20,7 @@ static int call(kp_aws_client *c, kp_arena *arena, const char *action, const kp_
     int err = kp_aws_form_add(&form, "Action", action);
     if (err == 0) err = kp_aws_form_add(&form, "Version", KP_IAM_API_VERSION);
     if (err == 0 && params && params->len) err = kp_buf_printf(&form, "&%s", kp_buf_cstr(params));
-    kp_aws_request req = {"iam", action, KP_AWS_QUERY, NULL, form.data, form.len, NULL, 0};
+    kp_aws_request req = {"iam", action, KP_AWS_QUERY, NULL, form.data, form.len, NULL, 0, NULL, NULL};
     if (err == 0) err = kp_aws_client_send(c, &req, &answer);
     xmlDoc *doc = NULL;
     if (err == 0 && fn && (err = kp_aws_xml_parse(&doc, answer.data, answer.len)) < 0)

@@ -12,7 +12,9 @@
 
 #include "base/error.h"
 #include "base/xalloc.h"
+#include "cloud/aws/capacityreservation.h"
 #include "cloud/aws/instancetypes_internal.h"
+#include "cloud/aws/provider_internal.h"
 
 /* A replaced catalog stays alive this long: a solve or a launch started
  * before the replacement reads it without a lock, and none lasts a minute. */
@@ -27,15 +29,26 @@ typedef struct retired_catalog {
 typedef struct class_entry {
     char *name; /* the node class; "" for the default catalog */
     char *key;  /* kp_aws_it_class_key of the inputs it was built from */
-    uint64_t snap_gen, prices_seq, ice_seq;
+    uint64_t snap_gen, prices_seq, ice_seq, crs_seq;
     kp_catalog *catalog;
     retired_catalog *retired; /* replaced ones callers may still be reading, newest first */
 } class_entry;
+
+/* A node's real memory, per type and AMI set (Karpenter's discovered capacity). */
+typedef struct mem_entry {
+    char *type;
+    uint64_t amis;
+    int64_t bytes;
+    int64_t expires_ns;
+} mem_entry;
+
+#define DISCOVERED_TTL_NS (INT64_C(60) * 24 * 3600 * KP_NS_PER_SEC)
 
 struct kp_aws_instancetypes {
     kp_aws_client *ec2;
     kp_aws_prices *prices;
     kp_aws_ice_cache *ice;
+    kp_aws_reservations *crs;
     const kp_clock *clock;
     kp_aws_instancetypes_opts opts;
     char *region;
@@ -44,6 +57,8 @@ struct kp_aws_instancetypes {
     uint64_t snap_gen;
     class_entry *classes;
     size_t n_classes, cap_classes;
+    mem_entry *mem;
+    size_t n_mem, cap_mem;
 };
 
 static it_snapshot *snapshot_free(it_snapshot *s)
@@ -108,6 +123,9 @@ kp_aws_instancetypes *kp_aws_instancetypes_free(kp_aws_instancetypes *it)
     if (!it) return NULL;
     clear_classes(it);
     free(it->classes);
+    for (size_t i = 0; i < it->n_mem; i++)
+        free(it->mem[i].type);
+    free(it->mem);
     snapshot_free(it->snap);
     pthread_mutex_destroy(&it->lock);
     free(it->region);
@@ -193,6 +211,10 @@ static void copy_row(kp_arena *a, const kp_aws_type_row *src, kp_aws_type_row *d
         zones[i] = kp_arena_strdup(a, src->zones[i]);
     qsort(zones, src->n_zones, sizeof(*zones), str_cmp);
     dst->zones = zones;
+    int32_t *cards = KP_ARENA_NEW(a, int32_t, src->n_cards + 1);
+    for (uint32_t i = 0; i < src->n_cards; i++)
+        cards[i] = src->card_max_enis[i];
+    dst->card_max_enis = cards;
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -284,7 +306,7 @@ int kp_aws_alloc_opts_for_nodeclass(kp_aws_instancetypes *it, const kp_ec2nodecl
     pthread_mutex_lock(&it->lock);
     kp_aws_instancetypes_opts flags = it->opts;
     pthread_mutex_unlock(&it->lock);
-    int err = kp_aws_it_class_inputs(&flags, nc, a, &in);
+    int err = kp_aws_it_class_inputs(&flags, nc, NULL, a, &in);
     if (err == 0) *out = in.opts;
     kp_arena_free(a);
     return err;
@@ -303,21 +325,25 @@ static class_entry *find_class(kp_aws_instancetypes *it, const char *name)
     return e;
 }
 
-static bool fresh(const class_entry *e, const char *key, uint64_t gen, uint64_t prices_seq,
-                  uint64_t ice_seq)
+/* What a catalog was built from besides the class: sequence numbers. */
+typedef struct seqs {
+    uint64_t prices, ice, crs;
+} seqs;
+
+static bool fresh(const class_entry *e, const char *key, uint64_t gen, const seqs *q)
 {
     return e->catalog && e->key && strcmp(e->key, key) == 0 && e->snap_gen == gen &&
-           e->prices_seq == prices_seq && e->ice_seq == ice_seq;
+           e->prices_seq == q->prices && e->ice_seq == q->ice && e->crs_seq == q->crs;
 }
 
 /* Build for `e` and keep the previous catalog one more round. Lock held. */
 static int rebuild(kp_aws_instancetypes *it, class_entry *e, const it_class_inputs *in,
-                   const char *key, uint64_t prices_seq, uint64_t ice_seq)
+                   const char *key, const seqs *q)
 {
     char description[256];
     snprintf(description, sizeof(description), "aws %s %s", it->region,
              *e->name ? e->name : "(default)");
-    it_build_env env = {it->snap, it->region, it->prices, it->ice};
+    it_build_env env = {it->snap, it->region, it->prices, it->ice, it->crs};
     kp_catalog *cat = NULL;
     int err = kp_aws_it_build_catalog(&env, in, description, &cat);
     if (err < 0) return err;
@@ -332,37 +358,97 @@ static int rebuild(kp_aws_instancetypes *it, class_entry *e, const it_class_inpu
     free(e->key);
     e->key = kp_xstrdup(key);
     e->snap_gen = it->snap_gen;
-    e->prices_seq = prices_seq;
-    e->ice_seq = ice_seq;
+    e->prices_seq = q->prices;
+    e->ice_seq = q->ice;
+    e->crs_seq = q->crs;
     return 0;
 }
 
-static int catalog_locked(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc, kp_arena *a,
-                          const kp_catalog **out)
+/* The class's AMI set, as the discovered memory is keyed (0: no AMIs). */
+static uint64_t amis_hash(const kp_ec2nodeclass *nc)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; nc && i < nc->n_status_amis; i++) {
+        const char *id = nc->status_amis[i].id ? nc->status_amis[i].id : "";
+        h = kp_aws_fnv1a(h ? h : KP_AWS_FNV_OFFSET, id, strlen(id) + 1);
+    }
+    return h;
+}
+
+/* Lock held: the live discovered memory for the class's AMIs. */
+static void discovered_inputs(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc, kp_arena *a,
+                              it_class_inputs *in)
+{
+    uint64_t h = amis_hash(nc);
+    int64_t now = it->clock->now(it->clock);
+    in->mem_types = KP_ARENA_NEW(a, const char *, it->n_mem + 1);
+    in->mem_bytes = KP_ARENA_NEW(a, int64_t, it->n_mem + 1);
+    in->n_mem = 0;
+    for (size_t i = 0; h && i < it->n_mem; i++)
+        if (it->mem[i].amis == h && it->mem[i].expires_ns > now) {
+            in->mem_types[in->n_mem] = it->mem[i].type;
+            in->mem_bytes[in->n_mem++] = it->mem[i].bytes;
+        }
+}
+
+void kp_aws_instancetypes_observe_memory(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
+                                         const char *type, int64_t bytes)
+{
+    uint64_t h = amis_hash(nc);
+    if (!h || !type || bytes <= 0) return;
+    pthread_mutex_lock(&it->lock);
+    int64_t now = it->clock->now(it->clock);
+    mem_entry *e = NULL;
+    for (size_t i = 0; i < it->n_mem && !e; i++)
+        if (it->mem[i].amis == h && strcmp(it->mem[i].type, type) == 0) e = &it->mem[i];
+    if (!e) {
+        it->mem = kp_xgrow(it->mem, &it->cap_mem, it->n_mem + 1, sizeof(*it->mem));
+        e = &it->mem[it->n_mem++];
+        *e = (mem_entry){kp_xstrdup(type), h, bytes, 0};
+    }
+    if (e->expires_ns <= now || bytes < e->bytes) e->bytes = bytes; /* only ever lowered */
+    e->expires_ns = now + DISCOVERED_TTL_NS;
+    pthread_mutex_unlock(&it->lock);
+}
+
+static int catalog_locked(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
+                          const kp_aws_pg_info *pg, kp_arena *a, const kp_catalog **out)
 {
     if (!it->snap) return kp_error_set(KP_ENOTREADY, "no instance types found");
     if (nc && nc->n_status_subnets == 0) return kp_error_set(KP_ENOTREADY, "no subnets found");
     it_class_inputs in;
-    int err = kp_aws_it_class_inputs(&it->opts, nc, a, &in);
+    int err = kp_aws_it_class_inputs(&it->opts, nc, pg, a, &in);
     if (err < 0) return err;
+    discovered_inputs(it, nc, a, &in);
     const char *key = kp_aws_it_class_key(&in, a);
-    uint64_t prices_seq = it->prices ? kp_aws_prices_seqnum(it->prices) : 0;
-    uint64_t ice_seq = it->ice ? kp_aws_ice_seqnum(it->ice) : 0;
+    seqs q = {it->prices ? kp_aws_prices_seqnum(it->prices) : 0,
+              it->ice ? kp_aws_ice_seqnum(it->ice) : 0, it->crs ? kp_aws_crs_seqnum(it->crs) : 0};
     class_entry *e = find_class(it, nc && nc->meta.name ? nc->meta.name : "");
-    if (!fresh(e, key, it->snap_gen, prices_seq, ice_seq) &&
-        (err = rebuild(it, e, &in, key, prices_seq, ice_seq)) < 0)
-        return err;
+    if (!fresh(e, key, it->snap_gen, &q) && (err = rebuild(it, e, &in, key, &q)) < 0) return err;
     *out = e->catalog;
     return 0;
+}
+
+int kp_aws_instancetypes_catalog_pg(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
+                                    const kp_aws_pg_info *pg, const kp_catalog **out)
+{
+    kp_arena *a = kp_arena_new();
+    pthread_mutex_lock(&it->lock);
+    int err = catalog_locked(it, nc, pg, a, out);
+    pthread_mutex_unlock(&it->lock);
+    kp_arena_free(a);
+    return err;
 }
 
 int kp_aws_instancetypes_catalog(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
                                  const kp_catalog **out)
 {
-    kp_arena *a = kp_arena_new();
+    return kp_aws_instancetypes_catalog_pg(it, nc, NULL, out);
+}
+
+void kp_aws_instancetypes_set_reservations(kp_aws_instancetypes *it, kp_aws_reservations *crs)
+{
     pthread_mutex_lock(&it->lock);
-    int err = catalog_locked(it, nc, a, out);
+    it->crs = crs;
     pthread_mutex_unlock(&it->lock);
-    kp_arena_free(a);
-    return err;
 }

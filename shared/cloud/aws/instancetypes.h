@@ -87,6 +87,46 @@ bool kp_aws_instancetypes_ready(kp_aws_instancetypes *it);
 int kp_aws_instancetypes_catalog(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
                                  const kp_catalog **out);
 
+/* The placement group a class resolved to (cloud/aws/nodeclass.h finds it). */
+typedef struct kp_aws_pg_info {
+    const char *id;
+    const char *strategy; /* "cluster", "partition", "spread" */
+    int32_t partition_count;
+} kp_aws_pg_info;
+
+/*
+ * As kp_aws_instancetypes_catalog, for a class in placement group `pg` (NULL:
+ * none): types that do not support its strategy have no available offering,
+ * and every type carries karpenter.k8s.aws/placement-group-id (and, for a
+ * partition group, placement-group-partition In 1..N).
+ *
+ * Whatever the group, the class's other launch settings narrow the catalog
+ * as Karpenter's compatibility checks do: networkInterfaces (network cards,
+ * device indices, EFA-only count, ENA), nested virtualization, connection
+ * tracking (Nitro only). Its status.capacityReservations add reserved
+ * offerings: one per reservation of the type, in its zone, priced at the
+ * on-demand price / 10,000,000 (free, but ordered as on-demand is),
+ * available while the reservation has room (kp_aws_instancetypes_set_reservations),
+ * is not expiring and the type may launch there; the type's capacity types
+ * then include "reserved" and its reservation labels (id, type,
+ * interruptible) list the reservations' values.
+ */
+int kp_aws_instancetypes_catalog_pg(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
+                                    const kp_aws_pg_info *pg, const kp_catalog **out);
+
+/* Karpenter's discovered capacity: a registered node of `type` under the
+ * class's AMIs reported `memory_bytes` of memory; catalogs of classes with
+ * the same AMIs use it instead of the estimate when it is lower (the first
+ * report, then only lower ones; kept 60 days). */
+void kp_aws_instancetypes_observe_memory(kp_aws_instancetypes *it, const kp_ec2nodeclass *nc,
+                                         const char *type, int64_t memory_bytes);
+
+struct kp_aws_reservations;
+/* Where reserved offerings read remaining counts (borrowed; NULL: none known,
+ * so every reserved offering is unavailable). */
+void kp_aws_instancetypes_set_reservations(kp_aws_instancetypes *it,
+                                           struct kp_aws_reservations *crs);
+
 /* The row of `name` as the last refresh saw it (a copy: strings in `arena`):
  * hardware facts, the zones EC2 offers it in, the capacity types it supports.
  * KP_ENOTFOUND when unknown, KP_ENOTREADY before the first refresh. */

@@ -186,8 +186,59 @@ static void class_zones(const kp_ec2nodeclass *nc, kp_arena *a, it_class_inputs 
     }
 }
 
+static bool efa_only(const kp_nc_network_interface *ni)
+{
+    return ni->interface_type && strcmp(ni->interface_type, "efa-only") == 0;
+}
+
+/* networkInterfaces: EFA-only interfaces replace the type's EFA count, and
+ * the ones on card 0 take ENIs away from pods. */
+static void network_inputs(const kp_ec2nodeclass *nc, it_class_inputs *in)
+{
+    in->nis = nc->network_interfaces;
+    in->n_nis = nc->n_network_interfaces;
+    in->opts.has_network_interfaces = nc->n_network_interfaces > 0;
+    for (size_t i = 0; i < nc->n_network_interfaces; i++) {
+        if (!efa_only(&nc->network_interfaces[i])) continue;
+        in->opts.efa_only_interfaces++;
+        if (nc->network_interfaces[i].network_card_index == 0) in->opts.efa_only_interfaces_card0++;
+    }
+    in->nested_virtualization =
+        nc->nested_virtualization && strcmp(nc->nested_virtualization, "enabled") == 0;
+    in->connection_tracking = nc->connection_tracking.present;
+    in->crs = nc->status_capacity_reservations;
+    in->n_crs = nc->n_status_capacity_reservations;
+}
+
+/* Karpenter's network-interface check: ENA, cards, device indices, EFA-only count. */
+static bool interfaces_fit(const kp_aws_type_row *row, const it_class_inputs *in)
+{
+    if (!in->n_nis) return true;
+    if (row->ena_unsupported || row->n_cards == 0) return false;
+    for (size_t i = 0; i < in->n_nis; i++) {
+        const kp_nc_network_interface *ni = &in->nis[i];
+        if (ni->network_card_index < 0 || (uint32_t)ni->network_card_index >= row->n_cards ||
+            row->card_max_enis[ni->network_card_index] <= ni->device_index)
+            return false;
+    }
+    return in->opts.efa_only_interfaces <= row->info.max_efa;
+}
+
+bool kp_aws_it_compatible(const kp_aws_type_row *row, const it_class_inputs *in)
+{
+    if (in->opts.ami_family == KP_AWS_AMI_AL2023 && strncmp(row->info.name, "a1.", 3) == 0)
+        return false; /* a1 cannot boot AL2023 */
+    if (!row->known) return true; /* the built-in table: nothing to check against */
+    if (!interfaces_fit(row, in)) return false;
+    if (in->nested_virtualization && !row->nested_virtualization) return false;
+    if (in->connection_tracking && row->info.hypervisor != KP_AWS_HV_NITRO) return false;
+    if (in->pg.id && !(row->placement_strategies & kp_aws_pg_strategy_bit(in->pg.strategy)))
+        return false;
+    return true;
+}
+
 int kp_aws_it_class_inputs(const kp_aws_instancetypes_opts *flags, const kp_ec2nodeclass *nc,
-                           kp_arena *a, it_class_inputs *out)
+                           const kp_aws_pg_info *pg, kp_arena *a, it_class_inputs *out)
 {
     it_class_inputs in;
     memset(&in, 0, sizeof(in)); /* padding too: inputs are compared with memcmp */
@@ -200,10 +251,13 @@ int kp_aws_it_class_inputs(const kp_aws_instancetypes_opts *flags, const kp_ec2n
     in.opts.instance_store_raid0 = nc && nc->instance_store_policy == KP_INSTANCE_STORE_RAID0;
     int err = nc ? parse_kubelet(&nc->kubelet, &in.opts.kubelet) : 0;
     if (err < 0) return err;
-    if (nc)
+    if (nc) {
         class_zones(nc, a, &in);
-    else
+        network_inputs(nc, &in);
+    } else {
         in.any_zone = true;
+    }
+    if (pg && pg->id) in.pg = *pg;
     memcpy(out, &in, sizeof(in));
     return 0;
 }
@@ -217,6 +271,19 @@ const char *kp_aws_it_class_key(const it_class_inputs *in, kp_arena *a)
     kp_buf_printf(&b, "|%s|%d", in->windows_build ? in->windows_build : "", in->any_zone);
     for (uint32_t i = 0; i < in->n_zones; i++)
         kp_buf_printf(&b, "|%s=%s", in->zones[i], in->zone_ids[i] ? in->zone_ids[i] : "");
+    for (size_t i = 0; i < in->n_nis; i++)
+        kp_buf_printf(&b, "|ni%d.%d.%s", (int)in->nis[i].network_card_index,
+                      (int)in->nis[i].device_index, in->nis[i].interface_type);
+    kp_buf_printf(&b, "|nv%d|ct%d|pg=%s/%s/%d", in->nested_virtualization,
+                  in->connection_tracking, in->pg.id ? in->pg.id : "",
+                  in->pg.strategy ? in->pg.strategy : "", (int)in->pg.partition_count);
+    for (size_t i = 0; i < in->n_mem; i++)
+        kp_buf_printf(&b, "|mem=%s/%lld", in->mem_types[i], (long long)in->mem_bytes[i]);
+    for (size_t i = 0; i < in->n_crs; i++) {
+        const kp_nc_capacity_reservation *c = &in->crs[i];
+        kp_buf_printf(&b, "|cr=%s/%s/%s/%s/%s/%d", c->id, c->availability_zone, c->instance_type,
+                      c->reservation_type, c->state, c->interruptible);
+    }
     const char *key = kp_arena_strdup(a, kp_buf_cstr(&b));
     kp_buf_free(&b);
     return key;

@@ -137,6 +137,36 @@ static void storage(const kp_ec2_instance_type *in, kp_aws_type_info *t)
         t->local_nvme_gb = in->instance_storage_gb;
 }
 
+uint8_t kp_aws_pg_strategy_bit(const char *s)
+{
+    if (!s) return 0;
+    if (strcmp(s, "cluster") == 0) return KP_AWS_PG_CLUSTER;
+    if (strcmp(s, "partition") == 0) return KP_AWS_PG_PARTITION;
+    if (strcmp(s, "spread") == 0) return KP_AWS_PG_SPREAD;
+    return 0;
+}
+
+/* The facts node-class compatibility reads (Karpenter's compatibility checks). */
+static void compatibility(kp_arena *a, const kp_ec2_instance_type *in, kp_aws_type_row *row)
+{
+    row->known = true;
+    row->nested_virtualization = has((const char *const *)in->processor_features,
+                                     in->n_processor_features, "nested-virtualization");
+    row->ena_unsupported = in->ena_support && strcmp(in->ena_support, "unsupported") == 0;
+    for (size_t i = 0; i < in->n_placement_strategies; i++)
+        row->placement_strategies |= kp_aws_pg_strategy_bit(in->placement_strategies[i]);
+    uint32_t n = 0;
+    for (size_t i = 0; i < in->n_network_cards; i++)
+        if (in->network_cards[i].index >= 0 && (uint32_t)in->network_cards[i].index + 1 > n)
+            n = (uint32_t)in->network_cards[i].index + 1;
+    int32_t *cards = KP_ARENA_NEW(a, int32_t, n + 1);
+    for (size_t i = 0; i < in->n_network_cards; i++)
+        if (in->network_cards[i].index >= 0)
+            cards[in->network_cards[i].index] = in->network_cards[i].max_interfaces;
+    row->card_max_enis = cards;
+    row->n_cards = n;
+}
+
 /* One EC2 answer item as a row; false when it cannot be used. */
 static bool convert(kp_arena *a, const kp_ec2_instance_type *in, kp_aws_type_row *row)
 {
@@ -157,6 +187,7 @@ static bool convert(kp_arena *a, const kp_ec2_instance_type *in, kp_aws_type_row
     row->spot = has(uc, in->n_usage_classes, "spot");
     row->nitro_enclaves =
         in->nitro_enclaves_support && strcmp(in->nitro_enclaves_support, "supported") == 0;
+    compatibility(a, in, row);
     return true;
 }
 

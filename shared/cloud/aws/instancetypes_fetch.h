@@ -33,7 +33,20 @@ typedef struct kp_aws_type_row {
     bool on_demand;      /* SupportedUsageClasses has "on-demand" */
     bool spot;           /* ... "spot" */
     bool nitro_enclaves; /* NitroEnclavesSupport "supported" (the nitro-sandbox label) */
+    /* What node-class compatibility checks read. `known` false (rows from the
+     * built-in table): none of it is known and no check refuses the type. */
+    bool known;
+    bool nested_virtualization; /* processor feature "nested-virtualization" */
+    bool ena_unsupported;
+    uint8_t placement_strategies; /* KP_AWS_PG_* bits */
+    const int32_t *card_max_enis; /* per network card index */
+    uint32_t n_cards;
 } kp_aws_type_row;
+
+enum { KP_AWS_PG_CLUSTER = 1, KP_AWS_PG_PARTITION = 2, KP_AWS_PG_SPREAD = 4 };
+
+/* KP_AWS_PG_* of a strategy name ("cluster" ...), 0 for others. */
+uint8_t kp_aws_pg_strategy_bit(const char *strategy);
 
 /* Fetch and convert every type (all strings in `arena`), sorted by name.
  * Types EC2 lists without vCPUs or memory are left out. */

@@ -210,6 +210,7 @@ typedef struct sqs_source {
     kp_interruption_source base;
     kp_aws_client *sqs;
     kp_aws_ice_cache *ice;
+    kp_aws_reservations *crs;
     char *queue_name;
     char *queue_url; /* NULL until looked up */
     int32_t max_messages;
@@ -290,16 +291,19 @@ static int sqs_ack(kp_interruption_source *src, const kp_interruption *m)
     return err;
 }
 
-/* A spot reclaim says EC2 is short of that offering: stop asking for it a while. */
+/* A spot reclaim says EC2 is short of that offering: stop asking for it a
+ * while. A reservation being reclaimed has no room left (Karpenter zeroes
+ * its count). */
 static void sqs_observe(kp_interruption_source *src, const kp_interruption *m,
                         const char *instance_type, const char *zone, const char *capacity_type,
                         const char *reservation_id)
 {
     sqs_source *s = (sqs_source *)src;
     (void)capacity_type;
-    (void)reservation_id;
     if (m->kind == KP_INTERRUPT_SPOT && s->ice)
         kp_aws_ice_mark(s->ice, "spot", instance_type, zone, m->kind_name);
+    if (m->kind == KP_INTERRUPT_CAPACITY_RESERVATION && s->crs && reservation_id)
+        kp_aws_crs_mark_unavailable(s->crs, reservation_id);
 }
 
 static const char *sqs_name(const kp_interruption_source *src)
@@ -330,6 +334,7 @@ int kp_aws_interruption_source_new(const kp_aws_interruption_opts *o, kp_interru
     s->base.ops = &SQS_OPS;
     s->sqs = o->sqs;
     s->ice = o->ice;
+    s->crs = o->crs;
     s->queue_name = kp_xstrdup(o->queue_name);
     s->max_messages = o->max_messages ? o->max_messages : 10;
     s->visibility_timeout = o->visibility_timeout ? o->visibility_timeout : 20;

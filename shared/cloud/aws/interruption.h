@@ -22,6 +22,7 @@
 #include "base/arena.h"
 #include "base/clock.h"
 #include "cloud/aws/aws_http.h"
+#include "cloud/aws/capacityreservation.h"
 #include "cloud/aws/ice_cache.h"
 #include "cloud/interruption.h"
 
@@ -38,6 +39,7 @@ typedef struct kp_aws_interruption_opts {
     kp_aws_client *sqs;         /* borrowed; used by receive/ack from one thread */
     const char *queue_name;     /* or a queue URL (starts with http) */
     kp_aws_ice_cache *ice;      /* borrowed; spot interruptions mark it. NULL: none */
+    kp_aws_reservations *crs;   /* borrowed; reclaimed reservations lose their room. NULL: none */
     int32_t max_messages;       /* 0: 10 */
     int32_t visibility_timeout; /* seconds; 0: 20 */
 } kp_aws_interruption_opts;

@@ -12,6 +12,7 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/xalloc.h"
+#include "cloud/aws/launchtemplate_internal.h"
 #include "cloud/aws/nodeclass_internal.h"
 
 #define FULL_SUBNET_TTL_NS KP_AWS_ICE_TTL_NS
@@ -22,6 +23,7 @@ struct kp_aws_launcher {
     kp_aws_lts *lts;
     kp_aws_nc_resolver *resolver;
     kp_aws_ice_cache *ice;
+    kp_aws_reservations *crs;
     kp_aws_cache *full_subnets; /* subnets EC2 found without free addresses */
 };
 
@@ -35,6 +37,7 @@ int kp_aws_launcher_new(kp_aws_launcher **out, const kp_aws_launcher_opts *o)
     l->lts = o->lts;
     l->resolver = o->resolver;
     l->ice = o->ice;
+    l->crs = o->crs;
     l->full_subnets = kp_aws_cache_new(o->clock);
     *out = l;
     return 0;
@@ -150,10 +153,13 @@ static const zone_subnet *subnet_in(const zone_subnet *z, size_t n, const char *
 
 /* ------------------------------------------------------------------ groups */
 
-/* Types sharing one launch template: same AMI, same pod capacity. */
+/* Types sharing one launch template: same AMI, pod capacity, EFA interfaces
+ * and (reserved launches) reservation. */
 typedef struct group {
     const char *ami;
     int64_t pods;
+    int32_t efa;
+    const char *reservation; /* NULL unless reserved */
     kp_aws_lt lt;
     kp_ec2_fleet_override *ov;
     size_t n_ov;
@@ -169,26 +175,56 @@ typedef struct attempt {
     zone_subnet *zones;
     size_t n_zones;
     group *groups;
-    size_t n_groups;
+    size_t n_groups, cap_groups;
+    kp_aws_pg_info pg; /* id NULL: none */
+    int32_t partition;
 } attempt;
 
-static group *group_for(attempt *t, const char *ami, int64_t pods)
+static bool same(const char *a, const char *b)
 {
-    for (size_t i = 0; i < t->n_groups; i++)
-        if (strcmp(t->groups[i].ami, ami) == 0 && t->groups[i].pods == pods) return &t->groups[i];
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static group *group_for(attempt *t, const group *key)
+{
+    for (size_t i = 0; i < t->n_groups; i++) {
+        group *g = &t->groups[i];
+        if (same(g->ami, key->ami) && g->pods == key->pods && g->efa == key->efa &&
+            same(g->reservation, key->reservation))
+            return g;
+    }
+    if (t->n_groups == t->cap_groups) {
+        size_t cap = t->cap_groups ? t->cap_groups * 2 : 8;
+        t->groups = kp_arena_grow(t->a, t->groups, t->n_groups, cap, sizeof(*t->groups));
+        t->cap_groups = cap;
+    }
     group *g = &t->groups[t->n_groups++];
-    *g = (group){ami, pods, {0}, KP_ARENA_NEW(t->a, kp_ec2_fleet_override, 0 + 1), 0};
+    *g = *key;
+    g->ov = NULL, g->n_ov = 0;
     return g;
 }
 
-static void add_overrides(attempt *t, group *g, uint32_t i)
+/* EFA interfaces a template attaches: the type's count when the claim asks
+ * for EFA and the class lists no interfaces of its own. */
+static int32_t efa_for(const attempt *t, const kp_instance_type *it)
+{
+    if (t->nc->n_network_interfaces ||
+        !kp_resource_list_get(&t->claim->spec.resource_requests, KP_RESOURCE_EFA))
+        return 0;
+    return (int32_t)(kp_it_capacity(it, KP_RESOURCE_EFA) / 1000);
+}
+
+static void add_overrides(attempt *t, const kp_nc_ami *ami, uint32_t i)
 {
     const kp_instance_type *it = t->choice.types[i];
+    group key = {ami->id, kp_it_capacity(it, "pods") / 1000, efa_for(t, it), NULL, {0}, NULL, 0};
     for (uint32_t j = 0; j < it->n_offerings; j++) {
         const kp_offering *o = &it->offerings[j];
         const zone_subnet *z =
             t->choice.usable[i][j] ? subnet_in(t->zones, t->n_zones, o->zone) : NULL;
         if (!z) continue;
+        key.reservation = strcmp(o->capacity_type, "reserved") == 0 ? o->reservation_id : NULL;
+        group *g = group_for(t, &key);
         g->ov = kp_arena_grow(t->a, g->ov, g->n_ov, g->n_ov + 1, sizeof(*g->ov));
         g->ov[g->n_ov++] =
             (kp_ec2_fleet_override){it->name, z->subnet, z->zone, g->ami, o->price, true};
@@ -197,25 +233,20 @@ static void add_overrides(attempt *t, group *g, uint32_t i)
 
 static int build_groups(attempt *t)
 {
-    t->groups = KP_ARENA_NEW(t->a, group, t->choice.n_types + 1);
+    t->groups = NULL, t->n_groups = t->cap_groups = 0;
     bool any_ami = false;
     for (uint32_t i = 0; i < t->choice.n_types; i++) {
         const kp_nc_ami *ami = kp_aws_nodeclass_ami_for(t->nc, t->choice.types[i]);
         if (!ami) continue;
         any_ami = true;
-        add_overrides(t, group_for(t, ami->id, kp_it_capacity(t->choice.types[i], "pods") / 1000),
-                      i);
+        add_overrides(t, ami, i);
     }
-    size_t with = 0;
-    for (size_t i = 0; i < t->n_groups; i++)
-        if (t->groups[i].n_ov) t->groups[with++] = t->groups[i];
-    t->n_groups = with;
     if (!any_ami)
         return kp_error_set(KP_ERROR,
                             "no instance types satisfy requirements of the amis of "
                             "ec2nodeclass %s",
                             t->nc->meta.name);
-    if (!with)
+    if (!t->n_groups)
         return kp_error_set(KP_ERROR, "no capacity offerings are currently available given the "
                                       "constraints (no subnet in the offered zones)");
     return 0;
@@ -229,9 +260,40 @@ static int ensure_templates(attempt *t)
     for (size_t i = 0; i < t->n_groups; i++) {
         group *g = &t->groups[i];
         kp_aws_lt_params p = {t->nc, t->claim, g->ami, t->choice.capacity_type, (int32_t)g->pods,
-                              tags,  n_tags};
+                              tags, n_tags, g->reservation, t->choice.reservation_type,
+                              t->choice.reservation_interruptible, g->efa, t->pg.id,
+                              t->partition};
         int err = kp_aws_lt_ensure(t->l->lts, t->ec2, t->a, &p, &g->lt);
         if (err < 0) return kp_error_wrap(err, "getting launch templates");
+    }
+    return 0;
+}
+
+/* The class's placement group, and for a partition group the lowest
+ * partition the claim allows (0: any, EC2 picks). */
+static int placement(attempt *t)
+{
+    bool found = false;
+    t->pg = (kp_aws_pg_info){0};
+    t->partition = 0;
+    if (!t->nc->has_placement_group_selector) return 0;
+    int err = kp_aws_nc_placement_group(t->l->resolver, t->ec2, t->nc, t->a, &t->pg, &found);
+    if (!found)
+        return err < 0 ? err
+                       : kp_error_set(KP_ENOTREADY, "ec2nodeclass %s: placement group not found",
+                                      t->nc->meta.name);
+    kp_error_clear(); /* the last group found stands in while EC2 is unwell */
+    const kp_nodeclaim_spec *spec = &t->claim->spec;
+    for (size_t i = 0; t->pg.strategy && !strcmp(t->pg.strategy, "partition") &&
+                       i < spec->n_requirements;
+         i++) {
+        const kp_selector_req *r = &spec->requirements[i];
+        if (strcmp(r->key, KP_AWS_LABEL_PG_PARTITION) || r->op != KP_OP_IN) continue;
+        for (size_t v = 0; v < r->n_values; v++) {
+            long n = strtol(r->values[v], NULL, 10);
+            if (n > 0 && n <= INT32_MAX && (t->partition == 0 || n < t->partition))
+                t->partition = (int32_t)n;
+        }
     }
     return 0;
 }
@@ -241,6 +303,34 @@ static int ensure_templates(attempt *t)
 static bool spot(const char *ct)
 {
     return strcmp(ct, "spot") == 0;
+}
+
+static bool reserved(const char *ct)
+{
+    return ct && strcmp(ct, "reserved") == 0;
+}
+
+/* Karpenter's target capacity types and allocation strategies: reserved
+ * capacity goes as on-demand (into the targeted reservation), capacity
+ * blocks as capacity-block without on-demand options, interruptible ODCRs as
+ * reserved-capacity of that reservation type. */
+static void set_capacity_type(const attempt *t, kp_ec2_create_fleet_input *in)
+{
+    const char *ct = t->choice.capacity_type;
+    in->default_target_capacity_type = ct;
+    if (spot(ct)) {
+        in->spot_allocation_strategy = "price-capacity-optimized";
+        return;
+    }
+    bool block = reserved(ct) && t->choice.reservation_type &&
+                 strcmp(t->choice.reservation_type, "capacity-block") == 0;
+    bool interruptible = reserved(ct) && t->choice.reservation_interruptible;
+    if (reserved(ct))
+        in->default_target_capacity_type = block           ? "capacity-block"
+                                           : interruptible ? "reserved-capacity"
+                                                           : "on-demand";
+    if (interruptible) in->reserved_capacity_type = "interruptible-capacity-reservation";
+    else if (!block) in->on_demand_allocation_strategy = "lowest-price";
 }
 
 static int create_fleet(attempt *t, kp_ec2_fleet_result *res)
@@ -257,16 +347,13 @@ static int create_fleet(attempt *t, kp_ec2_fleet_result *res)
     specs[0] = (kp_ec2_tag_spec){"instance", tags, n_tags};
     specs[1] = (kp_ec2_tag_spec){"volume", tags, n_tags};
     specs[2] = (kp_ec2_tag_spec){"fleet", tags, n_tags};
-    const char *ct = t->choice.capacity_type;
     const char *relaxed =
         kp_labels_get(&t->claim->meta.annotations, "karpenter.sh/nodeclaim-min-values-relaxed");
     kp_ec2_create_fleet_input in = {0};
     in.configs = cfg;
     in.n_configs = t->n_groups;
     in.total_target_capacity = 1;
-    in.default_target_capacity_type = ct;
-    in.spot_allocation_strategy = spot(ct) ? "price-capacity-optimized" : NULL;
-    in.on_demand_allocation_strategy = spot(ct) ? NULL : "lowest-price";
+    set_capacity_type(t, &in);
     in.tag_specs = specs;
     in.n_tag_specs = 3;
     if (t->nc->context && *t->nc->context && !(relaxed && strcmp(relaxed, "true") == 0))
@@ -281,7 +368,21 @@ static bool template_missing(const kp_aws_client *ec2)
            strcmp(code, "InvalidLaunchTemplateId.NotFound") == 0;
 }
 
-/* Remember what each fleet error says about capacity. */
+/* The reservation a reserved override of (type, zone) targeted. */
+static const char *reservation_of(const attempt *t, const char *type, const char *zone)
+{
+    for (size_t i = 0; type && zone && i < t->n_groups; i++)
+        for (size_t j = 0; j < t->groups[i].n_ov; j++) {
+            const kp_ec2_fleet_override *o = &t->groups[i].ov[j];
+            if (!strcmp(o->instance_type, type) && !strcmp(o->availability_zone, zone))
+                return t->groups[i].reservation;
+        }
+    return NULL;
+}
+
+/* Remember what each fleet error says about capacity: an exhausted
+ * reservation has no room left (until EC2 next says otherwise); other
+ * offerings go to the ICE cache. */
 static void mark(attempt *t, const kp_ec2_fleet_result *res)
 {
     const char *ct = t->choice.capacity_type;
@@ -292,10 +393,14 @@ static void mark(attempt *t, const kp_ec2_fleet_result *res)
             kp_aws_cache_put(t->l->full_subnets, e->subnet_id, mark_value, FULL_SUBNET_TTL_NS);
             cJSON_Delete(mark_value);
         }
-        if (kp_aws_code_is_insufficient_capacity(e->code))
+        if (kp_aws_code_is_insufficient_capacity(e->code) && reserved(ct)) {
+            const char *id = reservation_of(t, e->instance_type, e->availability_zone);
+            if (id && t->l->crs) kp_aws_crs_mark_unavailable(t->l->crs, id);
+        } else if (kp_aws_code_is_insufficient_capacity(e->code)) {
             kp_aws_ice_mark(t->l->ice, ct, e->instance_type, e->availability_zone, e->code);
-        else if (strcmp(e->code, "AuthFailure.ServiceLinkedRoleCreationNotPermitted") == 0)
+        } else if (strcmp(e->code, "AuthFailure.ServiceLinkedRoleCreationNotPermitted") == 0) {
             kp_aws_ice_mark_capacity_type(t->l->ice, "spot", e->code);
+        }
     }
 }
 
@@ -334,8 +439,27 @@ static int launched(const attempt *t, const kp_ec2_fleet_result *res, kp_aws_lau
     if (!type)
         return kp_error_set(KP_ERROR, "creating fleet: launched %s of a type not asked for (%s)",
                             fi->instance_ids[0], fi->instance_type ? fi->instance_type : "none");
-    *out = (kp_aws_launched){fi->instance_ids[0],     type,   fi->availability_zone, fi->subnet_id,
-                             t->choice.capacity_type, g->ami, res->fleet_id};
+    *out = (kp_aws_launched){.instance_id = fi->instance_ids[0],
+                             .type = type,
+                             .zone = fi->availability_zone,
+                             .subnet_id = fi->subnet_id,
+                             .capacity_type = t->choice.capacity_type,
+                             .image_id = g->ami,
+                             .fleet_id = res->fleet_id};
+    out->efa_count = g->efa;
+    out->placement_group_id = t->pg.id;
+    out->placement_partition = t->partition;
+    if (reserved(t->choice.capacity_type)) {
+        const char *zone = fi->availability_zone;
+        for (size_t j = 0; !zone && j < g->n_ov; j++) /* an answer without placement */
+            if (!strcmp(g->ov[j].instance_type, fi->instance_type)) zone = g->ov[j].availability_zone;
+        const char *id = reservation_of(t, fi->instance_type, zone);
+        /* the catalog launched from is the caller's copy, freed after the launch */
+        out->reservation_id = id ? kp_arena_strdup(t->a, id) : NULL;
+        out->reservation_type = t->choice.reservation_type;
+        out->reservation_interruptible = t->choice.reservation_interruptible;
+        if (out->reservation_id && t->l->crs) kp_aws_crs_mark_launched(t->l->crs, out->reservation_id);
+    }
     return 0;
 }
 
@@ -379,7 +503,9 @@ static int complete(attempt *t, kp_aws_launched *out)
 
 static int attempt_once(attempt *t, const kp_catalog *cat, const char *ct, kp_aws_launched *out)
 {
-    int err = kp_aws_launch_select(cat, t->claim, t->l->ice, ct, t->a, &t->choice);
+    kp_aws_launch_reservations crs = {t->nc, t->l->crs};
+    int err = kp_aws_launch_select(cat, t->claim, t->l->ice, &crs, ct, t->a, &t->choice);
+    if (err == 0) err = placement(t);
     if (err == 0) err = zonal_subnets(t->l, t->ec2, t->nc, t->a, &t->zones, &t->n_zones);
     if (err == 0) err = build_groups(t);
     if (err == 0) err = ensure_templates(t);
@@ -420,6 +546,15 @@ int kp_aws_launch(kp_aws_launcher *l, const kp_aws_nc_clients *clients, const kp
 {
     attempt base = {.l = l, .ec2 = clients->ec2, .nc = nc, .claim = claim, .a = arena}, used;
     int err = attempt_twice(&base, catalog, NULL, &used, out);
+    if (err == KP_EINSUFFICIENT_CAPACITY && reserved(used.choice.capacity_type)) {
+        /* The reservation had no room after all; it now counts none, so the
+         * next choice is another reservation, spot or on-demand — if the
+         * claim allows any. */
+        char *first = kp_arena_strdup(arena, kp_error_last());
+        err = attempt_twice(&base, catalog, NULL, &used, out);
+        if (err == KP_EINSUFFICIENT_CAPACITY && !used.choice.capacity_type)
+            return kp_error_set(err, "%s", first);
+    }
     bool spot_failed = err == KP_EINSUFFICIENT_CAPACITY && used.choice.capacity_type &&
                        spot(used.choice.capacity_type);
     if (!spot_failed) return err;

@@ -4,29 +4,41 @@
  *
  * Selection (kp_aws_launch_select): the class's catalog narrowed to the types
  * the claim allows (requirements, resource requests, an available offering
- * in a zone and capacity type it allows that the ICE cache does not hold),
- * then Karpenter's launch filters — exotic types (metal, GPUs, accelerators)
- * dropped when anything else fits, spot offerings dearer than the cheapest
- * on-demand one dropped when the claim allows both —, the capacity type
- * (spot when any spot offering is left, else on-demand), and the types
- * ordered cheapest first by their cheapest allowed offering, at most
- * KP_AWS_MAX_INSTANCE_TYPES.
+ * in a zone and capacity type it allows that the ICE cache does not hold;
+ * a reserved offering also needs its reservation to have room, not to be
+ * expiring, and to match the claim's capacity-reservation-id/-type/
+ * -interruptible requirements, while a claim pinned to a reservation takes
+ * no other offering), then Karpenter's launch filters — for a reserved
+ * launch one kind of reservation (the cheapest of default, capacity block,
+ * interruptible, in that order on ties), one type for a capacity block, and
+ * one reservation per zone (the one with most room); exotic types (metal,
+ * GPUs, accelerators) dropped when anything else fits, spot offerings dearer
+ * than the cheapest on-demand one dropped when the claim allows both —, the
+ * capacity type (reserved when a reservation is usable, else spot when any
+ * spot offering is left, else on-demand), and the types ordered cheapest
+ * first by their cheapest allowed offering, at most KP_AWS_MAX_INSTANCE_TYPES.
  *
  * Launch (kp_aws_launch): one subnet per zone (the class's subnet there with
  * the most free IPs, subnets that just ran out of addresses last), one launch
- * template per (AMI the type runs, pod capacity) with its overrides (type x
- * zone's subnet, the image, the offering price as priority), spot with
- * price-capacity-optimized, on-demand with lowest-price, tags on the
+ * template per (AMI the type runs, pod capacity, EFA interfaces, reservation)
+ * with its overrides (type x zone's subnet, the image, the offering price as
+ * priority), spot with price-capacity-optimized, on-demand with lowest-price,
+ * reserved as on-demand into the targeted reservation (capacity blocks as
+ * capacity-block, interruptible ODCRs as reserved-capacity), in the class's
+ * placement group (a partition group's lowest allowed partition), tags on the
  * instance, its volumes and the fleet (the class's tags, karpenter.sh/nodepool,
  * karpenter.sh/nodeclaim, karpenter.k8s.aws/ec2nodeclass, eks:eks-cluster-name,
  * kubernetes.io/cluster/<name>=owned, and the class hash with its version so
  * drift can be read back from the instance).
  *
  * Fleet errors mark the ICE cache (capacity type, type, zone) for the
- * capacity codes, spot as a whole when the spot service-linked role cannot be
- * created, and the subnet when it has no free addresses. Nothing launched
- * and only such errors: KP_EINSUFFICIENT_CAPACITY — after one more try on
- * on-demand when spot came back empty and the claim allows on-demand. A
+ * capacity codes — for a reserved launch, the reservation's count goes to
+ * zero instead —, spot as a whole when the spot service-linked role cannot
+ * be created, and the subnet when it has no free addresses. A reserved
+ * launch takes one from its reservation's count. Nothing launched and only
+ * such errors: KP_EINSUFFICIENT_CAPACITY — after one more try without the
+ * exhausted reservation, and one more on on-demand when spot came back
+ * empty, when the claim allows them. A
  * launch template EC2 no longer has is forgotten and the launch tried once
  * more.
  *
@@ -55,10 +67,24 @@
 #define KP_AWS_TAG_NODECLASS "karpenter.k8s.aws/ec2nodeclass"
 #define KP_AWS_TAG_CLUSTER   "eks:eks-cluster-name"
 
+/* The extended resource of EFA interfaces. */
+#define KP_RESOURCE_EFA "vpc.amazonaws.com/efa"
+
 /* ---- selection --------------------------------------------------------- */
 
+/* What selection knows of a class's capacity reservations. */
+typedef struct kp_aws_launch_reservations {
+    const kp_ec2nodeclass *nc;   /* status.capacityReservations: type, interruptible, state */
+    kp_aws_reservations *counts; /* remaining counts now; NULL: the catalog's word */
+} kp_aws_launch_reservations;
+
 typedef struct kp_aws_launch_choice {
-    const char *capacity_type;      /* "spot" or "on-demand" */
+    const char *capacity_type;      /* "reserved", "spot" or "on-demand" */
+    /* "reserved": the reservations' type ("default", "capacity-block") and
+     * whether they are interruptible ODCRs (one kind per launch: a fleet
+     * has one market type). */
+    const char *reservation_type;
+    bool reservation_interruptible;
     const kp_instance_type **types; /* cheapest first */
     uint32_t n_types;
     /* Per type (parallel to `types`): which of its offerings may be used —
@@ -73,8 +99,8 @@ typedef struct kp_aws_launch_choice {
  * claim requirements that do not parse.
  */
 int kp_aws_launch_select(const kp_catalog *catalog, const kp_nodeclaim *claim,
-                         kp_aws_ice_cache *ice, const char *capacity_type, kp_arena *arena,
-                         kp_aws_launch_choice *out);
+                         kp_aws_ice_cache *ice, const kp_aws_launch_reservations *crs,
+                         const char *capacity_type, kp_arena *arena, kp_aws_launch_choice *out);
 
 /*
  * A catalog of its own (the caller frees it) holding copies of the types
@@ -84,7 +110,8 @@ int kp_aws_launch_select(const kp_catalog *catalog, const kp_nodeclaim *claim,
  * Errors as kp_aws_launch_select.
  */
 int kp_aws_launch_candidates(const kp_catalog *catalog, const kp_nodeclaim *claim,
-                             kp_aws_ice_cache *ice, kp_catalog **out);
+                             kp_aws_ice_cache *ice, const kp_aws_launch_reservations *crs,
+                             kp_catalog **out);
 
 /* ---- launching --------------------------------------------------------- */
 
@@ -96,6 +123,7 @@ typedef struct kp_aws_launcher_opts {
     kp_aws_nc_resolver *resolver; /* required: the class's subnets */
     kp_aws_ice_cache *ice;        /* required */
     const kp_clock *clock;        /* NULL: the system clock */
+    kp_aws_reservations *crs;     /* remaining counts of reservations; NULL: none */
 } kp_aws_launcher_opts;
 
 typedef struct kp_aws_launched {
@@ -106,6 +134,13 @@ typedef struct kp_aws_launched {
     const char *capacity_type;
     const char *image_id;
     const char *fleet_id;
+    /* capacity_type "reserved": the reservation, its type and kind */
+    const char *reservation_id;
+    const char *reservation_type;
+    bool reservation_interruptible;
+    int32_t efa_count;              /* EFA interfaces the template attached */
+    const char *placement_group_id; /* NULL: none */
+    int32_t placement_partition;    /* 0: EC2's choice */
 } kp_aws_launched;
 
 int kp_aws_launcher_new(kp_aws_launcher **out, const kp_aws_launcher_opts *o);

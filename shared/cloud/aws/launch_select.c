@@ -14,25 +14,8 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 
-#define SPOT      "spot"
-#define ON_DEMAND "on-demand"
+#include "cloud/aws/launch_internal.h"
 
-/* A type still in the running, with the offerings it may use. */
-typedef struct cand {
-    const kp_instance_type *type;
-    bool *ok; /* per offering */
-    double price;
-    size_t index;
-} cand;
-
-typedef struct sel {
-    kp_symtab *symtab;
-    kp_arena *tmp;
-    kp_requirements claim;
-    bool min_values;
-    kp_aws_ice_cache *ice;
-    const char *forced;
-} sel;
 
 static int claim_requirements(sel *s, const kp_nodeclaim *claim)
 {
@@ -50,10 +33,24 @@ static int claim_requirements(sel *s, const kp_nodeclaim *claim)
     return 0;
 }
 
-static bool claim_allows(sel *s, kp_sym key, const char *value)
+bool kp_aws_sel_allows(sel *s, kp_sym key, const char *value)
 {
     const kp_requirement *r = kp_requirements_get(&s->claim, key);
     return !r || kp_requirement_has(s->symtab, r, kp_sym_intern(s->symtab, value));
+}
+
+#define claim_allows kp_aws_sel_allows
+
+/* Whether the claim lets label `key` be absent (no requirement, DoesNotExist, NotIn). */
+static bool claim_allows_absent(sel *s, const char *key)
+{
+    const kp_requirement *r = kp_requirements_get(&s->claim, kp_sym_intern(s->symtab, key));
+    return !r || (!r->complement && r->n_values == 0) || (r->complement && r->n_values > 0);
+}
+
+static bool reservation_key(kp_sym key, const sel *s)
+{
+    return key == s->k_cr_id || key == s->k_cr_type || key == s->k_cr_interruptible;
 }
 
 /* The type's labels (zone and capacity type aside: offerings carry those)
@@ -69,7 +66,7 @@ static bool type_compatible(sel *s, const kp_instance_type *it)
         if (kp_requirement_new(&req, s->symtab, s->tmp, r->key, r->op, r->values, r->n_values, 0) <
             0)
             return false;
-        if (req.key != KP_SYM_ZONE && req.key != KP_SYM_CAPACITY_TYPE)
+        if (req.key != KP_SYM_ZONE && req.key != KP_SYM_CAPACITY_TYPE && !reservation_key(req.key, s))
             kp_requirements_add(&reqs, s->symtab, s->tmp, &req);
     }
     return kp_requirements_intersects(s->symtab, &reqs, &s->claim, NULL);
@@ -89,17 +86,20 @@ static bool fits(const kp_instance_type *it, const kp_nodeclaim *claim)
 static bool offering_ok(sel *s, const kp_instance_type *it, const kp_offering *o)
 {
     if (!o->available || !o->zone || !o->capacity_type) return false;
-    if (strcmp(o->capacity_type, SPOT) != 0 && strcmp(o->capacity_type, ON_DEMAND) != 0)
-        return false; /* reserved capacity is not launched here */
+    bool reserved = strcmp(o->capacity_type, RESERVED) == 0;
+    if (!reserved && strcmp(o->capacity_type, SPOT) != 0 && strcmp(o->capacity_type, ON_DEMAND) != 0)
+        return false;
     if (s->forced && strcmp(o->capacity_type, s->forced) != 0) return false;
     if (!claim_allows(s, KP_SYM_ZONE, o->zone) ||
         !claim_allows(s, KP_SYM_CAPACITY_TYPE, o->capacity_type))
         return false;
+    if (reserved) return kp_aws_reservation_usable(s, o);
+    if (!claim_allows_absent(s, KP_AWS_LABEL_CR_ID)) return false; /* pinned to a reservation */
     return !(s->ice && kp_aws_ice_unavailable(s->ice, o->capacity_type, it->name, o->zone));
 }
 
 /* Cheapest usable offering; false when there is none. */
-static bool reprice(cand *c)
+bool kp_aws_cand_reprice(cand *c)
 {
     c->price = DBL_MAX;
     bool any = false;
@@ -121,7 +121,7 @@ static size_t candidates(sel *s, const kp_catalog *cat, const kp_nodeclaim *clai
         cand c = {it, KP_ARENA_NEW(a, bool, it->n_offerings + 1), 0, t};
         for (uint32_t i = 0; i < it->n_offerings; i++)
             c.ok[i] = offering_ok(s, it, &it->offerings[i]);
-        if (reprice(&c)) out[n++] = c;
+        if (kp_aws_cand_reprice(&c)) out[n++] = c;
     }
     return n;
 }
@@ -151,7 +151,9 @@ static size_t drop_exotic(cand *c, size_t n)
     return k;
 }
 
-static bool is(const kp_offering *o, const char *ct)
+#define is kp_aws_offering_is
+
+bool kp_aws_offering_is(const kp_offering *o, const char *ct)
 {
     return strcmp(o->capacity_type, ct) == 0;
 }
@@ -178,7 +180,7 @@ static size_t drop_dear_spot(sel *s, cand *c, size_t n)
             const kp_offering *o = &c[i].type->offerings[j];
             if (c[i].ok[j] && is(o, SPOT) && o->price > od) c[i].ok[j] = false;
         }
-        if (reprice(&c[i])) c[k++] = c[i];
+        if (kp_aws_cand_reprice(&c[i])) c[k++] = c[i];
     }
     return k;
 }
@@ -186,6 +188,7 @@ static size_t drop_dear_spot(sel *s, cand *c, size_t n)
 static const char *capacity_type(sel *s, const cand *c, size_t n)
 {
     if (s->forced) return s->forced;
+    if (kp_aws_any_usable(c, n, RESERVED)) return RESERVED;
     if (!claim_allows(s, KP_SYM_CAPACITY_TYPE, SPOT)) return ON_DEMAND;
     for (size_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < c[i].type->n_offerings; j++)
@@ -204,6 +207,8 @@ static int by_price(const void *a, const void *b)
 
 static void choice_of(cand *c, size_t n, const char *ct, kp_arena *a, kp_aws_launch_choice *out)
 {
+    /* Karpenter orders (and truncates) by the cheapest offering of any
+     * capacity type the claim allows, before the capacity type is chosen. */
     qsort(c, n, sizeof(*c), by_price);
     if (n > KP_AWS_MAX_INSTANCE_TYPES) n = KP_AWS_MAX_INSTANCE_TYPES;
     out->capacity_type = ct;
@@ -218,15 +223,30 @@ static void choice_of(cand *c, size_t n, const char *ct, kp_arena *a, kp_aws_lau
     }
 }
 
-int kp_aws_launch_select(const kp_catalog *catalog, const kp_nodeclaim *claim,
-                         kp_aws_ice_cache *ice, const char *ct, kp_arena *arena,
-                         kp_aws_launch_choice *out)
+/* Karpenter's filter order: reserved ones first (when a reservation can be
+ * used, the launch is reserved), then exotic types and dear spot. */
+static size_t filter(sel *s, cand *c, size_t n, kp_aws_launch_choice *out)
 {
-    sel s = {kp_symtab_new(), kp_arena_new(), {0}, false, ice, ct};
+    if (n > 0 && !s->forced && kp_aws_any_usable(c, n, RESERVED))
+        n = kp_aws_filter_reserved(s, c, n, out);
+    if (n > 0 && !s->min_values) n = drop_exotic(c, n);
+    if (n > 0 && !s->min_values && !kp_aws_any_usable(c, n, RESERVED)) n = drop_dear_spot(s, c, n);
+    return n;
+}
+
+int kp_aws_launch_select(const kp_catalog *catalog, const kp_nodeclaim *claim,
+                         kp_aws_ice_cache *ice, const kp_aws_launch_reservations *crs,
+                         const char *ct, kp_arena *arena, kp_aws_launch_choice *out)
+{
+    sel s = {kp_symtab_new(), kp_arena_new(), {0}, false, ice, ct, crs, 0, 0, 0};
+    s.k_cr_id = kp_sym_intern(s.symtab, KP_AWS_LABEL_CR_ID);
+    s.k_cr_type = kp_sym_intern(s.symtab, KP_AWS_LABEL_CR_TYPE);
+    s.k_cr_interruptible = kp_sym_intern(s.symtab, KP_AWS_LABEL_CR_INTERRUPTIBLE);
+    memset(out, 0, sizeof(*out));
     int err = claim_requirements(&s, claim);
     cand *c = KP_ARENA_NEW(arena, cand, catalog->count + 1);
     size_t n = err == 0 ? candidates(&s, catalog, claim, arena, c) : 0;
-    if (err == 0 && n > 0 && !s.min_values) n = drop_dear_spot(&s, c, drop_exotic(c, n));
+    if (err == 0) n = filter(&s, c, n, out);
     if (err == 0 && n == 0)
         err = kp_error_set(KP_EINSUFFICIENT_CAPACITY,
                            "nodeclaim %s: all requested instance types were unavailable during "
@@ -253,15 +273,19 @@ static void copy_type(kp_catalog *dst, const kp_instance_type *it)
     for (uint32_t i = 0; i < it->n_offerings; i++) {
         const kp_offering *o = &it->offerings[i];
         kp_it_add_offering(dst, t, o->zone, o->capacity_type, o->price, o->available);
+        if (o->reservation_id)
+            t->offerings[t->n_offerings - 1].reservation_id =
+                kp_arena_strdup(dst->arena, o->reservation_id);
     }
 }
 
 int kp_aws_launch_candidates(const kp_catalog *catalog, const kp_nodeclaim *claim,
-                             kp_aws_ice_cache *ice, kp_catalog **out)
+                             kp_aws_ice_cache *ice, const kp_aws_launch_reservations *crs,
+                             kp_catalog **out)
 {
     kp_arena *a = kp_arena_new();
     kp_aws_launch_choice choice;
-    int err = kp_aws_launch_select(catalog, claim, ice, NULL, a, &choice);
+    int err = kp_aws_launch_select(catalog, claim, ice, crs, NULL, a, &choice);
     if (err == 0) {
         kp_catalog *copy = kp_catalog_new(catalog->description);
         for (uint32_t i = 0; i < choice.n_types; i++)

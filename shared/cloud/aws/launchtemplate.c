@@ -28,9 +28,27 @@ int kp_aws_lts_new(kp_aws_lts **out, const kp_aws_lt_opts *o)
     l->kube_dns_ip = dup_or_null(o->kube_dns_ip);
     l->region = dup_or_null(o->region);
     l->clock = o->clock ? o->clock : kp_clock_system();
+    l->reserved_capacity_disabled = o->reserved_capacity_disabled;
     pthread_mutex_init(&l->lock, NULL);
     *out = l;
     return 0;
+}
+
+static void replace(char **field, const char *value)
+{
+    if (!value) return;
+    free(*field);
+    *field = dup_or_null(value);
+}
+
+void kp_aws_lts_set_cluster(kp_aws_lts *l, const char *endpoint, const char *ca_bundle,
+                            const char *cluster_cidr)
+{
+    pthread_mutex_lock(&l->lock);
+    replace(&l->cluster_endpoint, endpoint);
+    replace(&l->ca_bundle, ca_bundle);
+    replace(&l->cluster_cidr, cluster_cidr);
+    pthread_mutex_unlock(&l->lock);
 }
 
 static void drop(kp_aws_lts *l, size_t i)

@@ -6,10 +6,19 @@
  * process rendering the same inputs finds the same template, created on
  * first use and reused after.
  *
- * Rendering (no I/O): the node class's status (AMI, security groups on the
- * primary network interface, instance profile), its spec (block devices, or
- * the AMI family's defaults; metadata options, or the CRD's defaults;
- * detailed monitoring; public IP), user data for the family
+ * Rendering (no I/O): the node class's status (AMI, security groups on every
+ * network interface, instance profile), its spec (block devices with their
+ * volume initialization rate, or the AMI family's defaults; metadata
+ * options, or the CRD's defaults; detailed monitoring; public IP;
+ * networkInterfaces with their cards, device indices and EFA-only types,
+ * else EFA interfaces when the claim asks for EFA, else one primary
+ * interface; ipPrefixCount as IPv4 or, in an IPv6 cluster (the kube-dns IP
+ * is IPv6), IPv6 prefixes, with a primary IPv6 address; connection tracking;
+ * cpuOptions.nestedVirtualization; the placement group), the claim (enclaves
+ * when it asks for eks.amazonaws.com/nitro-sandbox), the capacity type
+ * (capacity-reservations-only with the reservation as target, and the
+ * capacity-block or interruptible market type, for reserved launches; none
+ * otherwise), user data for the family
  * (cloud/aws/userdata.h: cluster, the claim's labels and taints, maxPods),
  * and the tags, which go on the template and, through it, on network
  * interfaces (and spot requests for spot templates).
@@ -51,6 +60,9 @@ typedef struct kp_aws_lt_opts {
     const char *kube_dns_ip;      /* clusterDNS unless the class sets it */
     const char *region;           /* isolated regions get no HttpProtocolIpv6 */
     const kp_clock *clock;        /* NULL: the system clock */
+    /* Karpenter's ReservedCapacity gate off: templates carry no
+     * CapacityReservationSpecification (EC2's "open" default). */
+    bool reserved_capacity_disabled;
 } kp_aws_lt_opts;
 
 /* What one template is made of. The strings are borrowed for the call. */
@@ -64,6 +76,18 @@ typedef struct kp_aws_lt_params {
     int32_t max_pods;
     const kp_ec2_tag *tags; /* on the template and its network interfaces */
     size_t n_tags;
+    /* capacity_type "reserved": the reservation launched into (targeted),
+     * its type ("capacity-block" adds that market type) and whether it is
+     * an interruptible ODCR. */
+    const char *capacity_reservation_id;
+    const char *capacity_reservation_type;
+    bool capacity_reservation_interruptible;
+    /* EFA interfaces to attach when the class lists no network interfaces
+     * and the claim asks for vpc.amazonaws.com/efa (one per network card). */
+    int32_t efa_count;
+    /* The class's placement group (NULL: none) and the partition (0: EC2's choice). */
+    const char *placement_group_id;
+    int32_t placement_partition;
 } kp_aws_lt_params;
 
 typedef struct kp_aws_lt {
@@ -87,6 +111,10 @@ int kp_aws_lt_render(kp_aws_lts *lts, kp_arena *arena, const kp_aws_lt_params *p
 /* Make sure the template for `p` exists in EC2 and name it (strings in `arena`). */
 int kp_aws_lt_ensure(kp_aws_lts *lts, kp_aws_client *ec2, kp_arena *arena,
                      const kp_aws_lt_params *p, kp_aws_lt *out);
+
+/* Replace what nodes join (EKS_CONTROL_PLANE discovery); NULL keeps a value. */
+void kp_aws_lts_set_cluster(kp_aws_lts *lts, const char *endpoint, const char *ca_bundle,
+                            const char *cluster_cidr);
 
 /* Forget `name` (EC2 says it does not exist). */
 void kp_aws_lt_invalidate(kp_aws_lts *lts, const char *name);

@@ -29,16 +29,32 @@ static const char *or_default(const char *s, const char *dflt)
 
 /* ------------------------------------------------------------- user data */
 
+/* What nodes join, read once under the lock (EKS discovery may replace it). */
+typedef struct cluster_view {
+    const char *endpoint, *ca_bundle, *cidr;
+} cluster_view;
+
+static cluster_view cluster_of(kp_aws_lts *lts, kp_arena *a)
+{
+    pthread_mutex_lock(&lts->lock);
+    cluster_view v = {lts->cluster_endpoint ? kp_arena_strdup(a, lts->cluster_endpoint) : NULL,
+                      lts->ca_bundle ? kp_arena_strdup(a, lts->ca_bundle) : NULL,
+                      lts->cluster_cidr ? kp_arena_strdup(a, lts->cluster_cidr) : NULL};
+    pthread_mutex_unlock(&lts->lock);
+    return v;
+}
+
 static int user_data(kp_aws_lts *lts, kp_arena *a, const kp_aws_lt_params *p,
                      enum kp_aws_ami_family family, const char **out)
 {
     const kp_ec2nodeclass *nc = p->nc;
+    cluster_view cv = cluster_of(lts, a);
     kp_aws_userdata_opts o = {0};
     o.family = family;
     o.cluster_name = lts->cluster_name;
-    o.cluster_endpoint = lts->cluster_endpoint;
-    o.ca_bundle = lts->ca_bundle;
-    o.cluster_cidr = lts->cluster_cidr;
+    o.cluster_endpoint = cv.endpoint;
+    o.ca_bundle = cv.ca_bundle;
+    o.cluster_cidr = cv.cidr;
     o.kube_dns_ip = lts->kube_dns_ip;
     o.kubelet = nc->kubelet.present ? &nc->kubelet : NULL;
     o.max_pods = nc->kubelet.has_max_pods ? nc->kubelet.max_pods : p->max_pods;
@@ -100,6 +116,7 @@ static int class_device(const kp_block_device_mapping *m, kp_ec2_block_device *o
     d.encrypted = e->has_encrypted && e->encrypted;
     if (e->has_iops) d.iops = e->iops;
     if (e->has_throughput) d.throughput = e->throughput;
+    if (e->has_volume_initialization_rate) d.volume_initialization_rate = e->volume_initialization_rate;
     if (e->has_volume_size) {
         int64_t bytes = kp_quantity_value(e->volume_size);
         if (bytes <= 0 || bytes > INT64_MAX - GIB)
@@ -151,25 +168,6 @@ static void metadata(kp_aws_lts *lts, const kp_ec2nodeclass *nc, kp_ec2_metadata
     m->instance_metadata_tags = "disabled";
 }
 
-/* One primary interface carrying the security groups, as Karpenter sends it. */
-static int interfaces(kp_arena *a, const kp_ec2nodeclass *nc, kp_ec2_launch_template_data *d)
-{
-    if (nc->n_status_security_groups == 0)
-        return kp_error_set(KP_ENOTREADY, "ec2nodeclass %s: no security groups in its status",
-                            nc->meta.name);
-    const char **ids = KP_ARENA_NEW(a, const char *, nc->n_status_security_groups);
-    for (size_t i = 0; i < nc->n_status_security_groups; i++)
-        ids[i] = nc->status_security_groups[i].id;
-    kp_ec2_lt_network_interface *ni = KP_ARENA_NEW(a, kp_ec2_lt_network_interface, 1);
-    ni->security_group_ids = ids;
-    ni->n_security_group_ids = nc->n_status_security_groups;
-    ni->associate_public_ip =
-        nc->has_associate_public_ip_address ? (nc->associate_public_ip_address ? 1 : 0) : -1;
-    d->network_interfaces = ni;
-    d->n_network_interfaces = 1;
-    return 0;
-}
-
 static void tag_specs(kp_arena *a, const kp_aws_lt_params *p, kp_ec2_launch_template_data *d)
 {
     bool spot = p->capacity_type && strcmp(p->capacity_type, "spot") == 0;
@@ -178,6 +176,24 @@ static void tag_specs(kp_arena *a, const kp_aws_lt_params *p, kp_ec2_launch_temp
     if (spot) s[1] = (kp_ec2_tag_spec){"spot-instances-request", p->tags, p->n_tags};
     d->tag_specs = p->n_tags ? s : NULL;
     d->n_tag_specs = p->n_tags ? (spot ? 2 : 1) : 0;
+}
+
+/* Reserved launches target their reservation; the rest stay out of open
+ * ones (Karpenter's targeted launch mode, on with its ReservedCapacity gate). */
+static void placement(kp_aws_lts *lts, const kp_aws_lt_params *p, kp_ec2_launch_template_data *d)
+{
+    d->placement_group_id = p->placement_group_id;
+    d->placement_partition_number = p->placement_group_id ? p->placement_partition : 0;
+    if (lts->reserved_capacity_disabled) return;
+    bool reserved = p->capacity_type && strcmp(p->capacity_type, "reserved") == 0 &&
+                    p->capacity_reservation_id;
+    d->capacity_reservation_preference = reserved ? "capacity-reservations-only" : "none";
+    if (!reserved) return;
+    d->capacity_reservation_id = p->capacity_reservation_id;
+    if (p->capacity_reservation_type && strcmp(p->capacity_reservation_type, "capacity-block") == 0)
+        d->market_type = "capacity-block";
+    else if (p->capacity_reservation_interruptible)
+        d->market_type = "interruptible-capacity-reservation";
 }
 
 /* ------------------------------------------------------------------ name */
@@ -195,8 +211,9 @@ static void put_devices(kp_buf *b, const kp_ec2_launch_template_data *d)
         put_str(b, v->volume_type);
         put_str(b, v->kms_key_id);
         put_str(b, v->snapshot_id);
-        kp_buf_printf(b, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%d,%d|", v->volume_size_gib, v->iops,
-                      v->throughput, v->encrypted, v->delete_on_termination);
+        kp_buf_printf(b, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%d,%d,%d|", v->volume_size_gib,
+                      v->iops, v->throughput, v->encrypted, v->delete_on_termination,
+                      (int)v->volume_initialization_rate);
     }
 }
 
@@ -214,17 +231,17 @@ static const char *template_name(kp_arena *a, const kp_ec2_launch_template_data 
                             m->http_tokens,
                             m->http_protocol_ipv6,
                             d->placement_tenancy,
-                            d->capacity_reservation_preference};
+                            d->placement_group_id,
+                            d->capacity_reservation_preference,
+                            d->capacity_reservation_id,
+                            d->market_type,
+                            d->nested_virtualization};
     for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
         put_str(&b, fields[i]);
-    kp_buf_printf(&b, "%d,%d,%zu|", m->http_put_response_hop_limit, d->monitoring, d->n_tag_specs);
+    kp_buf_printf(&b, "%d,%d,%zu,%d,%d|", m->http_put_response_hop_limit, d->monitoring,
+                  d->n_tag_specs, (int)d->placement_partition_number, d->enclave);
     put_devices(&b, d);
-    for (size_t i = 0; i < d->n_network_interfaces; i++) {
-        const kp_ec2_lt_network_interface *ni = &d->network_interfaces[i];
-        kp_buf_printf(&b, "ni%d|", ni->associate_public_ip);
-        for (size_t j = 0; j < ni->n_security_group_ids; j++)
-            put_str(&b, ni->security_group_ids[j]);
-    }
+    kp_aws_lt_hash_interfaces(&b, d);
     for (size_t i = 0; i < p->n_tags; i++) {
         put_str(&b, p->tags[i].key);
         put_str(&b, p->tags[i].value);
@@ -251,12 +268,17 @@ int kp_aws_lt_render(kp_aws_lts *lts, kp_arena *a, const kp_aws_lt_params *p, co
     d.iam_instance_profile_name = nc->status_instance_profile;
     d.monitoring = nc->has_detailed_monitoring && nc->detailed_monitoring;
     d.placement_tenancy = "default";
-    /* Karpenter's reserved-capacity launch mode: plain launches stay out of
-     * open capacity reservations. */
-    d.capacity_reservation_preference = "none";
+    placement(lts, p, &d);
+    d.nested_virtualization = nc->nested_virtualization && *nc->nested_virtualization
+                                  ? nc->nested_virtualization
+                                  : NULL;
+    d.enclave = kp_resource_list_get(&p->claim->spec.resource_requests, KP_RESOURCE_NITRO_SANDBOX)
+                    ? 1
+                    : 0;
     metadata(lts, nc, &d.metadata);
     tag_specs(a, p, &d);
-    int err = interfaces(a, nc, &d);
+    bool v6 = lts->kube_dns_ip && strchr(lts->kube_dns_ip, ':');
+    int err = kp_aws_lt_interfaces(a, p, v6, &d);
     if (err == 0) err = block_devices(a, nc, family, &d);
     if (err == 0) err = user_data(lts, a, p, family, &d.user_data);
     if (err < 0) return err;

@@ -26,6 +26,8 @@
 #include "base/arena.h"
 #include "base/clock.h"
 #include "cloud/aws/aws_http.h"
+#include "cloud/aws/capacityreservation.h"
+#include "cloud/aws/instancetypes.h"
 #include "cloud/aws_catalog.h"
 #include "cloud/instance_types.h"
 
@@ -36,6 +38,10 @@
  * static drift check instead of all looking drifted. */
 #define KP_AWS_NODECLASS_HASH_VERSION "c1"
 
+/* Node labels of the class's placement group. */
+#define KP_AWS_LABEL_PG_ID        "karpenter.k8s.aws/placement-group-id"
+#define KP_AWS_LABEL_PG_PARTITION "karpenter.k8s.aws/placement-group-partition"
+
 typedef struct kp_aws_nc_resolver kp_aws_nc_resolver;
 
 typedef struct kp_aws_nc_resolver_opts {
@@ -44,7 +50,16 @@ typedef struct kp_aws_nc_resolver_opts {
     /* "1.33": the control plane's minor version; AMI aliases need it. */
     const char *kubernetes_version;
     const kp_clock *clock; /* NULL: the system clock */
+    /* Capacity reservations (borrowed). NULL: a class that selects some
+     * reports CapacityReservationsReady False instead of ignoring them. */
+    kp_aws_reservations *reservations;
+    /* How long subnets and AMIs found stay cached (Karpenter's
+     * SUBNET_/AMI_REFRESH_INTERVAL); 0: a minute. Less than a minute is
+     * KP_EINVALID, as Karpenter refuses it. */
+    int64_t subnet_refresh_ns;
+    int64_t ami_refresh_ns;
 } kp_aws_nc_resolver_opts;
+
 
 /* The clients one resolution uses (each belongs to the calling thread for
  * the call). iam may be NULL when no class names a role. */
@@ -54,17 +69,49 @@ typedef struct kp_aws_nc_clients {
     kp_aws_client *iam;
 } kp_aws_nc_clients;
 
-/* KP_EINVALID without a region or cluster name. */
+/* ValidationSucceeded, decided by the caller (the provider's dry-run checks)
+ * for a class whose AMIs, subnets, security groups and instance profile all
+ * resolved; `resolved` carries the new status. Set *reason (and *message)
+ * for False, leave it NULL for True; a negative return fails the resolution
+ * (retried). */
+typedef int (*kp_aws_nc_validate_fn)(void *ctx, const kp_aws_nc_clients *clients,
+                                     const kp_ec2nodeclass *resolved, kp_arena *arena,
+                                     const char **reason, const char **message);
+
+/* KP_EINVALID without a region or cluster name, or a refresh under a minute. */
 int kp_aws_nc_resolver_new(kp_aws_nc_resolver **out, const kp_aws_nc_resolver_opts *o);
 kp_aws_nc_resolver *kp_aws_nc_resolver_free(kp_aws_nc_resolver *r);
 /* Forget every cached answer (tests; after an operator fixed the account). */
 void kp_aws_nc_resolver_flush(kp_aws_nc_resolver *r);
 
+/* Replace the Kubernetes version AMI aliases resolve against (the version
+ * discovered from the API server or EKS); cached alias answers of the old
+ * version are dropped. */
+void kp_aws_nc_resolver_set_kubernetes_version(kp_aws_nc_resolver *r, const char *version);
+
+/* Who decides ValidationSucceeded (borrowed). Without one it is True. */
+void kp_aws_nc_resolver_set_validator(kp_aws_nc_resolver *r, kp_aws_nc_validate_fn fn, void *ctx);
+
+/*
+ * The placement group spec.placementGroupSelector names (DescribePlacementGroups
+ * by id or name, state available; answers cached a minute, the last one found
+ * kept a day). *found false: the class has no selector, or EC2 has no such
+ * group. On an AWS error the last group found is still set (with *found) and
+ * the error returned, so launches keep their group while EC2 is unwell.
+ */
+int kp_aws_nc_placement_group(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
+                              kp_arena *arena, kp_aws_pg_info *out, bool *found);
+
 /*
  * Resolve `nc` and build its status (the caller owns *status, cJSON_Delete):
  *   {"subnets":[{"id","zone","zoneID"}], "securityGroups":[{"id","name"}],
  *    "amis":[{"id","name","deprecated"?,"requirements":[...]}],
+ *    "capacityReservations":[...] (capacityreservation.h),
  *    "instanceProfile":"...", "conditions":[...]}
+ * CapacityReservationsReady and PlacementGroupReady are False when EC2
+ * refused to answer (the message carries its code and message) or, for the
+ * group, has none of that name/id; ValidationSucceeded is the validator's
+ * (DependenciesNotReady until the four resolutions above succeed).
  * Selectors that match nothing are conditions (False, with Karpenter's
  * reasons), not errors. Errors are what the caller retries: AWS failures
  * (throttling KP_ERETRY, permissions KP_EFORBIDDEN...). Conditions keep their
@@ -81,6 +128,24 @@ int kp_aws_nc_resolve(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
  * Nothing to delete, and no uid (NULL or ""), is success.
  */
 int kp_aws_nc_delete_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const char *uid);
+
+/*
+ * Karpenter's instanceprofile.garbagecollection: delete the profiles made for
+ * classes that are gone (their uid in /karpenter/<region>/<cluster>/<uid>/ is
+ * not in `live_uids` — left behind when a finalizer was removed by force),
+ * unless an instance still wears one (`in_use`, by name). Returns how many
+ * went, or the first IAM error.
+ */
+int kp_aws_nc_gc_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const char *const *live_uids,
+                          size_t n_uids, const char *const *in_use, size_t n_in_use);
+
+/*
+ * Karpenter's providers.ssm.invalidation: cached answers of mutable SSM
+ * parameters (an alias's "latest"/"recommended" path, a class's own
+ * ssmParameter) whose AMI EC2 now reports deprecated are dropped, so the
+ * next resolution asks SSM again. Returns how many were dropped.
+ */
+int kp_aws_nc_invalidate_ssm(kp_aws_nc_resolver *r, kp_aws_client *ec2);
 
 /* ---- reading a decoded node class -------------------------------------- */
 

@@ -221,7 +221,7 @@ static int describe(kp_aws_nc_resolver *r, kp_aws_client *ec2, kp_arena *a, cons
     int err = kp_ec2_describe_images(ec2, a, &in, &l);
     if (err < 0) return kp_error_wrap(err, "describing images");
     *out = images_json(&l);
-    kp_aws_cache_put(r->cache, key, *out, KP_NC_AMI_TTL_NS);
+    kp_aws_cache_put(r->cache, key, *out, r->ami_ttl_ns);
     return 0;
 }
 
@@ -351,7 +351,7 @@ static int alias_query(kp_aws_nc_resolver *r, kp_aws_client *ssm, kp_arena *a, c
     const char *at = strchr(alias, '@');
     const char *family = at ? kp_arena_strndup(a, alias, (size_t)(at - alias)) : alias;
     const char *version = at ? at + 1 : "latest";
-    const char *k8s = r->kubernetes_version;
+    const char *k8s = kp_ncr_kubernetes_version(r, a);
     if (!k8s || !*k8s) {
         why->message = "resolving an AMI alias needs the cluster's Kubernetes version";
         return 0;
@@ -469,4 +469,50 @@ int kp_ncr_amis(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients, const k
     if (err == 0) *out = status_list(best);
     cJSON_Delete(best);
     return err;
+}
+
+/* ------------------------------------------------------- SSM invalidation */
+
+/* Whether a parameter's value may change under us: an alias's latest or
+ * recommended image, or any parameter of the user's own. */
+static bool mutable_parameter(const char *name)
+{
+    return strstr(name, "/recommended/") || strstr(name, "/latest/") ||
+           strstr(name, "/ami-windows-latest/") || strncmp(name, "/aws/service/", 13) != 0;
+}
+
+int kp_aws_nc_invalidate_ssm(kp_aws_nc_resolver *r, kp_aws_client *ec2)
+{
+    kp_arena *a = kp_arena_new();
+    const char **keys = NULL;
+    size_t n = kp_aws_cache_keys(r->cache, "ssm|", a, &keys), k = 0;
+    const char **ids = KP_ARENA_NEW(a, const char *, n + 1), **of = KP_ARENA_NEW(a, const char *, n + 1);
+    for (size_t i = 0; i < n; i++) {
+        cJSON *v = mutable_parameter(keys[i] + 4) ? kp_aws_cache_get(r->cache, keys[i]) : NULL;
+        const char *id = cJSON_GetStringValue(v);
+        if (id && *id) ids[k] = kp_arena_strdup(a, id), of[k++] = keys[i];
+        cJSON_Delete(v);
+    }
+    kp_ec2_image_list l = {0};
+    kp_ec2_describe_images_input in = {.ids = ids, .n_ids = k, .include_deprecated = true};
+    int err = k ? kp_ec2_describe_images(ec2, a, &in, &l) : 0, dropped = 0;
+    if (err == KP_ENOTFOUND) { /* an image is gone altogether: ask SSM again for all */
+        for (size_t j = 0; j < k; j++)
+            kp_aws_cache_delete(r->cache, of[j]);
+        kp_arena_free(a);
+        return (int)k;
+    }
+    int64_t now = r->clock->now(r->clock);
+    for (size_t i = 0; i < l.n && err == 0; i++) {
+        int64_t t = 0;
+        const char *dt = l.items[i].deprecation_time;
+        if (!dt || kp_time_parse_rfc3339(dt, &t) < 0 || t > now) continue;
+        for (size_t j = 0; j < k; j++)
+            if (l.items[i].id && !strcmp(ids[j], l.items[i].id)) {
+                kp_aws_cache_delete(r->cache, of[j]);
+                dropped++;
+            }
+    }
+    kp_arena_free(a);
+    return err < 0 ? kp_error_wrap(err, "checking cached SSM parameters for deprecated AMIs") : dropped;
 }

@@ -2,6 +2,8 @@
 #ifndef KP_CLOUD_AWS_NODECLASS_INTERNAL_H
 #define KP_CLOUD_AWS_NODECLASS_INTERNAL_H
 
+#include <pthread.h>
+
 #include "cloud/aws/nodeclass.h"
 #include "cloud/aws/provider_internal.h"
 
@@ -12,13 +14,24 @@
 #define KP_NC_SSM_TTL_NS       (INT64_C(300) * KP_NS_PER_SEC)
 #define KP_NC_PROFILE_TTL_NS   (INT64_C(900) * KP_NS_PER_SEC)
 
+#define KP_NC_PG_TTL_NS      (INT64_C(60) * KP_NS_PER_SEC)
+#define KP_NC_PG_LAST_TTL_NS (INT64_C(24) * 3600 * KP_NS_PER_SEC)
+
 struct kp_aws_nc_resolver {
     kp_aws_cache *cache;
     char *region;
     char *cluster_name;
     char *kubernetes_version;
     const kp_clock *clock;
+    kp_aws_reservations *reservations;
+    int64_t ami_ttl_ns, subnet_ttl_ns; /* AMI_/SUBNET_REFRESH_INTERVAL */
+    pthread_mutex_t version_lock;      /* kubernetes_version may be replaced */
+    kp_aws_nc_validate_fn validate;
+    void *validate_ctx;
 };
+
+/* The Kubernetes version now (a copy in `arena`), NULL when unknown. */
+const char *kp_ncr_kubernetes_version(kp_aws_nc_resolver *r, kp_arena *arena);
 
 /* One EC2 filter being built: name and values in an arena. */
 typedef struct kp_ncr_filters {
@@ -50,6 +63,14 @@ typedef struct kp_ncr_why {
 } kp_ncr_why;
 int kp_ncr_amis(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients, const kp_ec2nodeclass *nc,
                 kp_arena *arena, cJSON **out, kp_ncr_why *why);
+/* CapacityReservationsReady and PlacementGroupReady: `why->reason` NULL
+ * when True. Only transient AWS errors are returned (the caller retries). */
+int kp_ncr_capacity_reservations(kp_aws_nc_resolver *r, kp_aws_client *ec2,
+                                 const kp_ec2nodeclass *nc, kp_arena *arena, cJSON **out,
+                                 kp_ncr_why *why);
+int kp_ncr_placement_group_ready(kp_aws_nc_resolver *r, kp_aws_client *ec2,
+                                 const kp_ec2nodeclass *nc, kp_arena *arena, kp_ncr_why *why);
+
 /* The instance profile name, NULL with `*why` when there is none. */
 int kp_ncr_instance_profile(kp_aws_nc_resolver *r, kp_aws_client *iam, const kp_ec2nodeclass *nc,
                             kp_arena *arena, const char **out, const char **why);

@@ -144,3 +144,40 @@ int kp_aws_nc_delete_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const c
     kp_arena_free(arena);
     return err < 0 ? err : 0;
 }
+
+static bool listed(const char *const *set, size_t n, const char *s)
+{
+    for (size_t i = 0; s && i < n; i++)
+        if (set[i] && strcmp(set[i], s) == 0) return true;
+    return false;
+}
+
+/* The uid segment of "/karpenter/<region>/<cluster>/<uid>/"; NULL otherwise. */
+static const char *uid_of(kp_arena *a, const char *path, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (!path || strncmp(path, prefix, n) != 0) return NULL;
+    const char *uid = path + n, *slash = strchr(uid, '/');
+    if (!slash || slash == uid || slash[1]) return NULL;
+    return kp_arena_strndup(a, uid, (size_t)(slash - uid));
+}
+
+int kp_aws_nc_gc_profiles(kp_aws_nc_resolver *r, kp_aws_client *iam, const char *const *live_uids,
+                          size_t n_uids, const char *const *in_use, size_t n_in_use)
+{
+    if (!iam) return kp_error_set(KP_EINVALID, "instance profiles: no IAM client");
+    kp_arena *a = kp_arena_new();
+    const char *prefix = kp_arena_printf(a, "/karpenter/%s/%s/", r->region, r->cluster_name);
+    kp_iam_instance_profile_list l = {0};
+    int err = kp_iam_list_instance_profiles(iam, a, prefix, &l), deleted = 0;
+    if (err < 0) err = kp_error_wrap(err, "listing instance profiles under %s", prefix);
+    for (size_t i = 0; i < l.n && err >= 0; i++) {
+        const char *uid = uid_of(a, l.items[i].path, prefix);
+        /* another tool's profile, a class that still exists, or one an instance still wears */
+        if (!uid || listed(live_uids, n_uids, uid) || listed(in_use, n_in_use, l.items[i].name))
+            continue;
+        if ((err = delete_profile(r, iam, a, &l.items[i])) == 0) deleted++;
+    }
+    kp_arena_free(a);
+    return err < 0 ? err : deleted;
+}

@@ -215,7 +215,7 @@ int kp_ncr_subnets(kp_aws_nc_resolver *r, kp_aws_client *ec2, const kp_ec2nodecl
                    cJSON **out)
 {
     int err = run_queries(r, ec2, "subnets", nc->subnet_selector_terms, nc->n_subnet_selector_terms,
-                          "subnet-id", NULL, describe_subnets, KP_NC_SUBNET_TTL_NS, out);
+                          "subnet-id", NULL, describe_subnets, r->subnet_ttl_ns, out);
     if (err == 0) kp_ncr_sort_array(*out, subnet_cmp);
     return err;
 }

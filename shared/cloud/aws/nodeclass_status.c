@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/decode.h"
 #include "base/error.h"
 #include "base/xalloc.h"
 #include "cloud/aws/instancetypes.h"
@@ -21,12 +22,21 @@ int kp_aws_nc_resolver_new(kp_aws_nc_resolver **out, const kp_aws_nc_resolver_op
     if (!o->region || !*o->region || !o->cluster_name || !*o->cluster_name)
         return kp_error_set(KP_EINVALID, "node class resolver: a region and a cluster name are "
                                          "required");
+    int64_t minute = INT64_C(60) * KP_NS_PER_SEC;
+    if ((o->subnet_refresh_ns && o->subnet_refresh_ns < minute) ||
+        (o->ami_refresh_ns && o->ami_refresh_ns < minute))
+        return kp_error_set(KP_EINVALID, "node class resolver: the subnet and AMI refresh "
+                                         "intervals must be at least 1m");
     kp_aws_nc_resolver *r = kp_xcalloc(1, sizeof(*r));
+    r->subnet_ttl_ns = o->subnet_refresh_ns ? o->subnet_refresh_ns : KP_NC_SUBNET_TTL_NS;
+    r->ami_ttl_ns = o->ami_refresh_ns ? o->ami_refresh_ns : KP_NC_AMI_TTL_NS;
     r->clock = o->clock ? o->clock : kp_clock_system();
     r->cache = kp_aws_cache_new(r->clock);
     r->region = kp_xstrdup(o->region);
     r->cluster_name = kp_xstrdup(o->cluster_name);
     r->kubernetes_version = o->kubernetes_version ? kp_xstrdup(o->kubernetes_version) : NULL;
+    r->reservations = o->reservations;
+    pthread_mutex_init(&r->version_lock, NULL);
     *out = r;
     return 0;
 }
@@ -38,8 +48,30 @@ kp_aws_nc_resolver *kp_aws_nc_resolver_free(kp_aws_nc_resolver *r)
     free(r->region);
     free(r->cluster_name);
     free(r->kubernetes_version);
+    pthread_mutex_destroy(&r->version_lock);
     free(r);
     return NULL;
+}
+
+const char *kp_ncr_kubernetes_version(kp_aws_nc_resolver *r, kp_arena *a)
+{
+    pthread_mutex_lock(&r->version_lock);
+    const char *v = r->kubernetes_version ? kp_arena_strdup(a, r->kubernetes_version) : NULL;
+    pthread_mutex_unlock(&r->version_lock);
+    return v;
+}
+
+void kp_aws_nc_resolver_set_kubernetes_version(kp_aws_nc_resolver *r, const char *version)
+{
+    if (!version || !*version) return;
+    pthread_mutex_lock(&r->version_lock);
+    bool changed = !r->kubernetes_version || strcmp(r->kubernetes_version, version) != 0;
+    if (changed) {
+        free(r->kubernetes_version);
+        r->kubernetes_version = kp_xstrdup(version);
+    }
+    pthread_mutex_unlock(&r->version_lock);
+    if (changed) kp_aws_cache_flush(r->cache); /* alias answers name the old version */
 }
 
 void kp_aws_nc_resolver_flush(kp_aws_nc_resolver *r)
@@ -95,42 +127,123 @@ static cJSON *without(cJSON *list, const char *key)
     return list;
 }
 
+/* Everything the status lists, fetched (the caller frees `l`). */
+typedef struct lists {
+    cJSON *subnets, *groups, *amis, *reservations;
+    const char *profile, *profile_why;
+    kp_ncr_why ami_why, cr_why, pg_why;
+} lists;
+
+static void lists_free(lists *l)
+{
+    cJSON_Delete(l->subnets);
+    cJSON_Delete(l->groups);
+    cJSON_Delete(l->amis);
+    cJSON_Delete(l->reservations);
+}
+
+static int fetch(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
+                 const kp_ec2nodeclass *nc, kp_arena *a, lists *l)
+{
+    int err = kp_ncr_subnets(r, clients->ec2, nc, &l->subnets);
+    if (err == 0) err = kp_ncr_security_groups(r, clients->ec2, nc, &l->groups);
+    if (err == 0) err = kp_ncr_amis(r, clients, nc, a, &l->amis, &l->ami_why);
+    if (err == 0)
+        err = kp_ncr_instance_profile(r, clients->iam, nc, a, &l->profile, &l->profile_why);
+    if (err == 0)
+        err = kp_ncr_capacity_reservations(r, clients->ec2, nc, a, &l->reservations, &l->cr_why);
+    if (err == 0) err = kp_ncr_placement_group_ready(r, clients->ec2, nc, a, &l->pg_why);
+    return err;
+}
+
+static cJSON *status_object(lists *l)
+{
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddItemToObject(st, "subnets", without(l->subnets, "availableIPs"));
+    cJSON_AddItemToObject(st, "securityGroups", l->groups);
+    cJSON_AddItemToObject(st, "amis", l->amis);
+    if (l->reservations && cJSON_GetArraySize(l->reservations) > 0)
+        cJSON_AddItemToObject(st, "capacityReservations", l->reservations);
+    else
+        cJSON_Delete(l->reservations);
+    if (l->profile) cJSON_AddStringToObject(st, "instanceProfile", l->profile);
+    *l = (lists){0};
+    return st;
+}
+
+/* `nc` with the status just built (strings in `a`). */
+static int with_status(const kp_ec2nodeclass *nc, const cJSON *st, kp_arena *a,
+                       kp_ec2nodeclass *out)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddItemReferenceToObject(doc, "status", (cJSON *)st);
+    kp_ec2nodeclass s;
+    int err = kp_decode_ec2nodeclass(a, doc, &s);
+    cJSON_Delete(doc);
+    if (err < 0) return err;
+    *out = *nc;
+    out->status_subnets = s.status_subnets, out->n_status_subnets = s.n_status_subnets;
+    out->status_security_groups = s.status_security_groups;
+    out->n_status_security_groups = s.n_status_security_groups;
+    out->status_amis = s.status_amis, out->n_status_amis = s.n_status_amis;
+    out->status_instance_profile = s.status_instance_profile;
+    out->status_capacity_reservations = s.status_capacity_reservations;
+    out->n_status_capacity_reservations = s.n_status_capacity_reservations;
+    return 0;
+}
+
+/* ValidationSucceeded: Karpenter waits for the four resolutions, then asks. */
+static int validation(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
+                      const kp_ec2nodeclass *nc, const cJSON *st, const cond *deps, kp_arena *a,
+                      cond *out)
+{
+    *out = (cond){"ValidationSucceeded", true, NULL, NULL};
+    for (size_t i = 0; i < 4; i++)
+        if (!deps[i].ok) {
+            *out = (cond){"ValidationSucceeded", false, "DependenciesNotReady",
+                          "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution"};
+            return 0;
+        }
+    if (!r->validate) return 0;
+    kp_ec2nodeclass resolved;
+    const char *reason = NULL, *message = NULL;
+    int err = with_status(nc, st, a, &resolved);
+    if (err == 0) err = r->validate(r->validate_ctx, clients, &resolved, a, &reason, &message);
+    if (err == 0 && reason) *out = (cond){"ValidationSucceeded", false, reason, message};
+    return err;
+}
+
 int kp_aws_nc_resolve(kp_aws_nc_resolver *r, const kp_aws_nc_clients *clients,
                       const kp_ec2nodeclass *nc, cJSON **status)
 {
     kp_arena *a = kp_arena_new();
-    cJSON *subnets = NULL, *groups = NULL, *amis = NULL;
-    const char *profile = NULL, *profile_why = NULL;
-    kp_ncr_why ami_why = {0};
-    int err = kp_ncr_subnets(r, clients->ec2, nc, &subnets);
-    if (err == 0) err = kp_ncr_security_groups(r, clients->ec2, nc, &groups);
-    if (err == 0) err = kp_ncr_amis(r, clients, nc, a, &amis, &ami_why);
-    if (err == 0) err = kp_ncr_instance_profile(r, clients->iam, nc, a, &profile, &profile_why);
+    lists l = {0};
+    int err = fetch(r, clients, nc, a, &l);
     if (err < 0) {
-        cJSON_Delete(subnets);
-        cJSON_Delete(groups);
-        cJSON_Delete(amis);
+        lists_free(&l);
         kp_arena_free(a);
         return kp_error_wrap(err, "resolving ec2nodeclass %s", nc->meta.name);
     }
     cond c[] = {
-        {"AMIsReady", cJSON_GetArraySize(amis) > 0, ami_why.reason,
-         ami_why.message ? ami_why.message : "AMISelector did not match any AMIs"},
-        {"SubnetsReady", cJSON_GetArraySize(subnets) > 0, "SubnetsNotFound",
+        {"AMIsReady", cJSON_GetArraySize(l.amis) > 0, l.ami_why.reason,
+         l.ami_why.message ? l.ami_why.message : "AMISelector did not match any AMIs"},
+        {"SubnetsReady", cJSON_GetArraySize(l.subnets) > 0, "SubnetsNotFound",
          "SubnetSelector did not match any Subnets"},
-        {"SecurityGroupsReady", cJSON_GetArraySize(groups) > 0, "SecurityGroupsNotFound",
+        {"SecurityGroupsReady", cJSON_GetArraySize(l.groups) > 0, "SecurityGroupsNotFound",
          "SecurityGroupSelector did not match any SecurityGroups"},
-        {"InstanceProfileReady", profile != NULL, "InstanceProfileNotFound",
-         profile_why ? profile_why : "no instance profile"},
-        {"CapacityReservationsReady", true, NULL, NULL},
-        {"PlacementGroupReady", true, NULL, NULL},
+        {"InstanceProfileReady", l.profile != NULL, "InstanceProfileNotFound",
+         l.profile_why ? l.profile_why : "no instance profile"},
+        {"CapacityReservationsReady", l.cr_why.reason == NULL, l.cr_why.reason, l.cr_why.message},
+        {"PlacementGroupReady", l.pg_why.reason == NULL, l.pg_why.reason, l.pg_why.message},
         {"ValidationSucceeded", true, NULL, NULL},
     };
-    cJSON *st = cJSON_CreateObject();
-    cJSON_AddItemToObject(st, "subnets", without(subnets, "availableIPs"));
-    cJSON_AddItemToObject(st, "securityGroups", groups);
-    cJSON_AddItemToObject(st, "amis", amis);
-    if (profile) cJSON_AddStringToObject(st, "instanceProfile", profile);
+    cJSON *st = status_object(&l);
+    err = validation(r, clients, nc, st, c, a, &c[6]);
+    if (err < 0) {
+        cJSON_Delete(st);
+        kp_arena_free(a);
+        return kp_error_wrap(err, "validating ec2nodeclass %s", nc->meta.name);
+    }
     add_conditions(st, nc, c, sizeof(c) / sizeof(c[0]), r->clock->now(r->clock));
     kp_arena_free(a);
     *status = st;
@@ -174,10 +287,43 @@ static cJSON *block_devices_json(const kp_ec2nodeclass *nc)
                  m->root_volume, e->has_delete_on_termination, e->delete_on_termination,
                  e->has_encrypted, e->encrypted, e->has_iops, e->iops, e->kms_key_id,
                  e->snapshot_id, e->has_throughput, e->throughput, q, e->volume_type);
+        if (e->has_volume_initialization_rate) /* only when set: older hashes stay */
+            snprintf(s + strlen(s), 1024 - strlen(s), "|vir%d", (int)e->volume_initialization_rate);
         cJSON_AddItemToArray(a, cJSON_CreateString(s));
         free(s);
     }
     return a;
+}
+
+/* The launch settings Karpenter hashes (ipPrefixCount it does not), each
+ * only when set, so classes without them hash as they always did. */
+static void hash_network(cJSON *o, const kp_ec2nodeclass *nc)
+{
+    if (nc->n_network_interfaces) {
+        cJSON *a = cJSON_AddArrayToObject(o, "networkInterfaces");
+        for (size_t i = 0; i < nc->n_network_interfaces; i++) {
+            char t[160];
+            const kp_nc_network_interface *ni = &nc->network_interfaces[i];
+            snprintf(t, sizeof(t), "%d|%d|%s", (int)ni->network_card_index, (int)ni->device_index,
+                     ni->interface_type ? ni->interface_type : "");
+            cJSON_AddItemToArray(a, cJSON_CreateString(t));
+        }
+    }
+    if (nc->has_placement_group_selector)
+        cJSON_AddStringToObject(o, "placementGroupSelector",
+                                nc->placement_group_id && *nc->placement_group_id
+                                    ? nc->placement_group_id
+                                    : (nc->placement_group_name ? nc->placement_group_name : ""));
+    if (nc->nested_virtualization && *nc->nested_virtualization)
+        cJSON_AddStringToObject(o, "nestedVirtualization", nc->nested_virtualization);
+    const kp_connection_tracking *ct = &nc->connection_tracking;
+    if (ct->present) {
+        char t[96];
+        snprintf(t, sizeof(t), "%d|%d|%d", ct->has_tcp_established_timeout ? (int)ct->tcp_established_timeout : -1,
+                 ct->has_udp_stream_timeout ? (int)ct->udp_stream_timeout : -1,
+                 ct->has_udp_timeout ? (int)ct->udp_timeout : -1);
+        cJSON_AddStringToObject(o, "connectionTracking", t);
+    }
 }
 
 uint64_t kp_aws_nodeclass_hash(const kp_ec2nodeclass *nc)
@@ -205,6 +351,7 @@ uint64_t kp_aws_nodeclass_hash(const kp_ec2nodeclass *nc)
     if (nc->has_detailed_monitoring)
         cJSON_AddBoolToObject(o, "detailedMonitoring", nc->detailed_monitoring);
     cJSON_AddStringToObject(o, "context", nc->context);
+    hash_network(o, nc);
     char *text = cJSON_PrintUnformatted(o);
     uint64_t h = kp_aws_fnv1a(KP_AWS_FNV_OFFSET, text, strlen(text));
     free(text);

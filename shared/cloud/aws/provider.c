@@ -10,6 +10,8 @@
 
 #include "base/error.h"
 #include "base/xalloc.h"
+#include "cloud/aws/eks.h"
+#include "cloud/aws/instancestatus.h"
 #include "cloud/aws/interruption.h"
 
 /* ----------------------------------------------------------------- clients */
@@ -121,13 +123,23 @@ static int make_parts(kp_awsp *p, const kp_aws_provider_opts *o)
     io.reserved_enis = o->reserved_enis;
     io.region = p->region;
     if (err == 0) err = kp_aws_instancetypes_set_opts(p->it, &io);
-    kp_aws_nc_resolver_opts ro = {p->region, p->cluster_name, o->kubernetes_version, p->clock};
+    p->crs = o->reserved_capacity_disabled ? NULL : kp_aws_reservations_new(p->clock);
+    p->validations = kp_aws_cache_new(p->clock);
+    if (err == 0) kp_aws_instancetypes_set_reservations(p->it, p->crs);
+    kp_aws_nc_resolver_opts ro = {p->region,
+                                  p->cluster_name,
+                                  o->kubernetes_version,
+                                  p->clock,
+                                  p->crs,
+                                  o->subnet_refresh_interval_ns,
+                                  o->ami_refresh_interval_ns};
     if (err == 0) err = kp_aws_nc_resolver_new(&p->resolver, &ro);
-    kp_aws_lt_opts lo = {p->cluster_name, o->cluster_endpoint, o->cluster_ca_bundle,
-                         o->cluster_cidr, o->cluster_dns_ip,   p->region,
-                         p->clock};
+    if (err == 0) kp_aws_nc_resolver_set_validator(p->resolver, kp_awsp_validate, p);
+    kp_aws_lt_opts lo = {p->cluster_name,   o->cluster_endpoint, o->cluster_ca_bundle,
+                         o->cluster_cidr,   o->cluster_dns_ip,   p->region,
+                         p->clock,          o->reserved_capacity_disabled};
     if (err == 0) err = kp_aws_lts_new(&p->lts, &lo);
-    kp_aws_launcher_opts la = {p->cluster_name, p->lts, p->resolver, p->ice, p->clock};
+    kp_aws_launcher_opts la = {p->cluster_name, p->lts, p->resolver, p->ice, p->clock, p->crs};
     if (err == 0) err = kp_aws_launcher_new(&p->launcher, &la);
     return err;
 }
@@ -136,11 +148,13 @@ void kp_awsp_free(kp_cloud_provider *cp)
 {
     kp_awsp *p = (kp_awsp *)cp;
     kp_aws_launcher_free(p->launcher);
+    kp_aws_cache_free(p->validations);
     kp_aws_lts_free(p->lts);
     kp_aws_nc_resolver_free(p->resolver);
     kp_aws_instancetypes_free(p->it);
     kp_aws_prices_free(p->prices);
     kp_aws_ice_cache_free(p->ice);
+    kp_aws_reservations_free(p->crs);
     while (p->pool) {
         kp_awsp_clients *next = p->pool->next;
         clients_free(p->pool);
@@ -177,6 +191,11 @@ int kp_aws_provider_new(const kp_aws_provider_opts *o, kp_cloud_provider **out)
         o->interruption_queue && *o->interruption_queue ? kp_xstrdup(o->interruption_queue) : NULL;
     p->lookup = o->lookup;
     p->lookup_ctx = o->lookup_ctx;
+    p->disable_dry_run = o->disable_dry_run;
+    p->eks_control_plane = o->eks_control_plane;
+    p->want_endpoint = !o->cluster_endpoint || !*o->cluster_endpoint;
+    p->want_ca = !o->cluster_ca_bundle || !*o->cluster_ca_bundle;
+    p->want_cidr = !o->cluster_cidr || !*o->cluster_cidr;
     p->clock = o->clock ? o->clock : kp_clock_system();
     pthread_mutex_init(&p->pool_lock, NULL);
     pthread_mutex_init(&p->refresh_lock, NULL);
@@ -277,7 +296,56 @@ int kp_aws_provider_interruption_source(kp_cloud_provider *cp, kp_interruption_s
     o.sqs = p->sqs;
     o.queue_name = p->queue;
     o.ice = p->ice;
+    o.crs = p->crs;
     return kp_aws_interruption_source_new(&o, out);
+}
+
+int kp_aws_provider_health_source(kp_cloud_provider *cp, kp_interruption_source **out)
+{
+    kp_awsp *p = (kp_awsp *)cp;
+    kp_interruption_source *inner = NULL;
+    int err = p->queue ? kp_aws_provider_interruption_source(cp, &inner) : 0;
+    kp_aws_client *ec2 = NULL;
+    if (err == 0) err = client(p, &ec2);
+    if (err < 0) {
+        kp_interruption_source_free(inner);
+        return err;
+    }
+    return kp_aws_health_source_new(inner, ec2, p->clock, out);
+}
+
+int kp_aws_provider_discover(kp_cloud_provider *cp, kp_arena *a, kp_aws_cluster_info *out)
+{
+    kp_awsp *p = (kp_awsp *)cp;
+    if (!p->eks_control_plane)
+        return kp_error_set(KP_EINVALID, "aws provider: EKS_CONTROL_PLANE is off");
+    kp_aws_client *eks = NULL;
+    kp_eks_cluster c;
+    int err = client(p, &eks);
+    if (err == 0) err = kp_eks_describe_cluster(eks, a, p->cluster_name, &c);
+    kp_aws_client_free(eks);
+    if (err < 0) return kp_error_wrap(err, "discovering cluster %s from EKS", p->cluster_name);
+    *out = (kp_aws_cluster_info){c.endpoint, c.ca_data, kp_eks_service_cidr(&c), c.version};
+    kp_aws_lts_set_cluster(p->lts, p->want_endpoint ? c.endpoint : NULL,
+                           p->want_ca ? c.ca_data : NULL,
+                           p->want_cidr ? kp_eks_service_cidr(&c) : NULL);
+    kp_aws_provider_set_kubernetes_version(cp, c.version);
+    return 0;
+}
+
+void kp_aws_provider_set_kubernetes_version(kp_cloud_provider *cp, const char *version)
+{
+    kp_aws_nc_resolver_set_kubernetes_version(((kp_awsp *)cp)->resolver, version);
+}
+
+bool kp_aws_provider_eks_control_plane(kp_cloud_provider *cp)
+{
+    return ((kp_awsp *)cp)->eks_control_plane;
+}
+
+kp_aws_reservations *kp_aws_provider_reservations(kp_cloud_provider *cp)
+{
+    return ((kp_awsp *)cp)->crs;
 }
 
 kp_aws_ice_cache *kp_aws_provider_ice(kp_cloud_provider *cp)

@@ -81,6 +81,19 @@ typedef struct kp_aws_provider_opts {
     double vm_memory_overhead_percent; /* < 0: Karpenter's default 0.075 */
     int32_t reserved_enis;
     bool isolated_vpc; /* no Price List API */
+    /* Karpenter's AWS settings (v1.14 settings reference) the controller maps
+     * from its flags and environment: */
+    bool disable_dry_run;   /* DISABLE_DRY_RUN: ValidationSucceeded is True without the
+                             * CreateLaunchTemplate / CreateFleet / RunInstances checks */
+    bool eks_control_plane; /* EKS_CONTROL_PLANE: kp_aws_provider_discover reads the
+                             * endpoint, CA bundle, service CIDR (those not given above)
+                             * and the Kubernetes version from EKS DescribeCluster */
+    int64_t ami_refresh_interval_ns;    /* AMI_REFRESH_INTERVAL; 0: 1m; < 1m refused */
+    int64_t subnet_refresh_interval_ns; /* SUBNET_REFRESH_INTERVAL; 0: 1m; < 1m refused */
+    /* Core FEATURE_GATES ReservedCapacity=false: no reserved offerings, no
+     * CapacityReservationSpecification in templates, capacity reservation
+     * selector terms are not resolved (CapacityReservationsReady reports so). */
+    bool reserved_capacity_disabled;
 } kp_aws_provider_opts;
 
 #define KP_AWS_PROVIDER_OPTS_INIT                                                                  \
@@ -112,9 +125,84 @@ int kp_aws_provider_hydrate(kp_cloud_provider *cp);
  * instance profiles made for its role (found by `uid`; NULL skips them). */
 int kp_aws_provider_delete_nodeclass(kp_cloud_provider *cp, const char *name, const char *uid);
 
+/* What EKS says about the cluster (kp_aws_provider_discover); strings owned
+ * by the arena given. */
+typedef struct kp_aws_cluster_info {
+    const char *endpoint;
+    const char *ca_bundle; /* base64 PEM */
+    const char *service_cidr;
+    const char *kubernetes_version;
+} kp_aws_cluster_info;
+
+/* EKS_CONTROL_PLANE: EKS DescribeCluster for the cluster name; the endpoint,
+ * CA bundle and service CIDR the options left unset are used from now on,
+ * and the Kubernetes version replaces the one AMI aliases resolve against
+ * (call at start-up, then every 5 minutes, as Karpenter's version
+ * provider does). KP_EINVALID when eks_control_plane is off; EKS's errors
+ * otherwise (cloud/aws/eks.h). */
+int kp_aws_provider_discover(kp_cloud_provider *cp, kp_arena *arena, kp_aws_cluster_info *out);
+
+/* The Kubernetes version discovered elsewhere (the API server's /version):
+ * AMI aliases resolve against it from now on. */
+void kp_aws_provider_set_kubernetes_version(kp_cloud_provider *cp, const char *version);
+
+/* The provider's capacity reservations (NULL when reserved capacity is off). */
+struct kp_aws_reservations *kp_aws_provider_reservations(kp_cloud_provider *cp);
+
 /* The SQS interruption source for opts.interruption_queue (the caller frees
  * it, before the provider). KP_ENOTFOUND when no queue was configured. */
 int kp_aws_provider_interruption_source(kp_cloud_provider *cp, kp_interruption_source **out);
+
+/* The interruption source the controller runs with the AWS provider:
+ * EC2 instance-status health checks every minute (cloud/aws/instancestatus.h,
+ * Karpenter's interruption.instancestatus), merged with the SQS queue when
+ * opts.interruption_queue is set. The caller frees it, before the provider. */
+int kp_aws_provider_health_source(kp_cloud_provider *cp, kp_interruption_source **out);
+
+/* ---- Karpenter's AWS-side controllers: the provider's halves, the
+ * controller's upkeep loop (controller/cloud_aws.c) the other. ---------- */
+
+/* nodeclaim.tagging: give the instance behind `provider_id` the tags
+ * Karpenter adds once its node registered (Name = the node's name,
+ * karpenter.sh/nodeclaim, eks:eks-cluster-name), those it lacks only.
+ * 1 when tags were written, 0 when all were there, KP_ENOTFOUND when the
+ * instance is gone. */
+int kp_aws_provider_tag_instance(kp_cloud_provider *cp, const char *provider_id,
+                                 const char *node_name, const char *claim_name);
+
+/* capacityreservation.expiration: which of the reservations `ids` are
+ * capacity blocks within 40 minutes of their end (their nodes go before EC2
+ * reclaims them). expiring[i] for ids[i]; none when reserved capacity is off. */
+int kp_aws_provider_expiring_reservations(kp_cloud_provider *cp, const char *const *ids, size_t n,
+                                          bool *expiring);
+
+/* instanceprofile.garbagecollection: delete the profiles of node classes
+ * that are gone (`live_uids` are the uids of those that exist) that no
+ * instance of the cluster wears. Returns how many went. */
+int kp_aws_provider_gc_instance_profiles(kp_cloud_provider *cp, const char *const *live_uids,
+                                         size_t n);
+
+/* providers.ssm.invalidation: drop cached SSM answers whose AMI is now
+ * deprecated. Returns how many were dropped. */
+int kp_aws_provider_invalidate_ssm(kp_cloud_provider *cp);
+
+/* providers.instancetype.capacity: a registered node of `type` launched from
+ * class `nodeclass` reports `memory_bytes`; catalogs use it from now on. */
+int kp_aws_provider_observe_node(kp_cloud_provider *cp, const char *nodeclass, const char *type,
+                                 int64_t memory_bytes);
+
+/* The upkeep loop's schedule: true (and the next run set `period_ns` on)
+ * when `task` is due. */
+enum kp_aws_task {
+    KP_AWS_TASK_INSTANCE_PROFILE_GC = 0, /* 30 min */
+    KP_AWS_TASK_SSM_INVALIDATION,        /* 30 min */
+    KP_AWS_TASK_EKS_DISCOVERY,           /* 5 min, with EKS_CONTROL_PLANE */
+    KP_AWS_TASK_COUNT
+};
+bool kp_aws_provider_due(kp_cloud_provider *cp, enum kp_aws_task task, int64_t period_ns);
+
+/* Whether the provider runs with EKS_CONTROL_PLANE (kp_aws_provider_discover). */
+bool kp_aws_provider_eks_control_plane(kp_cloud_provider *cp);
 
 /* The provider's parts, for wiring and tests (owned by the provider). */
 kp_aws_ice_cache *kp_aws_provider_ice(kp_cloud_provider *cp);

@@ -99,6 +99,19 @@ void kp_aws_cache_delete(kp_aws_cache *c, const char *key)
     pthread_mutex_unlock(&c->lock);
 }
 
+size_t kp_aws_cache_keys(kp_aws_cache *c, const char *prefix, kp_arena *a, const char ***out)
+{
+    pthread_mutex_lock(&c->lock);
+    find(c, ""); /* sweep the expired */
+    const char **keys = KP_ARENA_NEW(a, const char *, c->n + 1);
+    size_t n = 0, len = strlen(prefix);
+    for (size_t i = 0; i < c->n; i++)
+        if (strncmp(c->items[i].key, prefix, len) == 0) keys[n++] = kp_arena_strdup(a, c->items[i].key);
+    pthread_mutex_unlock(&c->lock);
+    *out = keys;
+    return n;
+}
+
 uint64_t kp_aws_fnv1a(uint64_t h, const void *data, size_t len)
 {
     const unsigned char *p = data;

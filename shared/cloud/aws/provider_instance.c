@@ -12,13 +12,12 @@
 
 #define LABEL_TENANCY "karpenter.k8s.aws/instance-tenancy"
 
-/* Labels that depend on a reservation, never the type's own. */
-static bool reservation_label(const char *key)
+/* Labels that depend on the instance (its reservation, its placement), never the type's own. */
+static bool instance_label(const char *key)
 {
-    return strcmp(key, "karpenter.sh/capacity-reservation-id") == 0 ||
-           strcmp(key, "karpenter.k8s.aws/capacity-reservation-id") == 0 ||
-           strcmp(key, "karpenter.k8s.aws/capacity-reservation-type") == 0 ||
-           strcmp(key, "karpenter.k8s.aws/capacity-reservation-interruptible") == 0;
+    return strcmp(key, KP_AWS_LABEL_CR_ID) == 0 || strcmp(key, KP_AWS_LABEL_CR_TYPE) == 0 ||
+           strcmp(key, KP_AWS_LABEL_CR_INTERRUPTIBLE) == 0 || strcmp(key, KP_AWS_LABEL_PG_ID) == 0 ||
+           strcmp(key, KP_AWS_LABEL_PG_PARTITION) == 0;
 }
 
 static bool counts_bytes(const char *resource)
@@ -47,7 +46,7 @@ void kp_awsp_type_facts_from(const kp_instance_type *it, const kp_ec2nodeclass *
     f.labels = KP_ARENA_NEW(a, kp_label, it->n_reqs + 1);
     for (uint32_t i = 0; i < it->n_reqs; i++) {
         const kp_it_requirement *r = &it->reqs[i];
-        if (r->op != KP_OP_IN || r->n_values != 1 || reservation_label(r->key)) continue;
+        if (r->op != KP_OP_IN || r->n_values != 1 || instance_label(r->key)) continue;
         f.labels[f.n_labels++] =
             (kp_label){kp_arena_strdup(a, r->key), kp_arena_strdup(a, r->values[0])};
     }
@@ -65,13 +64,29 @@ void kp_awsp_type_facts_from(const kp_instance_type *it, const kp_ec2nodeclass *
     *out = f;
 }
 
+int kp_awsp_catalog(kp_awsp *p, const kp_ec2nodeclass *nc, const kp_catalog **out)
+{
+    if (!nc || !nc->has_placement_group_selector)
+        return kp_aws_instancetypes_catalog(p->it, nc, out);
+    kp_awsp_clients *c = NULL;
+    int err = kp_awsp_clients_take(p, &c);
+    if (err < 0) return err;
+    kp_arena *a = kp_arena_new();
+    kp_aws_pg_info pg;
+    kp_awsp_placement_group(p, c->c.ec2, nc, a, &pg);
+    kp_awsp_clients_give(p, c);
+    err = kp_aws_instancetypes_catalog_pg(p->it, nc, pg.id ? &pg : NULL, out);
+    kp_arena_free(a);
+    return err;
+}
+
 bool kp_awsp_type_facts_of(kp_awsp *p, const kp_ec2nodeclass *nc, const char *type, kp_arena *arena,
                            kp_awsp_type_facts *out)
 {
     pthread_mutex_lock(&p->catalog_lock);
     const kp_catalog *cat = NULL;
     const kp_instance_type *it = NULL;
-    if (type && kp_aws_instancetypes_catalog(p->it, nc, &cat) == 0) it = kp_catalog_find(cat, type);
+    if (type && kp_awsp_catalog(p, nc, &cat) == 0) it = kp_catalog_find(cat, type);
     if (it) kp_awsp_type_facts_from(it, nc, arena, out);
     pthread_mutex_unlock(&p->catalog_lock);
     return it != NULL;
@@ -95,11 +110,30 @@ static void put(kp_label *l, size_t *n, const char *key, const char *value)
     l[(*n)++] = (kp_label){key, value};
 }
 
+static bool lifecycle_is(const kp_ec2_instance *in, const char *what)
+{
+    return in->lifecycle && strcmp(in->lifecycle, what) == 0;
+}
+
+/* Reserved only when launched into its reservation on purpose (targeted):
+ * an instance that merely landed in an open ODCR is on-demand, as Karpenter
+ * counts it, and one whose reservation ended is on-demand again. */
 static const char *capacity_type(const kp_ec2_instance *in)
 {
-    if (in->lifecycle && strcmp(in->lifecycle, "spot") == 0) return "spot";
-    if (in->capacity_reservation_id && *in->capacity_reservation_id) return "reserved";
+    if (lifecycle_is(in, "spot")) return "spot";
+    if (in->capacity_reservation_id && *in->capacity_reservation_id &&
+        in->capacity_reservation_preference &&
+        strcmp(in->capacity_reservation_preference, "capacity-reservations-only") == 0)
+        return "reserved";
     return "on-demand";
+}
+
+static void placement_labels(kp_arena *a, const kp_ec2_instance *in, kp_label *l, size_t *n)
+{
+    if (!in->placement_group_id || !*in->placement_group_id) return;
+    put(l, n, KP_AWS_LABEL_PG_ID, in->placement_group_id);
+    if (in->partition_number > 0)
+        put(l, n, KP_AWS_LABEL_PG_PARTITION, kp_arena_printf(a, "%d", (int)in->partition_number));
 }
 
 static const char *zone_id(const kp_ec2nodeclass *nc, const char *zone)
@@ -115,7 +149,7 @@ static kp_labels labels(kp_arena *a, const kp_ec2_instance *in, const kp_ec2node
                         const kp_awsp_type_facts *facts, const char *ct)
 {
     size_t have = facts ? facts->n_labels : 0;
-    kp_label *l = KP_ARENA_NEW(a, kp_label, have + 8);
+    kp_label *l = KP_ARENA_NEW(a, kp_label, have + 12);
     size_t n = 0;
     for (size_t i = 0; i < have; i++)
         put(l, &n, facts->labels[i].key, facts->labels[i].value);
@@ -125,8 +159,14 @@ static kp_labels labels(kp_arena *a, const kp_ec2_instance *in, const kp_ec2node
     put(l, &n, KP_LABEL_CAPACITY_TYPE, ct);
     put(l, &n, LABEL_TENANCY, "default");
     put(l, &n, KP_LABEL_NODEPOOL, kp_ec2_tag_get(in->tags, in->n_tags, "karpenter.sh/nodepool"));
-    if (in->capacity_reservation_id && *in->capacity_reservation_id)
-        put(l, &n, "karpenter.sh/capacity-reservation-id", in->capacity_reservation_id);
+    if (strcmp(ct, "reserved") == 0) {
+        put(l, &n, KP_AWS_LABEL_CR_ID, in->capacity_reservation_id);
+        put(l, &n, KP_AWS_LABEL_CR_TYPE,
+            lifecycle_is(in, "capacity-block") ? "capacity-block" : "default");
+        put(l, &n, KP_AWS_LABEL_CR_INTERRUPTIBLE,
+            lifecycle_is(in, "interruptible-capacity-reservation") ? "true" : "false");
+    }
+    placement_labels(a, in, l, &n);
     qsort(l, n, sizeof(*l), label_cmp);
     return (kp_labels){l, n};
 }

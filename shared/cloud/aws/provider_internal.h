@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "api/objects.h"
+#include "base/arena.h"
 #include "base/clock.h"
 #include "cloud/aws/ec2.h"
 
@@ -25,6 +26,8 @@ cJSON *kp_aws_cache_get(kp_aws_cache *c, const char *key);
 /* Store a copy of `value` for `ttl_ns`, replacing what `key` held. */
 void kp_aws_cache_put(kp_aws_cache *c, const char *key, const cJSON *value, int64_t ttl_ns);
 void kp_aws_cache_delete(kp_aws_cache *c, const char *key);
+/* The live keys starting with `prefix` (copies in `arena`); returns how many. */
+size_t kp_aws_cache_keys(kp_aws_cache *c, const char *prefix, kp_arena *arena, const char ***out);
 void kp_aws_cache_flush(kp_aws_cache *c);
 
 /* FNV-1a, 64 bits: the hash behind class hashes and template names. */

@@ -46,8 +46,9 @@ static int candidates(kp_awsp *p, const kp_ec2nodeclass *nc, const kp_nodeclaim 
 {
     pthread_mutex_lock(&p->catalog_lock);
     const kp_catalog *cat = NULL;
-    int err = kp_aws_instancetypes_catalog(p->it, nc, &cat);
-    if (err == 0) err = kp_aws_launch_candidates(cat, claim, p->ice, out);
+    kp_aws_launch_reservations crs = {nc, p->crs};
+    int err = kp_awsp_catalog(p, nc, &cat);
+    if (err == 0) err = kp_aws_launch_candidates(cat, claim, p->ice, &crs, out);
     pthread_mutex_unlock(&p->catalog_lock);
     return err;
 }
@@ -61,6 +62,28 @@ static int class_for_launch(kp_awsp *p, const kp_nodeclaim *claim, kp_arena *a,
     if (err == 0) err = kp_aws_nodeclass_check_ready(*nc);
     if (err == 0) err = check_tags(*nc);
     return err;
+}
+
+static const char *launched_lifecycle(const kp_aws_launched *l)
+{
+    if (strcmp(l->capacity_type, "spot") == 0) return "spot";
+    if (!l->reservation_id) return NULL;
+    if (l->reservation_type && strcmp(l->reservation_type, "capacity-block") == 0)
+        return "capacity-block";
+    return l->reservation_interruptible ? "interruptible-capacity-reservation" : NULL;
+}
+
+/* EFA is only advertised when the launch attached EFA interfaces (Karpenter). */
+static void drop_efa(kp_awsp_type_facts *f)
+{
+    kp_resource_list *lists[] = {&f->capacity, &f->allocatable};
+    for (size_t k = 0; k < 2; k++) {
+        size_t w = 0;
+        for (size_t i = 0; i < lists[k]->count; i++)
+            if (strcmp(lists[k]->items[i].name, KP_RESOURCE_EFA) != 0)
+                lists[k]->items[w++] = lists[k]->items[i];
+        lists[k]->count = w;
+    }
 }
 
 static void as_instance(kp_awsp *p, const kp_aws_launched *l, const kp_ec2nodeclass *nc,
@@ -78,12 +101,19 @@ static void as_instance(kp_awsp *p, const kp_aws_launched *l, const kp_ec2nodecl
     in.availability_zone = l->zone;
     in.subnet_id = l->subnet_id;
     in.image_id = l->image_id;
-    in.lifecycle = strcmp(l->capacity_type, "spot") == 0 ? "spot" : NULL;
+    in.lifecycle = launched_lifecycle(l);
+    if (l->reservation_id) {
+        in.capacity_reservation_id = l->reservation_id;
+        in.capacity_reservation_preference = "capacity-reservations-only";
+    }
+    in.placement_group_id = l->placement_group_id;
+    in.partition_number = l->placement_partition;
     in.launch_time_ns = p->clock->now(p->clock);
     in.tags = tags;
     in.n_tags = n;
     kp_awsp_type_facts facts;
     kp_awsp_type_facts_from(l->type, nc, a, &facts);
+    if (!l->efa_count && !nc->n_network_interfaces) drop_efa(&facts);
     kp_awsp_instance(a, &in, nc, &facts, out);
 }
 
@@ -221,6 +251,9 @@ static int aws_delete(kp_cloud_provider *cp, const kp_nodeclaim *claim)
             err = kp_ec2_terminate_instances(c->c.ec2, a, &in->id, 1, &changes);
             kp_awsp_clients_give(p, c);
         }
+        /* its reservation has room again */
+        if (err == 0 && p->crs && in->capacity_reservation_id && *in->capacity_reservation_id)
+            kp_aws_crs_mark_terminated(p->crs, in->capacity_reservation_id);
         if (err < 0 && err != KP_ENOTFOUND) err = kp_error_wrap(err, "aws: terminating %s", in->id);
     }
     kp_arena_free(a);
@@ -244,7 +277,7 @@ static int aws_instance_types(kp_cloud_provider *cp, const kp_nodepool *pool,
     }
     if (err == 0) {
         pthread_mutex_lock(&p->catalog_lock);
-        err = kp_aws_instancetypes_catalog(p->it, nc, out);
+        err = kp_awsp_catalog(p, nc, out);
         pthread_mutex_unlock(&p->catalog_lock);
     }
     kp_arena_free(a);
@@ -296,6 +329,37 @@ static const char *security_group_drift(const kp_ec2nodeclass *nc, const kp_ec2_
     return NULL;
 }
 
+/* Karpenter's CapacityReservationDrift: launched into a reservation the
+ * class no longer selects. */
+static const char *reservation_drift(const kp_ec2nodeclass *nc, const kp_ec2_instance *in)
+{
+    kp_cloud_instance ci;
+    kp_arena *a = kp_arena_new();
+    kp_awsp_instance(a, in, NULL, NULL, &ci);
+    bool reserved = strcmp(ci.capacity_type, "reserved") == 0;
+    kp_arena_free(a);
+    if (!reserved || kp_aws_nc_reservation(nc, in->capacity_reservation_id)) return NULL;
+    return "CapacityReservationDrift";
+}
+
+/* Karpenter's PlacementGroupDrift: the claim's group label is not the group
+ * the class resolves to now (added, removed or changed). */
+static const char *placement_drift(kp_awsp *p, const kp_ec2nodeclass *nc,
+                                   const kp_nodeclaim *claim, const kp_ec2_instance *in,
+                                   kp_arena *a)
+{
+    const char *have = kp_labels_get(&claim->meta.labels, KP_AWS_LABEL_PG_ID);
+    if (!have) have = in->placement_group_id;
+    kp_awsp_clients *c = NULL;
+    if (kp_awsp_clients_take(p, &c) < 0) return NULL; /* unknown: not drift */
+    kp_aws_pg_info pg;
+    kp_awsp_placement_group(p, c->c.ec2, nc, a, &pg);
+    kp_awsp_clients_give(p, c);
+    if (nc->has_placement_group_selector && !pg.id) return NULL; /* unknown now: not drift */
+    bool same = (!have || !*have) ? pg.id == NULL : pg.id && strcmp(have, pg.id) == 0;
+    return same ? NULL : "PlacementGroupDrift";
+}
+
 static int aws_is_drifted(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *a,
                           const char **reason)
 {
@@ -312,12 +376,29 @@ static int aws_is_drifted(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_a
     const char *why = drift(p, nc, claim, in, a);
     if (!why) why = kp_aws_nodeclass_drift(nc, claim, NULL, in->subnet_id);
     if (!why) why = security_group_drift(nc, in);
+    if (!why) why = reservation_drift(nc, in);
+    if (!why) why = placement_drift(p, nc, claim, in, a);
     *reason = why;
     return 0;
 }
+
+#define MIN_NS(m) ((int64_t)(m) * 60 * 1000000000)
+
+/* Karpenter's AWS repair policies: the kubelet's Ready, and the conditions
+ * of the EKS node monitoring agent. */
+static const kp_repair_policy repair_policies[] = {
+    {"Ready", "False", MIN_NS(30)},
+    {"Ready", "Unknown", MIN_NS(30)},
+    {"AcceleratedHardwareReady", "False", MIN_NS(10)},
+    {"StorageReady", "False", MIN_NS(30)},
+    {"NetworkingReady", "False", MIN_NS(30)},
+    {"KernelReady", "False", MIN_NS(30)},
+    {"ContainerRuntimeReady", "False", MIN_NS(30)},
+};
 
 const kp_cloud_provider_ops kp_awsp_ops = {
     aws_name, aws_create,         aws_delete,     aws_get,
     aws_list, aws_instance_types, aws_is_drifted, kp_awsp_free,
     "karpenter.k8s.aws", "EC2NodeClass", "aws",
+    repair_policies, sizeof(repair_policies) / sizeof(repair_policies[0]),
 };

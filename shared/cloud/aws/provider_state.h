@@ -8,6 +8,7 @@
 #include "cloud/aws/launchtemplate.h"
 #include "cloud/aws/nodeclass.h"
 #include "cloud/aws/provider.h"
+#include "cloud/aws/provider_internal.h"
 
 /* Clients for one thread's call. */
 typedef struct kp_awsp_clients {
@@ -38,7 +39,25 @@ typedef struct kp_awsp {
     kp_aws_nc_resolver *resolver;
     kp_aws_lts *lts;
     kp_aws_launcher *launcher;
+    kp_aws_reservations *crs;
+    kp_aws_cache *validations; /* dry-run results per class inputs, 30 min */
+    bool disable_dry_run, eks_control_plane;
+    /* EKS discovery (kp_aws_provider_discover): what the options left unset */
+    bool want_endpoint, want_ca, want_cidr;
+    int64_t task_due_ns[KP_AWS_TASK_COUNT]; /* the upkeep schedule, under refresh_lock */
 } kp_awsp;
+
+/* ValidationSucceeded (provider_validate.c): a kp_aws_nc_validate_fn, ctx the provider. */
+int kp_awsp_validate(void *ctx, const kp_aws_nc_clients *clients, const kp_ec2nodeclass *nc,
+                     kp_arena *arena, const char **reason, const char **message);
+
+/* The class's catalog in its placement group (catalog_lock held). Every
+ * reader goes through here, so the catalog cache sees one set of inputs. */
+int kp_awsp_catalog(kp_awsp *p, const kp_ec2nodeclass *nc, const kp_catalog **out);
+
+/* The class's placement group for catalogs and launches (id NULL: none). */
+void kp_awsp_placement_group(kp_awsp *p, kp_aws_client *ec2, const kp_ec2nodeclass *nc,
+                             kp_arena *arena, kp_aws_pg_info *out);
 
 extern const kp_cloud_provider_ops kp_awsp_ops;
 void kp_awsp_free(kp_cloud_provider *cp);

@@ -12,6 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A node whose status is someone else's to write: with this annotation "true"
+ * the stand-in reports no status for it (conditions stay as set, e.g. Ready
+ * False by a test playing a failing kubelet) but still renews its Lease, as a
+ * live kubelet on an unhealthy node does. Removing it makes the node Ready again. */
+#define KWOK_ANNOTATION_HOLD_STATUS "karpenter.kwok.sh/hold-node-status"
+
+static bool status_held(const cJSON *node)
+{
+    const char *v = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(kwok_path(node, "metadata.annotations"), KWOK_ANNOTATION_HOLD_STATUS));
+    return v && strcmp(v, "true") == 0;
+}
+
 static int64_t lease_interval_ns(const kp_kwok_kubelet *k)
 {
     return k->opts.lease_interval_ms * KP_NS_PER_MS;
@@ -176,7 +189,7 @@ static int run_node(kp_kwok_kubelet *k, const char *name, const cJSON *node, int
     int64_t now = k->clock->now(k->clock);
     cJSON *fresh = NULL;
     int err = 0;
-    if (status_due(k, node, &st, now)) err = patch_status(k, name, node, now, &fresh);
+    if (!status_held(node) && status_due(k, node, &st, now)) err = patch_status(k, name, node, now, &fresh);
     const cJSON *cur = fresh ? fresh : node;
     kwok_kubelet_note(k, name, 0, 0, kwok_node_internal_ip(cur));
     if (err == 0 && kwok_condition_true(cur, "Ready")) err = remove_taints(k, name, cur);

@@ -231,10 +231,17 @@ static void kwok_free(kp_cloud_provider *cp)
     free(p);
 }
 
+/* Karpenter's kwok provider: Ready False or Unknown for 10 minutes. */
+static const kp_repair_policy repair_policies[] = {
+    {"Ready", "False", 10LL * 60 * 1000000000},
+    {"Ready", "Unknown", 10LL * 60 * 1000000000},
+};
+
 static const kp_cloud_provider_ops kwok_ops = {
     kwok_name, kwok_create,         kwok_delete,     kwok_get,
     kwok_list, kwok_instance_types, kwok_is_drifted, kwok_free,
     KP_KWOK_NODE_CLASS_GROUP, KP_KWOK_NODE_CLASS_KIND, "kwok",
+    repair_policies, 2,
 };
 
 int kp_kwok_provider_new(kp_kube_client *client, const kp_kwok_opts *opts, kp_cloud_provider **out)

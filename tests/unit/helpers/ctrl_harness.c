@@ -4,6 +4,7 @@
 #include "controller/eventq.h"
 #include "controller/lifecycle.h"
 #include "controller/nodepool_ctrl.h"
+#include "kube/ops.h"
 #include "kube/resources.h"
 
 #include <criterion/criterion.h>
@@ -35,6 +36,10 @@ static int fc_create(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena 
         return kp_error_set(f->create_err, "fake: create forced to fail");
     memset(out, 0, sizeof(*out));
     out->provider_id = kp_arena_printf(a, "fake://%s", claim->meta.name);
+    /* One provider label, as a real instance carries its type. */
+    out->labels.items = kp_arena_alloc(a, sizeof(kp_label));
+    out->labels.items[0] = (kp_label){"node.kubernetes.io/instance-type", "fake.large"};
+    out->labels.count = 1;
     if (f->n_instances < 16)
         snprintf(f->instances[f->n_instances++], sizeof(f->instances[0]), "%s", out->provider_id);
     return 0;
@@ -84,14 +89,20 @@ static int fc_list(kp_cloud_provider *cp, kp_arena *a, kp_cloud_instance **out, 
 
 static int fc_types(kp_cloud_provider *cp, const kp_nodepool *np, const kp_catalog **out)
 {
-    (void)cp, (void)np, (void)out;
-    return kp_error_set(KP_ENOTFOUND, "fake: no catalog");
+    fake_cloud *f = (fake_cloud *)cp;
+    (void)np;
+    if (!f->catalog && kp_catalog_builtin_aws(NULL, &f->catalog) < 0)
+        return -1;
+    *out = f->catalog;
+    return 0;
 }
 
 static int fc_drift(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_arena *a, const char **reason)
 {
-    (void)cp, (void)claim, (void)a;
-    *reason = NULL;
+    fake_cloud *f = (fake_cloud *)cp;
+    (void)claim, (void)a;
+    f->drift_checks++;
+    *reason = f->drift_reason;
     return 0;
 }
 
@@ -100,9 +111,14 @@ static void fc_free(kp_cloud_provider *cp)
     (void)cp;
 }
 
+static const kp_repair_policy fake_policies[] = {
+    {"Ready", "False", 10LL * 60 * KP_NS_PER_SEC},
+    {"Ready", "Unknown", 10LL * 60 * KP_NS_PER_SEC},
+};
+
 static const kp_cloud_provider_ops fake_ops = {
     fc_name, fc_create, fc_delete, fc_get, fc_list, fc_types, fc_drift, fc_free,
-    "karpenter.test", "FakeNodeClass", "fake",
+    "karpenter.test", "FakeNodeClass", "fake", fake_policies, 2,
 };
 
 /* --------------------------------------------------------------- harness */
@@ -162,6 +178,8 @@ void harness_start(harness *h, int64_t now_ns)
     h->cloud.base.ops = &fake_ops;
     h->c.cloud = &h->cloud.base;
     pthread_mutex_init(&h->c.foreign_mu, NULL);
+    pthread_mutex_init(&h->c.launch_mu, NULL);
+    pthread_mutex_init(&h->c.reghealth_mu, NULL);
     h->c.events = kp_eventq_start(h->c.kube, "karpenter", 256);
     informers(h);
 }
@@ -179,7 +197,12 @@ void harness_stop(harness *h)
     h->c.metrics = kp_metrics_free(h->c.metrics);
     h->c.stop = kp_kube_cancel_free(h->c.stop);
     kp_strmap_clear(&h->c.foreign_seen, NULL);
+    h->cloud.catalog = kp_catalog_free(h->cloud.catalog);
     pthread_mutex_destroy(&h->c.foreign_mu);
+    kp_strmap_clear(&h->c.launched, kp_ctrl_free_json);
+    pthread_mutex_destroy(&h->c.launch_mu);
+    kp_strmap_clear(&h->c.reghealth, free);
+    pthread_mutex_destroy(&h->c.reghealth_mu);
     fake_api_stop(h->fa);
 }
 
@@ -196,10 +219,28 @@ bool harness_wait(harness *h, enum kp_ctrl_kind kind, const char *key, bool pres
     return false;
 }
 
+/* Wait until the cache holds `key` at resourceVersion `rv`. */
+static bool wait_rv(harness *h, enum kp_ctrl_kind kind, const char *key, long rv)
+{
+    char want[32];
+    snprintf(want, sizeof(want), "%ld", rv);
+    for (int i = 0; i < 400; i++) {
+        cJSON *o = kp_ctrl_get(&h->c, kind, key);
+        const char *have = o ? kp_kube_meta(o, "resourceVersion") : NULL;
+        bool same = have && !strcmp(have, want);
+        cJSON_Delete(o);
+        if (same)
+            return true;
+        usleep(5000);
+    }
+    return false;
+}
+
 void harness_put(harness *h, enum kp_ctrl_kind kind, const char *collection, const char *key, const char *json)
 {
-    cr_assert_gt(fake_api_put(h->fa, collection, json), 0, "put %s", json);
-    cr_assert(harness_wait(h, kind, key, true), "the cache never saw %s", key);
+    long rv = fake_api_put(h->fa, collection, json);
+    cr_assert_gt(rv, 0, "put %s", json);
+    cr_assert(wait_rv(h, kind, key, rv), "the cache never saw %s at %ld", key, rv);
 }
 
 cJSON *harness_get(harness *h, enum kp_ctrl_kind kind, const char *key)

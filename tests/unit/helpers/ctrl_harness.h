@@ -23,6 +23,9 @@ typedef struct fake_cloud {
     int creates, deletes, gets, lists;
     int create_err, delete_err, get_err, list_err; /* forced answers; 0: normal */
     char instances[16][128];                       /* provider IDs that exist */
+    const char *drift_reason;                      /* what is_drifted answers (NULL: not drifted) */
+    int drift_checks;
+    kp_catalog *catalog;                           /* instance_types(): the built-in AWS catalog */
     int n_instances;
 } fake_cloud;
 
