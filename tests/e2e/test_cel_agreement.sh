@@ -7,8 +7,11 @@
 # table test_validate_admission.c runs) and the full objects of tests/unit/data/decode
 # for the three kinds. Messages are not compared, only verdicts.
 #
-# A disagreement is printed with the fixture's file, case number and name, and both
-# messages, and fails the test: there is no skip list. cel_agreement.py does the work.
+# A case marked `crd_admits: true` is one of Karpenter's checks made after admission
+# (its controller's runtime validation), which our webhook makes at admission: there
+# the API server must allow and the webhook refuse. A disagreement, either way, is
+# printed with the fixture's file, case number and name, and both messages, and fails
+# the test: nothing is skipped. cel_agreement.py does the work.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
