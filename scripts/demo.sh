@@ -221,7 +221,7 @@ snapshot() {
 count_lines() { grep -c . <<<"$1" || true; }
 decisions() {
   curl -fsS --max-time 2 "http://127.0.0.1:$METRICS_PORT/metrics" 2>/dev/null |
-    awk '/^karpenter_disruption_decisions_total/ { n += $NF } END { print n + 0 }'
+    awk '/^karpenter_voluntary_disruption_decisions_total/ { n += $NF } END { print n + 0 }'
 }
 
 webhook_requests() {
