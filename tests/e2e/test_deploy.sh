@@ -97,8 +97,10 @@ check_base() {
     is "$b" "[$dep | .spec.template.spec.containers[] | .resources.requests] == [{cpu: \"200m\", memory: \"128Mi\"}, {cpu: \"100m\", memory: \"64Mi\"}]" true
   check "a memory limit on both containers" \
     is "$b" "[$dep | .spec.template.spec.containers[] | .resources.limits.memory] | join(\" \")" "1Gi 256Mi"
-  check "no token Secret and no token mount of their own: both use the Pod's projected token" \
-    is "$b" "[(.[] | select(.kind == \"Secret\")), ($dep | .spec.template.spec.containers[] | .volumeMounts // empty)] | length" 0
+  check "no token Secret" is "$b" "[.[] | select(.kind == \"Secret\")] | length" 0
+  check "an explicit projected token expiring in an hour, mounted in both containers at the service-account path" \
+    is "$b" "$dep | .spec.template.spec | \"\\(.automountServiceAccountToken) \\(.volumes[] | select(.name == \"kube-api-access\") | .projected.sources[0].serviceAccountToken.expirationSeconds) \\([.containers[].volumeMounts[] | select(.name == \"kube-api-access\") | .mountPath] | unique | join(\",\")) \\([.containers[].volumeMounts[]] | length)\"" \
+    "false 3600 /var/run/secrets/kubernetes.io/serviceaccount 2"
   check "probes on /healthz and /readyz for both" \
     is "$b" "[$dep | .spec.template.spec.containers[] | .livenessProbe.httpGet.path, .readinessProbe.httpGet.path] | join(\" \")" \
     "/healthz /readyz /healthz /readyz"
