@@ -94,7 +94,10 @@ repair_one() {
   wait_for "! k get nodeclaim $claim" 90 || fail "the unhealthy node's claim $claim was not deleted"
   pass "the unhealthy node's NodeClaim $claim was deleted"
   wait_for "! k get node $node" 60 || fail "the unhealthy node $node is still there"
-  wait_for '[ -n "$(comm -13 <(echo "$before") <(k get nodeclaims -o jsonpath="{range .items[*]}{.metadata.name}{\"\\n\"}{end}" | sort))" ]' 60 ||
+  # The repaired node is deleted without a drain; its pod goes only when
+  # kube-controller-manager's pod GC finds it orphaned: checked every 20 s, deleted
+  # 40 s after first seen, so up to 80 s before the ReplicaSet's new pod is pending.
+  wait_for '[ -n "$(comm -13 <(echo "$before") <(k get nodeclaims -o jsonpath="{range .items[*]}{.metadata.name}{\"\\n\"}{end}" | sort))" ]' 150 ||
     fail "no new NodeClaim after the repair"
   wait_for "running $NODES && [ \"\$(count nodes)\" -eq $NODES ]" 120 || fail "the pods are not all Running again"
   pass "a new node was launched and the $NODES pods run again"
