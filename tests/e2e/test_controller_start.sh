@@ -102,7 +102,7 @@ main() {
   WORK=$(mktemp -d)
   e2e_cleanup rm -rf "$WORK"
   BIN=$(e2e_controller)
-  k apply -f "$E2E_LIB_DIR/../../crds/compat-1.20" >/dev/null
+  k apply -f "$E2E_LIB_DIR/../../crds/" >/dev/null
   wait_for "k get nodepools && k get kwoknodeclasses" 30 || fail "the CRDs are not served"
   check_refusals
   check_start_and_stop

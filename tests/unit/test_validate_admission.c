@@ -17,6 +17,8 @@
  *       more: true                      # other errors may appear too
  *       warn: [no limits]               # fragments that some warning contains
  *       no_warnings: true
+ *       crd_admits: true                # a denial Karpenter makes after admission, not
+ *                                       # its CRDs (tests/e2e/test_cel_agreement.sh)
  *
  * Each expected error must match one error's path exactly and its rendered
  * message by substring; without `more`, the error count must match too.
