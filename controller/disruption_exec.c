@@ -206,17 +206,20 @@ static void abandon(kp_ctrl *c, command *cmd, const char *why)
                   (const char *const[]){kp_disrupt_decision_name(cmd->decision), cmd->reason, cmd->consolidation_type});
 }
 
-static int delete_candidates(kp_ctrl *c, command *cmd)
+/* `announce`: DisruptionTerminating on each, as Karpenter's orchestration
+ * queue writes; its expiration controller deletes without a word. */
+static int delete_candidates(kp_ctrl *c, command *cmd, bool announce)
 {
     int first_err = 0;
     char msg[96];
-    for (size_t i = 0; i < cmd->nodes.n; i++) {
+    for (size_t i = 0; i < cmd->nodes.n && announce; i++) {
         snprintf(msg, sizeof(msg), "Disrupting Node: %s", cmd->reason);
         node_event(c, cmd->nodes.v[i], "DisruptionTerminating", msg);
     }
     for (size_t i = 0; i < cmd->claims.n; i++) {
         snprintf(msg, sizeof(msg), "Disrupting NodeClaim: %s", cmd->reason);
-        claim_event(c, cmd->claims.v[i], "DisruptionTerminating", msg);
+        if (announce)
+            claim_event(c, cmd->claims.v[i], "DisruptionTerminating", msg);
         int err = kp_kube_delete(c->kube, KP_RES_NODECLAIM, NULL, cmd->claims.v[i], NULL);
         if (err < 0 && err != KP_ENOTFOUND && !first_err)
             first_err = err;
@@ -255,7 +258,7 @@ static int advance(kp_ctrl *c, command *cmd)
         }
         return 0;
     }
-    int err = delete_candidates(c, cmd);
+    int err = delete_candidates(c, cmd, true);
     if (err < 0)
         kp_ctrl_log_error(LOGGER, "deleting disrupted nodeclaims", cmd->claims.n ? cmd->claims.v[0] : NULL, err);
     return 1;
@@ -376,7 +379,7 @@ int kp_disrupt_queue_start(kp_disrupt_queue *q, kp_ctrl *c, const kp_snapshot *s
     kp_disruption_metrics_decision(c, snap, k);
     int err = 0;
     if (k->forceful) { /* expiration: no budget, no replacement to wait for */
-        err = delete_candidates(c, cmd);
+        err = delete_candidates(c, cmd, false);
         command_free(cmd);
         return err;
     }

@@ -91,6 +91,28 @@ Test(disruption_queue, finished_candidates_stay_marked_until_the_cache_sees_them
     cr_expect_not(kp_disrupt_queue_has(q, "n1", "n1"), "once the cache shows it deleting, the mark goes");
 }
 
+/* Karpenter's expiration controller deletes the claim and counts
+ * karpenter_nodeclaims_disrupted_total only: no DisruptionTerminating event,
+ * no voluntary disruption decision. */
+Test(disruption_queue, expiration_deletes_without_events_or_a_decision)
+{
+    kp_disrupt_command cmd = drift_n1();
+    cmd.method = KP_DISRUPT_EXPIRATION;
+    cmd.reason = "Expired";
+    cmd.forceful = true;
+    cr_assert_eq(kp_disrupt_queue_start(q, &h.c, snap, &cmd), 0);
+    cr_expect_eq(kp_disrupt_queue_len(q), 0, "nothing to wait for");
+    cr_assert(deletion_cached(), "the claim was deleted");
+    cr_expect_eq(harness_events(&h, "DisruptionTerminating", NULL), 0);
+    kp_buf out = KP_BUF_INIT(1 << 20);
+    kp_metrics_write(h.c.metrics, &out);
+    const char *text = kp_buf_cstr(&out);
+    cr_expect(strstr(text, "karpenter_nodeclaims_disrupted_total{reason=\"expired\""), "%s", text);
+    cr_expect_null(strstr(text, "karpenter_voluntary_disruption_decisions_total{"), "%s", text);
+    cr_expect_null(strstr(text, "karpenter_voluntary_disruption_decisions_by_nodepool_total{"), "%s", text);
+    kp_buf_free(&out);
+}
+
 /* Deletes of NodeClaims answered 500, so the cache never shows one deleting. */
 static void refuse_claim_deletes(void *ctx, const fake_req *req, fake_resp *resp)
 {
