@@ -51,7 +51,7 @@ int kp_disrupt_queue_progress(kp_disrupt_queue *q, kp_ctrl *c);
 int kp_disruption_taint(kp_ctrl *c, const char *node, bool on);
 
 /* Say why, from one plan (disruption_explain.c): Karpenter's events for the
- * nodes kept (DisruptionBlocked, Unconsolidatable, ConsolidationRejected) on
+ * nodes kept (DisruptionBlocked, Unconsolidatable) on
  * the Node and NodeClaim, its Balanced events, the NodePools' blocked
  * budgets, and the plan's metrics. Events are rate-limited as Karpenter's. */
 void kp_disruption_explain(kp_ctrl *c, const kp_snapshot *snap, const kp_disruption_plan *plan);
