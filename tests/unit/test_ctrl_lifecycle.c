@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "controller/lifecycle.h"
+#include "controller/objutil.h"
 #include "helpers/ctrl_harness.h"
 
 #define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
@@ -77,6 +78,26 @@ Test(lifecycle, a_launch_writes_labels_before_the_launched_condition)
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "labels");
     cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, "node.kubernetes.io/instance-type")),
                      "fake.large");
+    cJSON_Delete(obj);
+}
+
+/* Ready as Karpenter's status library computes it: Unknown with
+ * ReconcilingDependents while no step is False, naming every step not True. */
+Test(lifecycle, ready_is_reconciling_its_dependents_until_they_are_true)
+{
+    put_new_claim("c1");
+    launch("c1");
+    cJSON *obj = harness_get(&h, KP_CK_NODECLAIM, "c1");
+    cr_assert(obj);
+    const cJSON *c, *ready = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
+                                                          "conditions"))
+        if (!strcmp(kp_obj_str(c, "type"), "Ready"))
+            ready = c;
+    cr_assert_not_null(ready);
+    cr_expect_str_eq(kp_obj_str(ready, "status"), "Unknown");
+    cr_expect_str_eq(kp_obj_str(ready, "reason"), "ReconcilingDependents");
+    cr_expect_str_eq(kp_obj_str(ready, "message"), "Registered=Unknown, Initialized=Unknown");
     cJSON_Delete(obj);
 }
 
