@@ -113,6 +113,50 @@ Test(disruption_queue, expiration_deletes_without_events_or_a_decision)
     kp_buf_free(&out);
 }
 
+/* A finished command's candidates count against their NodePool's budget
+ * until their instances terminate: the queue says when that happened, so
+ * the next plan need not wait for the poll interval. */
+Test(disruption_queue, a_budget_freed_by_a_finished_command_is_reported_once)
+{
+    kp_disrupt_command cmd = drift_n1();
+    cr_assert_eq(kp_disrupt_queue_start(q, &h.c, snap, &cmd), 0);
+    cr_expect_eq(kp_disrupt_queue_released(q, &h.c), 0, "in flight: nothing freed");
+    cr_assert_eq(kp_disrupt_queue_progress(q, &h.c), 1);
+    cr_assert(deletion_cached(), "the claim was deleted");
+    kp_disrupt_queue_progress(q, &h.c);
+    cr_expect_eq(kp_disrupt_queue_released(q, &h.c), 1, "its claim is gone: its place in the budget is free");
+    cr_expect_eq(kp_disrupt_queue_released(q, &h.c), 0, "said once");
+}
+
+/* The first status write of a NodeClaim answered 409, as when another
+ * controller wrote the claim (its Drifted condition) at the same moment. */
+static int conflicts;
+static void conflict_once(void *ctx, const fake_req *req, fake_resp *resp)
+{
+    (void)ctx;
+    if (strcmp(req->method, "PATCH") == 0 && strstr(req->path, "/status") && conflicts++ == 0) {
+        resp->status = 409;
+        resp->body = strdup("{\"kind\":\"Status\",\"code\":409,\"reason\":\"Conflict\",\"message\":\"the "
+                            "object has been modified\"}");
+    }
+}
+
+Test(disruption_queue, a_conflicting_write_of_the_disruption_reason_is_tried_again)
+{
+    kp_disrupt_command cmd = drift_n1();
+    conflicts = 0;
+    fake_api_set_hook(h.fa, conflict_once, NULL);
+    cr_expect_eq(kp_disrupt_queue_start(q, &h.c, snap, &cmd), 0, "not abandoned");
+    fake_api_set_hook(h.fa, NULL, NULL);
+    cr_expect_eq(conflicts, 2, "written again after the conflict");
+    cr_expect_eq(kp_disrupt_queue_len(q), 1);
+    cJSON *claim = fake_api_get(h.fa, CLAIMS "/n1");
+    char *text = claim ? cJSON_PrintUnformatted(claim) : NULL;
+    cr_expect(text && strstr(text, "\"DisruptionReason\""), "%s", text ? text : "(none)");
+    cJSON_free(text);
+    cJSON_Delete(claim);
+}
+
 /* Deletes of NodeClaims answered 500, so the cache never shows one deleting. */
 static void refuse_claim_deletes(void *ctx, const fake_req *req, fake_resp *resp)
 {
