@@ -5,7 +5,7 @@ JOBS       ?= $(shell nproc)
 CMAKE      ?= cmake
 EXAMPLE    ?= examples/nginx
 
-.PHONY: all deps build build-asan install run demo test bench bench-e2e e2e fuzz format check-source clean
+.PHONY: all deps build build-asan install run demo test bench bench-karpenter bench-e2e e2e fuzz format check-source clean
 
 all: build
 
@@ -67,6 +67,11 @@ fuzz: deps
 bench: build
 	@scripts/install-deps.sh bench
 	@scripts/bench.sh $(BUILD)
+
+# Only Karpenter's scheduling benchmark next to ours (also part of make bench).
+bench-karpenter: build
+	@scripts/install-deps.sh bench
+	@tests/bench/bench_karpenter.sh $(BUILD)
 
 check-source:
 	@scripts/check-source.sh

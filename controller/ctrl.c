@@ -19,6 +19,7 @@ void kp_ctrl_opts_init(kp_ctrl_opts *o)
     o->batch_max_ms = 10000;
     o->disruption_poll_ms = 10000;
     o->consolidation_split_max = 3; /* as simulate plans */
+    o->caps = (kp_caps)KP_CAPS_INIT;
     o->registration_ttl_ms = 15 * 60 * 1000;
     o->consolidation_validation_ms = 15000;
     o->gc_interval_ms = 120000;

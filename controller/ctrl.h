@@ -21,6 +21,7 @@
 #ifndef KP_CONTROLLER_CTRL_H
 #define KP_CONTROLLER_CTRL_H
 
+#include "api/caps.h"
 #include "base/clock.h"
 #include "cloud/provider.h"
 #include "kube/informer.h"
@@ -46,7 +47,10 @@ enum kp_ctrl_kind {
     KP_CK_STORAGECLASS,
     KP_CK_NAMESPACE,
     KP_CK_VOLUMEATTACHMENT, /* termination waits for a node's to be gone */
+    KP_CK_CSINODE, /* the nodes' CSI attach limits */
     KP_CK_NODECLASS, /* the provider's node class (EC2NodeClass, KWOKNodeClass) */
+    KP_CK_CAPACITYBUFFER, /* only with FEATURE_GATES CapacityBuffer=true */
+    KP_CK_NODEOVERLAY, /* watched only with the NodeOverlay gate */
     KP_CK_COUNT
 };
 
@@ -68,6 +72,7 @@ typedef struct kp_ctrl_opts {
     int64_t batch_max_ms;  /* ... or 10 s after the first */
     int64_t disruption_poll_ms;
     int consolidation_split_max; /* most claims one node may be split into; 1: never (Karpenter) */
+    kp_caps caps; /* cluster-wide caps on provisioning (api/caps.h) */
     int disruption_parallelism; /* commands a plan may start at once; 0: as many as budgets allow, 1: serial */
     int64_t registration_ttl_ms; /* a launched claim whose node never registers is deleted */
     int64_t consolidation_validation_ms; /* the wait before a consolidation is re-checked */
@@ -137,6 +142,10 @@ struct kp_ctrl {
     kp_kube_cancel *stop;                /* fired when the process shuts down */
     struct kp_ctrl_metrics *m;           /* the controller's metric families (metrics_ctrl.h) */
     struct kp_provisioner *provisioner;  /* for triggers from other controllers */
+    struct kp_buffers *buffers;          /* CapacityBuffers ready for provisioning (capacitybuffer_ctrl.h); NULL: gate off */
+    /* NodeOverlay gate: the overlays applied to instance types
+     * (nodeoverlay_ctrl.h); NULL when the gate is off. */
+    struct kp_overlay_state *overlays;
     struct kp_interruption_source *interruption; /* NULL: no interruption handling */
     /* Objects of other providers already reported (ownership.c), capped. */
     pthread_mutex_t foreign_mu;

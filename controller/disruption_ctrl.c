@@ -199,11 +199,8 @@ static int start_commands(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *
 
 static int plan_and_start(kp_ctrl *c, kp_disruption_ctrl *d)
 {
-    const kp_catalog *cat;
     kp_ctrl_view *view = NULL;
-    int err = c->cloud->ops->instance_types(c->cloud, NULL, &cat);
-    if (!err)
-        err = kp_ctrl_view_build(c, cat, &view);
+    int err = kp_ctrl_view_build_cloud(c, &view);
     if (err < 0)
         return err;
     mark_in_flight(d, view->snap);
@@ -212,6 +209,7 @@ static int plan_and_start(kp_ctrl *c, kp_disruption_ctrl *d)
     o.max_loops = 1;
     o.max_commands_per_loop = (uint32_t)c->opts.disruption_parallelism;
     o.split_max = (uint32_t)c->opts.consolidation_split_max;
+    o.caps = &c->opts.caps;
     o.spot_to_spot = c->opts.spot_to_spot;
     o.ignore_preferences = c->opts.ignore_preferences;
     kp_disruption_plan *plan = NULL;

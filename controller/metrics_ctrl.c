@@ -278,7 +278,13 @@ static int scheduler_families(kp_ctrl_metrics *m, kp_metrics *r)
          "Pending pods the provisioner leaves alone: a PVC or Dynamic Resource Allocation problem known before the "
          "simulation.", NONE, NONE},
     };
-    return add_all(r, f, sizeof(f) / sizeof(f[0]));
+    int err = add_all(r, f, sizeof(f) / sizeof(f[0]));
+    /* The provisioner's series exists from the start with nothing observed, so
+     * that rate() sees the first simulations as an increase from zero (a series
+     * first scraped already holding them would show none until the next). */
+    if (!err)
+        (void)kp_metric_with(m->scheduling_duration, (const char *const[]){"provisioner"});
+    return err;
 }
 
 static int disruption_families(kp_ctrl_metrics *m, kp_metrics *r)
@@ -336,6 +342,10 @@ static int pool_and_state_families(kp_ctrl_metrics *m, kp_metrics *r)
          L("nodepool"), NONE},
         {&m->cost_tracker_errors, C, "karpenter_nodepools_cost_tracker_errors_total",
          "NodeClaims whose offering had no known price when a NodePool's cost was summed.", L("nodepool"), NONE},
+        {&m->caps_headroom, G, "karpenter_caps_headroom",
+         "What provisioning may still add before a cap holds pods back: nodes, cores, bytes of memory or dollars an "
+         "hour, by cap and NodePool (empty: cluster-wide). Beyond Karpenter.",
+         L("cap", "nodepool"), NONE},
         {&m->cluster_synced, G, "karpenter_cluster_state_synced",
          "1 when every NodeClaim and Node of the API server is in the controller's caches, else 0.", NONE, NONE},
         {&m->cluster_node_count, G, "karpenter_cluster_state_node_count", "Nodes in the controller's cache.", NONE,

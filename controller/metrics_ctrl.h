@@ -99,6 +99,7 @@ typedef struct kp_ctrl_metrics {
     kp_metric *allowed_disruptions, *nodes_consuming_budgets; /* nodepool, reason */
     kp_metric *nodepool_cost;       /* nodepool */
     kp_metric *cost_tracker_errors; /* nodepool */
+    kp_metric *caps_headroom;       /* cap, nodepool: beyond Karpenter (caps_ctrl.c) */
     /* Cluster state */
     kp_metric *cluster_synced, *cluster_node_count, *cluster_unsynced;
     /* Cloud provider */

@@ -3,6 +3,7 @@
 #include "controller/options_internal.h"
 #include "api/duration.h"
 #include "base/error.h"
+#include "api/caps.h"
 #include "base/log.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@ enum opt_type {
     OPT_NOT_BOOL,
     OPT_GATES,     /* FEATURE_GATES */
     OPT_AWS_GATES, /* AWS_FEATURE_GATES */
+    OPT_CAP,       /* a cluster-wide cap (api/caps.h), parsed by its flag name */
     OPT_NO_EFFECT, /* Karpenter has it; here it changes nothing: a warning says why */
 };
 
@@ -46,6 +48,10 @@ static const opt opts[] = {
     {"batch-max-duration", "BATCH_MAX_DURATION", OPT_DURATION_MS, O(batch_max_ms), "close a provisioning batch this long after it opened (10s)"},
     {"disruption-poll-interval", "DISRUPTION_POLL_INTERVAL", OPT_DURATION_MS, O(disruption_poll_ms), "how often disruption is evaluated (10s)"},
     {"consolidation-split-max", "CONSOLIDATION_SPLIT_MAX", OPT_INT, O(consolidation_split_max), "beyond Karpenter: the most NodeClaims single-node consolidation may replace one node with when together they cost less; 1: never, Karpenter's behaviour (3)"},
+    {"max-nodes-total", "MAX_NODES_TOTAL", OPT_CAP, 0, "beyond Karpenter (Cluster Autoscaler's name): provisioning adds no Node or NodeClaim past this many in the cluster, whoever made them (none)"},
+    {"cores-total", "CORES_TOTAL", OPT_CAP, 0, "beyond Karpenter (Cluster Autoscaler's name): provisioning adds no capacity past this many CPU cores on the cluster's nodes (none)"},
+    {"memory-total", "MEMORY_TOTAL", OPT_CAP, 0, "beyond Karpenter (Cluster Autoscaler's name): the same for memory, a quantity such as 512Gi (none)"},
+    {"max-hourly-cost", "MAX_HOURLY_COST", OPT_CAP, 0, "beyond Karpenter: provisioning adds no NodeClaim that could take its NodePools' nodes past these dollars an hour (none); per NodePool: the karpenter-c.dev/max-hourly-cost annotation"},
     {"disruption-parallelism", "DISRUPTION_PARALLELISM", OPT_INT, O(disruption_parallelism), "disruption commands started from one plan and in flight at once; 0: as many as the budgets allow, 1: one at a time (Karpenter's serial loop) (0)"},
     {"registration-ttl", "REGISTRATION_TTL", OPT_DURATION_MS, O(registration_ttl_ms), "delete a launched NodeClaim whose node has not registered after this long (15m)"},
     {"consolidation-validation-period", "CONSOLIDATION_VALIDATION_PERIOD", OPT_DURATION_MS, O(consolidation_validation_ms), "wait before a consolidation is re-checked and run (15s)"},
@@ -176,6 +182,7 @@ static int set(kp_ctrl_opts *o, const opt *d, const char *v, const char *source)
                                 "than launch into a zone AWS has shifted away from", source, v);
         break;
     case OPT_GATES: return kp_ctrl_parse_gates(o, v, source);
+    case OPT_CAP: return kp_caps_parse_setting(&o->caps, d->flag, v, source);
     case OPT_AWS_GATES: return kp_ctrl_parse_aws_gates(o, v, source);
     case OPT_NO_EFFECT: kp_ctrl_opts_warn(o, "%s is set and has no effect: %s", source, d->help); return 0;
     }

@@ -111,12 +111,6 @@ static int refuse(const char *setting, const char *why)
  * removed: starting anyway would be accepting and ignoring them. */
 static int check_supported(const kp_ctrl_opts *o)
 {
-    if (o->node_overlay)
-        return refuse("FEATURE_GATES NodeOverlay=true", "NodeOverlay is not implemented in this release");
-    if (o->static_capacity)
-        return refuse("FEATURE_GATES StaticCapacity=true", "static NodePools are not implemented in this release");
-    if (o->capacity_buffer)
-        return refuse("FEATURE_GATES CapacityBuffer=true", "CapacityBuffer is not implemented in this release");
     if (!o->ignore_dra_requests)
         return refuse("IGNORE_DRA_REQUESTS=false", "scheduling with Dynamic Resource Allocation is not supported");
     return 0;

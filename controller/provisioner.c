@@ -1,11 +1,13 @@
 /* The provisioner: batches, solves, creates NodeClaims (see provisioner.h). */
 #include "controller/provisioner.h"
+#include "api/capacitybuffer.h"
 #include "api/nodepool_hash.h"
 #include "api/pod_rules.h"
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
+#include "controller/capacitybuffer_ctrl.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/scheduler_metrics.h"
@@ -14,6 +16,7 @@
 #include "provisioning/nodeclaim_object.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,7 +184,9 @@ const char *kp_ctrl_pool_hash(kp_ctrl *c, const kp_nodepool *np, char *buf, size
     return buf;
 }
 
-static void create_claim(batch *b, uint32_t i)
+/* Create claim `i` (any thread: reads the plan and the view only). The
+ * object as the API server returned it, or NULL when refused (logged). */
+static cJSON *create_one(batch *b, uint32_t i)
 {
     kp_ctrl *c = b->p->c;
     const kp_snapshot *snap = b->view->snap;
@@ -193,8 +198,18 @@ static void create_claim(batch *b, uint32_t i)
     int err = obj ? kp_kube_create(c->kube, KP_RES_NODECLAIM, NULL, obj, &created) : KP_EINVALID;
     cJSON_Delete(obj);
     if (err < 0) {
-        b->result->claims_failed++;
         kp_ctrl_log_error(LOGGER, "creating nodeclaim failed", t->name, err);
+        return NULL;
+    }
+    return created;
+}
+
+/* The batch's bookkeeping for claim `i` (the batch's thread). */
+static void record_claim(batch *b, uint32_t i, const cJSON *created)
+{
+    const kp_template *t = &b->view->snap->templates[b->plan->claims[i].template_index];
+    if (!created) {
+        b->result->claims_failed++;
         return;
     }
     const char *name = kp_kube_meta(created, "name");
@@ -204,16 +219,61 @@ static void create_claim(batch *b, uint32_t i)
     snprintf(n_pods, sizeof(n_pods), "%u", b->plan->claims[i].n_pods);
     KP_LOG(KP_LOG_INFO, LOGGER, "created nodeclaim", "NodeClaim", b->claim_names[i], "NodePool", t->name, "pods",
            n_pods);
-    kp_ctrl_count(c->m ? c->m->nodeclaims_created : NULL, (const char *const[]){"provisioning", t->name, "false"});
-    cJSON_Delete(created);
+    kp_ctrl_count(b->p->c->m ? b->p->c->m->nodeclaims_created : NULL,
+                  (const char *const[]){"provisioning", t->name, "false"});
 }
 
-/* An event on the pod, through the cached object (for its uid). */
+/* At most this many NodeClaim creations in flight (Karpenter creates a
+ * batch's claims all at once; a bound keeps a huge batch's threads few). */
+enum { CREATE_WORKERS = 16 };
+
+typedef struct creator {
+    batch *b;
+    cJSON **created;
+    bool *tried; /* not all are when stopping */
+    atomic_uint next;
+} creator;
+
+static void *create_worker(void *arg)
+{
+    creator *cr = arg;
+    uint32_t n = cr->b->plan->n_claims;
+    for (uint32_t i; (i = atomic_fetch_add(&cr->next, 1)) < n && !kp_ctrl_stopping(cr->b->p->c);) {
+        cr->created[i] = create_one(cr->b, i);
+        cr->tried[i] = true;
+    }
+    return NULL;
+}
+
+/* The batch's claims, created in parallel: the API server takes tens to
+ * hundreds of milliseconds a write, so 2000 claims one at a time took minutes. */
+static void create_claims(batch *b)
+{
+    uint32_t n = b->plan->n_claims, want = n < CREATE_WORKERS ? n : CREATE_WORKERS, started = 0;
+    creator cr = {b, kp_xcalloc(n ? n : 1, sizeof(cJSON *)), kp_xcalloc(n ? n : 1, sizeof(bool)), 0};
+    pthread_t threads[CREATE_WORKERS];
+    while (started < want && pthread_create(&threads[started], NULL, create_worker, &cr) == 0)
+        started++;
+    if (started == 0)
+        create_worker(&cr); /* no thread to be had: this one does them all */
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    for (uint32_t i = 0; i < n; i++) {
+        if (cr.tried[i])
+            record_claim(b, i, cr.created[i]);
+        cJSON_Delete(cr.created[i]);
+    }
+    free(cr.created);
+    free(cr.tried);
+}
+
+/* An event on the pod, through the cached object (for its uid); none for a
+ * CapacityBuffer's virtual pods, which do not exist. */
 static void pod_event(batch *b, uint32_t pod, const char *type, const char *reason, const char *message)
 {
     const kp_pod *src = b->view->cluster.pods[pod];
     kp_ctrl *c = b->p->c;
-    if (!c->events)
+    if (!c->events || kp_pod_is_buffer_virtual(src, NULL, NULL))
         return;
     cJSON *ref = cJSON_CreateObject();
     cJSON_AddStringToObject(ref, "apiVersion", "v1");
@@ -258,6 +318,8 @@ static void events(batch *b)
         snprintf(msg, sizeof(msg), "Failed to schedule pod, %s", plan->errors[i].reason);
         pod_event(b, plan->errors[i].pod, "Warning", "FailedScheduling", msg);
         const kp_pod *src = b->view->cluster.pods[plan->errors[i].pod];
+        if (kp_pod_is_buffer_virtual(src, NULL, NULL))
+            continue;
         char key[320];
         snprintf(key, sizeof(key), "%s/%s", src->meta.namespace, src->meta.name);
         if (kp_pod_dra_unsupported(src))
@@ -294,6 +356,7 @@ static int solve(batch *b, const uint32_t *pending, uint32_t n)
     opts.skip_lower_bound = true;
     opts.ignore_preferences = b->p->c->opts.ignore_preferences;
     opts.min_values_best_effort = b->p->c->opts.min_values_best_effort;
+    opts.caps = &b->p->c->opts.caps;
     kp_sched_run run;
     kp_sched_metrics_begin(&run, b->p->c, "provisioner", b->view->snap, pending, n);
     int err = kp_solve(b->view->snap, &opts, pending, n, &b->plan);
@@ -331,11 +394,12 @@ int kp_provisioner_run_once(kp_provisioner *p, kp_provision_result *out)
         snprintf(n, sizeof(n), "%u", out->pending);
         KP_LOG(KP_LOG_INFO, LOGGER, "found provisionable pod(s)", "pods", n);
         b.claim_names = KP_ARENA_NEW(b.view->arena, const char *, b.plan->n_claims + 1);
-        for (uint32_t i = 0; i < b.plan->n_claims && !kp_ctrl_stopping(p->c); i++)
-            create_claim(&b, i);
+        create_claims(&b);
         events(&b);
         await_cache(&b);
     }
+    if (!err) /* every buffer's Provisioning, from this plan (or none) */
+        kp_buffers_record(p->c, b.view->cluster.pods, b.plan);
     kp_plan_free(b.plan);
     kp_ctrl_view_free(b.view);
     return err;

@@ -16,6 +16,7 @@
 #include "controller/http.h"
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
+#include "controller/nodeoverlay_ctrl.h"
 #include "controller/nodepool_ctrl.h"
 #include "controller/ownership.h"
 #include "controller/reconcile_metrics.h"
@@ -63,7 +64,10 @@ static const enum kp_kube_res kind_res[KP_CK_COUNT] = {
     [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
     [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
     [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
+    [KP_CK_CSINODE] = KP_RES_CSINODE,
     [KP_CK_NODECLASS] = KP_RES_COUNT, /* the provider's node class: see node_class_informer() */
+    [KP_CK_CAPACITYBUFFER] = KP_RES_CAPACITYBUFFER, /* with its gate only */
+    [KP_CK_NODEOVERLAY] = KP_RES_NODEOVERLAY, /* with the NodeOverlay gate only */
 };
 
 static int clients(kp_runtime *rt)
@@ -89,7 +93,8 @@ static int informers(kp_runtime *rt)
 {
     kp_ctrl *c = &rt->c;
     for (int k = 0; k < KP_CK_COUNT; k++)
-        if (kind_res[k] != KP_RES_COUNT)
+        if (kind_res[k] != KP_RES_COUNT && (k != KP_CK_CAPACITYBUFFER || c->opts.capacity_buffer) &&
+            (k != KP_CK_NODEOVERLAY || c->opts.node_overlay))
             c->informers[k] = kp_informer_new(c->kube, kind_res[k], NULL);
     int err = kp_informer_add_index(c->informers[KP_CK_POD], KP_INDEX_POD_NODE, kp_informer_index_pod_node);
     if (!err)
@@ -117,6 +122,8 @@ static int cloud(kp_runtime *rt)
         return kp_error_wrap(err, "--instance-types %s", c->opts.instance_types);
     kp_kwok_opts ko = KP_KWOK_OPTS_INIT;
     ko.catalog = rt->catalog, ko.clock = c->clock;
+    if (c->overlays) /* launch what the scheduler priced cheapest */
+        ko.overlaid = kp_nodeoverlay_claim_catalog, ko.overlaid_ctx = c->overlays;
     if ((err = kp_kwok_provider_new(c->kube, &ko, &c->cloud)) < 0)
         return err;
     kp_kube_client_opts co = KP_KUBE_CLIENT_OPTS_INIT;
@@ -216,6 +223,8 @@ int kp_runtime_new(const kp_ctrl_opts *opts, kp_runtime **out)
         err = discover(rt);
     if (!err)
         err = informers(rt);
+    if (!err && rt->c.opts.node_overlay)
+        rt->c.overlays = kp_overlay_state_new();
     if (!err)
         err = cloud(rt);
     if (!err)
@@ -396,6 +405,7 @@ kp_runtime *kp_runtime_free(kp_runtime *rt)
     rt->c.events = kp_eventq_stop(rt->c.events);
     rt->c.interruption = kp_interruption_source_free(rt->c.interruption);
     rt->c.cloud = kp_cloud_free(rt->c.cloud);
+    rt->c.overlays = kp_overlay_state_free(rt->c.overlays);
     rt->catalog = kp_catalog_free(rt->catalog);
     rt->event_client = kp_kube_client_free(rt->event_client);
     rt->kubelet_client = kp_kube_client_free(rt->kubelet_client);

@@ -4,6 +4,8 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/xalloc.h"
+#include "controller/capacitybuffer_ctrl.h"
+#include "controller/nodeoverlay_ctrl.h"
 #include "controller/ownership.h"
 
 #include <stdlib.h>
@@ -21,6 +23,7 @@ static int dec_pdb(kp_arena *a, const cJSON *j, void *o) { return kp_decode_pdb(
 static int dec_pvc(kp_arena *a, const cJSON *j, void *o) { return kp_decode_pvc(a, j, o); }
 static int dec_pv(kp_arena *a, const cJSON *j, void *o) { return kp_decode_pv(a, j, o); }
 static int dec_sc(kp_arena *a, const cJSON *j, void *o) { return kp_decode_storage_class(a, j, o); }
+static int dec_csinode(kp_arena *a, const cJSON *j, void *o) { return kp_decode_csinode(a, j, o); }
 
 /* Whether a cached object takes part (NULL: every one does). */
 typedef bool (*owned_fn)(const kp_ctrl *c, const cJSON *obj);
@@ -96,14 +99,32 @@ static void namespaces(kp_ctrl *c, kp_ctrl_view *v)
 #define COLLECT(field, kind, owned, fn, type)                                                                  \
     v->cluster.field = (const type *const *)collect(c, v, kind, owned, fn, sizeof(type), &v->cluster.n_##field)
 
-/* The pool's instance types from the provider (AWS: its node class's);
- * NULL when the provider has none for it now (not Ready, no class). */
+/* The pool's instance types from the provider (AWS: its node class's), with
+ * the NodeOverlays applied (gate NodeOverlay); NULL when the provider has
+ * none for it now (not Ready, no class) or its overlays await evaluation. */
 static const kp_catalog *pool_catalog(void *ctx, const kp_nodepool *np)
 {
-    kp_ctrl *c = ctx;
+    kp_ctrl_view *v = ctx;
+    kp_ctrl *c = v->c;
     const kp_catalog *cat = NULL;
     if (!np || c->cloud->ops->instance_types(c->cloud, np, &cat) < 0) return NULL;
-    return cat;
+    return v->overlaid ? kp_overlay_catalogs_get(v->overlaid, np, cat) : cat;
+}
+
+/* CapacityBuffers' virtual pods join the cluster's pods (after them, so
+ * snapshot pod i is still cluster.pods[i]). */
+static void add_virtual_pods(kp_ctrl *c, kp_ctrl_view *v)
+{
+    const kp_pod **extra;
+    size_t n = c->buffers ? kp_buffers_virtual_pods(c->buffers, v->arena, &extra) : 0;
+    if (n == 0)
+        return;
+    const kp_pod **all = KP_ARENA_NEW(v->arena, const kp_pod *, v->cluster.n_pods + n);
+    if (v->cluster.n_pods)
+        memcpy(all, v->cluster.pods, v->cluster.n_pods * sizeof(*all));
+    memcpy(all + v->cluster.n_pods, extra, n * sizeof(*all));
+    v->cluster.pods = all;
+    v->cluster.n_pods += n;
 }
 
 static bool node_owned(void *ctx, const kp_node *n)
@@ -123,16 +144,24 @@ int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out
     COLLECT(nodes, KP_CK_NODE, NULL, dec_node, kp_node);
     COLLECT(nodeclaims, KP_CK_NODECLAIM, kp_ctrl_owns_claim, dec_claim, kp_nodeclaim);
     COLLECT(pods, KP_CK_POD, NULL, dec_pod, kp_pod);
+    add_virtual_pods(c, v);
     COLLECT(daemonsets, KP_CK_DAEMONSET, NULL, dec_ds, kp_workload);
     COLLECT(pvcs, KP_CK_PVC, NULL, dec_pvc, kp_pvc);
     COLLECT(pvs, KP_CK_PV, NULL, dec_pv, kp_pv);
     COLLECT(storage_classes, KP_CK_STORAGECLASS, NULL, dec_sc, kp_storage_class);
     COLLECT(pdbs, KP_CK_PDB, NULL, dec_pdb, kp_pdb);
+    COLLECT(csinodes, KP_CK_CSINODE, NULL, dec_csinode, kp_csinode);
     namespaces(c, v);
     v->cluster.catalog = catalog;
+    v->c = c;
+    if (c->overlays) {
+        kp_overlay_store *store = kp_overlay_state_get(c->overlays);
+        v->overlaid = kp_overlay_catalogs_new(store, NULL);
+        kp_overlay_store_unref(store);
+    }
     if (c->cloud) {
         v->cluster.catalog_for = pool_catalog;
-        v->cluster.catalog_ctx = c;
+        v->cluster.catalog_ctx = v;
         v->cluster.node_owned = node_owned;
         v->cluster.node_owned_ctx = c;
     }
@@ -145,11 +174,21 @@ int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out
     return 0;
 }
 
+int kp_ctrl_view_build_cloud(kp_ctrl *c, kp_ctrl_view **out)
+{
+    const kp_catalog *cat;
+    if (!c->cloud)
+        return kp_error_set(KP_EINVALID, "no cloud provider");
+    int err = c->cloud->ops->instance_types(c->cloud, NULL, &cat);
+    return err < 0 ? err : kp_ctrl_view_build(c, cat, out);
+}
+
 kp_ctrl_view *kp_ctrl_view_free(kp_ctrl_view *v)
 {
     if (!v)
         return NULL;
     kp_snapshot_free(v->snap);
+    kp_overlay_catalogs_free(v->overlaid); /* after the snapshot that read them */
     kp_arena_free(v->arena);
     free(v);
     return NULL;

@@ -14,15 +14,21 @@
 #include "scheduling/solver.h"
 
 typedef struct kp_ctrl_view {
+    kp_ctrl *c;
     kp_arena *arena;
     kp_cluster cluster;
     kp_snapshot *snap;
     size_t skipped; /* objects that did not decode */
     const char *first_skip; /* why the first one did not */
+    /* NodeOverlay gate: the NodePools' catalogs with the overlays applied,
+     * made as the snapshot asks for them. */
+    struct kp_overlay_catalogs *overlaid;
 } kp_ctrl_view;
 
 /* Build from the informers, with `catalog` as every NodePool's instance types. */
 int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out);
+/* The same with the cloud provider's catalog. */
+int kp_ctrl_view_build_cloud(kp_ctrl *c, kp_ctrl_view **out);
 kp_ctrl_view *kp_ctrl_view_free(kp_ctrl_view *v);
 
 /* Snapshot pod indices the provisioner should place: pending, marked

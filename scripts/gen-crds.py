@@ -3,7 +3,8 @@
 
 The schemas are written out here as data: Karpenter v1's field layout, types,
 enums, patterns, bounds, defaults and CEL rules (karpenter.sh/v1 NodePool and
-NodeClaim, karpenter.k8s.aws/v1 EC2NodeClass), with our own descriptions.
+NodeClaim, karpenter.k8s.aws/v1 EC2NodeClass, karpenter.sh/v1alpha1
+NodeOverlay), with our own descriptions.
 
 Two variants are written:
   crds/*.yaml             for current clusters, with the CEL rules
@@ -640,6 +641,114 @@ def ec2nodeclass_schema():
                ec2_status(), spec_required=False)
 
 
+# ---------------------------------------------------------------- autoscaling.x-k8s.io
+
+
+def capacitybuffer_schema():
+    """CapacityBuffer v1beta1, the API Cluster Autoscaler and Karpenter share."""
+    def ref(desc, props, required):
+        return obj(desc, {k: string(v, minLength=1) if k != "apiGroup" else string(v)
+                          for k, v in props.items()}, required=required)
+    spec = obj("The headroom: the shape of one chunk and how many chunks.", {
+        "limits": quantity_map("Resource totals the chunks may request at most; alone, as many "
+                               "chunks as fit in them."),
+        "percentage": integer("Chunks as a percentage of the scalableRef's replicas, rounded up, "
+                              "at least 1.", fmt="int32", minimum=0),
+        "podTemplateRef": ref("A PodTemplate in the buffer's namespace: the shape of one chunk.",
+                              {"name": "The PodTemplate's name."}, ["name"]),
+        "provisioningStrategy": string("How the buffer is used; buffer.x-k8s.io/active-capacity "
+                                       "(placeholder pods the autoscaler provisions for).",
+                                       default="buffer.x-k8s.io/active-capacity"),
+        "replicas": integer("How many chunks; with percentage, the larger of the two.",
+                            fmt="int32", minimum=0),
+        "scalableRef": ref("A workload with a scale subresource (Deployment, StatefulSet or "
+                           "ReplicaSet) whose pod template is the chunk's shape.",
+                           {"apiGroup": "Its API group (apps; empty for the core group).",
+                            "kind": "Its kind.", "name": "Its name."}, ["kind", "name"]),
+    }, **{"x-kubernetes-validations": [
+        cel("!has(self.podTemplateRef) || has(self.replicas) || has(self.limits)",
+            "If podTemplateRef is set, replicas or limits must also be set"),
+        cel("!(has(self.podTemplateRef) && has(self.scalableRef))",
+            "You must define either PodTemplateRef or ScalableRef, but not both")]})
+    status = obj("What the autoscaler made of the buffer.", {
+        "conditions": conditions(required=["lastTransitionTime", "message", "reason", "status",
+                                           "type"]),
+        "podTemplateGeneration": integer("The generation of the PodTemplate used."),
+        "podTemplateRef": obj("The PodTemplate used.", {"name": string("Its name.", minLength=1)},
+                              required=["name"]),
+        "provisioningStrategy": string("The strategy in use."),
+        "replicas": integer("The chunks being kept.", fmt="int32"),
+    })
+    return top("A CapacityBuffer: spare capacity kept for pods that do not exist yet.", spec,
+               status)
+
+
+def namespaced(doc, categories, short):
+    doc["spec"]["scope"] = "Namespaced"
+    doc["spec"]["names"]["categories"] = categories
+    doc["spec"]["names"]["shortNames"] = short
+    return doc
+
+
+# ---------------------------------------------------------------- NodeOverlay
+
+PRICE_ADJUSTMENT = r"^(([+-]{1}(\d*\.?\d+))|(\+{1}\d*\.?\d+%)|(^(-\d{1,2}(\.\d+)?%)$)|(-100%))$"
+
+
+def overlay_requirements():
+    item = obj("A node selector requirement on the labels of instance types and offerings.", {
+        "key": string("The label key the requirement is about.", maxLength=316,
+                      pattern=QUALIFIED_NAME,
+                      **{"x-kubernetes-validations": key_rules(False, False)}),
+        "operator": string("How the key relates to the values.",
+                           enum=["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte",
+                                 "Lte"]),
+        "values": array("The values: at least one for In and NotIn, none for Exists and "
+                        "DoesNotExist, a single non-negative integer for Gt, Lt, Gte and Lte.",
+                        {"type": "string", "maxLength": 63, "pattern": LABEL_VALUE},
+                        **{"x-kubernetes-list-type": "atomic"}),
+    }, required=["key", "operator"])
+    return array(
+        "Which instance types (and offerings) the overlay applies to: well-known labels, the "
+        "NodePool's name and its template labels. Empty selects every instance type.", item,
+        maxItems=100, **{"x-kubernetes-list-type": "atomic", "x-kubernetes-validations": [
+            cel("self.all(x, x.operator == 'NotIn' ? x.values.size() != 0 : true)",
+                "requirements with operator 'NotIn' must have a value defined"),
+            cel("self.all(x, x.operator == 'In' ? x.values.size() != 0 : true)",
+                "requirements with operator 'In' must have a value defined"),
+            cel("self.all(x, (x.operator == 'Gt' || x.operator == 'Lt' || x.operator == 'Gte' "
+                "|| x.operator == 'Lte') ? (x.values.size() == 1 && int(x.values[0]) >= 0) "
+                ": true)",
+                "requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single positive "
+                "integer value"),
+        ]})
+
+
+def nodeoverlay_schema():
+    capacity = quantity_map("Extended resources the selected instance types are assumed to "
+                            "have, beside what the cloud reports (never cpu, memory, "
+                            "ephemeral-storage or pods).")
+    capacity["x-kubernetes-validations"] = [
+        cel("self.all(x, !(x in ['cpu', 'memory', 'ephemeral-storage', 'pods']))",
+            "invalid resource restricted")]
+    spec = obj("What the scheduling simulation assumes about the instance types selected.", {
+        "capacity": capacity,
+        "price": string("The hourly price every selected offering is assumed to cost.",
+                        pattern=r"^\d+(\.\d+)?$"),
+        "priceAdjustment": string("A change to the price of every selected offering: a signed "
+                                  "amount (+0.5, -0.25) or a percentage (+10%, -15%).",
+                                  pattern=PRICE_ADJUSTMENT),
+        "requirements": overlay_requirements(),
+        "weight": integer("Precedence among overlays that select the same instance type; "
+                          "higher wins, absent is 0.", fmt="int32", minimum=1, maximum=10000),
+    }, required=["requirements"], **{"x-kubernetes-validations": [
+        cel("!has(self.price) || !has(self.priceAdjustment)",
+            "cannot set both 'price' and 'priceAdjustment'")]})
+    status = obj("Whether the overlay is applied.", {"conditions": conditions()})
+    return top("A NodeOverlay: changes to the price and capacity of instance types the "
+               "scheduling simulation assumes (alpha).", spec, status)
+
+
 # ---------------------------------------------------------------- CRDs
 
 
@@ -704,11 +813,27 @@ def all_crds():
                 column("Age", ".metadata.creationTimestamp", "date"),
                 column("Role", ".spec.role", priority=1)],
             {"status": {}}, short=["ec2nc", "ec2ncs"]),
+        "karpenter.sh_nodeoverlays.yaml": crd(
+            "karpenter.sh", "NodeOverlay", "nodeoverlays", nodeoverlay_schema(), [
+                column("Ready", READY),
+                column("Age", ".metadata.creationTimestamp", "date"),
+                column("Weight", ".spec.weight", "integer", 1)],
+            {"status": {}}, short=["overlays"], version="v1alpha1"),
         "karpenter.kwok.sh_kwoknodeclasses.yaml": crd(
             "karpenter.kwok.sh", "KWOKNodeClass", "kwoknodeclasses", kwoknodeclass_schema(), [
                 column("Ready", READY),
                 column("Age", ".metadata.creationTimestamp", "date")],
             {"status": {}}, short=["kwoknc", "kwokncs"], version="v1alpha1"),
+        "autoscaling.x-k8s.io_capacitybuffers.yaml": namespaced(crd(
+            "autoscaling.x-k8s.io", "CapacityBuffer", "capacitybuffers", capacitybuffer_schema(), [
+                column("Strategy", ".spec.provisioningStrategy"),
+                column("PodTemplate", ".status.podTemplateRef.name"),
+                column("Replicas", ".status.replicas", "integer"),
+                column("ConditionsType", ".status.conditions[*].type"),
+                column("ConditionsStatus", ".status.conditions[*].status"),
+                column("ConditionsReason", ".status.conditions[*].reason"),
+                column("Age", ".metadata.creationTimestamp", "date")],
+            {"status": {}}, version="v1beta1"), ["autoscaling"], ["cb"]),
     }
 
 

@@ -17,6 +17,14 @@
 #
 # The server runs on Debian's interpreter (/usr/bin/python3), which is where the
 # package installs, whatever python3 comes first on PATH.
+#
+# Why Debian's moto (5.1) and not the newest from PyPI (5.2.5 when checked with
+# scripts/moto-probe.py): neither has capacity reservations or placement groups (both
+# answer HTTP 500, not implemented); both answer EKS DescribeCluster (endpoint, a
+# random non-certificate CA, the service CIDR given) and DescribeInstanceStatus (but
+# neither applies an instance-status filter as EC2 does); neither honours DryRun on
+# DescribeInstanceTypes. 5.2.5 adds only DryRun on CreateFleet, which the provider
+# does not send. Re-run the probe when a new release comes out.
 set -euo pipefail
 
 readonly PYTHON=/usr/bin/python3

@@ -5,6 +5,7 @@
  * Everything that can be tested without a socket is in shared/webhook/.
  */
 #include "options.h"
+#include "pod_warnings.h"
 #include "server.h"
 
 #include "base/buf.h"
@@ -40,8 +41,10 @@ typedef struct app {
     kp_server *server;
     kp_filewatch tls_watch, policy_watch;
     kp_tls_pair tls;
-    /* --self-signed with a cluster to publish to; kube NULL: the caBundle is only logged. */
+    /* Credentials for the API server (a Pod's, or --kubeconfig); NULL: none, so
+     * the caBundle is only logged and Pods get no warnings. */
     kp_kube_client *kube;
+    kp_pod_warnings *pod_warnings; /* NULL: off */
     kp_cabundle_client cabundle;
     char *ca_pem;            /* our CA, published again at every resync */
     int64_t next_publish;    /* monotonic ns */
@@ -101,8 +104,9 @@ static int load_policy(app *a)
     return 0;
 }
 
-/* The client for publishing the caBundle: --kubeconfig, else the Pod's service
- * account, else none (outside a cluster the caBundle is only logged). */
+/* The client for publishing the caBundle and watching NodePools: --kubeconfig,
+ * else the Pod's service account, else none (outside a cluster the caBundle is
+ * only logged and Pods get no warnings). */
 static int connect_kube(app *a)
 {
     kp_kube_config *cfg = NULL;
@@ -121,9 +125,28 @@ static int connect_kube(app *a)
         err = kp_kube_client_new(&a->kube, cfg, &o);
     }
     kp_kube_config_free(cfg);
-    if (err < 0) return kp_error_wrap(err, "the Kubernetes client for the caBundle");
+    if (err < 0) return kp_error_wrap(err, "the Kubernetes client");
     kp_cabundle_kube_client(&a->cabundle, a->kube);
     return 0;
+}
+
+/* "No NodePool can run this pod" warnings, whenever NodePools can be watched. */
+static int start_pod_warnings(app *a)
+{
+    if (a->opts.no_pod_warnings) return 0;
+    if (!a->kube) {
+        if (a->opts.pod_warning_flags_set)
+            return kp_error_set(KP_EINVALID, "--instance-types and --pod-warning-budget are for Pod warnings, "
+                                             "which need credentials for the API server: run in a Pod or "
+                                             "give --kubeconfig");
+        return 0;
+    }
+    int err = kp_pod_warnings_start(a->kube, a->opts.instance_types, a->opts.pod_warning_budget_ms, a->metrics,
+                                    &a->pod_warnings);
+    if (err == 0)
+        KP_LOG(KP_LOG_INFO, LOGGER, "warning Pods that no NodePool can run", "instanceTypes",
+               a->opts.instance_types);
+    return err;
 }
 
 /* Our CA into both configurations (next to other replicas' CAs), then the
@@ -275,7 +298,8 @@ static int setup(app *a)
     a->metrics = kp_metrics_new();
     int err = register_metrics(a);
     if (err == 0 && (err = load_policy(a)) < 0) kp_error_wrap(err, "loading the policy");
-    if (err == 0 && a->opts.self_signed) err = connect_kube(a);
+    if (err == 0 && (a->opts.self_signed || !a->opts.no_pod_warnings)) err = connect_kube(a);
+    if (err == 0) err = start_pod_warnings(a);
     if (err == 0)
         err = a->opts.self_signed
                   ? self_signed(a)
@@ -288,10 +312,11 @@ static int setup(app *a)
                             a->opts.request_timeout,
                             a->opts.max_connections,
                             a->policy,
-                            a->metrics};
+                            a->metrics,
+                            kp_pod_warnings_advisor(a->pod_warnings)};
     err = kp_server_start(&a->server, &cfg, a->tls.cert, a->tls.key);
     if (err == 0) note_certificate(a, "serving");
-    if (err == 0 && a->kube) {
+    if (err == 0 && a->kube && a->opts.self_signed) {
         /* Not ready until the API server can trust us: a rollout waits for it. */
         kp_server_set_ready(a->server, false);
         maybe_publish(a);
@@ -345,6 +370,7 @@ int main(int argc, char **argv)
         KP_LOG(KP_LOG_INFO, LOGGER, "shutting down");
     }
     a.server = kp_server_stop(a.server);
+    a.pod_warnings = kp_pod_warnings_stop(a.pod_warnings);
     kp_tls_pair_clear(&a.tls);
     a.policy = kp_policy_slot_free(a.policy);
     a.metrics = kp_metrics_free(a.metrics);

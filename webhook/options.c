@@ -28,10 +28,11 @@ static const char usage[] =
     "  --ca-bundle-file FILE          --self-signed: write the CA certificate here\n"
     "  --validating-webhook-configuration NAME  (default validation.webhook.karpenter.sh)\n"
     "  --mutating-webhook-configuration NAME    (default defaulting.webhook.karpenter.sh)\n"
-    "  --kubeconfig FILE              --self-signed: publish the caBundle into both\n"
-    "                                 configurations with these credentials (in a Pod:\n"
-    "                                 its service account; elsewhere, without this flag,\n"
-    "                                 the caBundle is only logged)\n"
+    "  --kubeconfig FILE              credentials for the API server (in a Pod: its\n"
+    "                                 service account): --self-signed publishes the\n"
+    "                                 caBundle into both configurations with them (without\n"
+    "                                 them it is only logged), and Pod warnings watch\n"
+    "                                 NodePools with them\n"
     "  --ca-bundle-resync SEC         how often the published caBundle is checked\n"
     "                                 and put back if it went (default 60)\n"
     "  --policy FILE                  admission policy (YAML), reloaded on change\n"
@@ -45,6 +46,13 @@ static const char usage[] =
     "                                 accept (TLS handshake and headers included) or\n"
     "                                 the previous answer on it (default 10)\n"
     "  --max-connections N            (default 1024)\n"
+    "  --no-pod-warnings              do not warn, when a Pod is created, that no NodePool\n"
+    "                                 can launch a node for it (on by default whenever\n"
+    "                                 there are credentials for the API server)\n"
+    "  --instance-types SPEC          the instance types Pod warnings check against:\n"
+    "                                 builtin, synthetic:N or a JSON file (default builtin)\n"
+    "  --pod-warning-budget MS        the longest a Pod's admission waits for its warning\n"
+    "                                 (default 100); a later answer is dropped\n"
     "  --log-level LEVEL              debug, info, warn, error, any case (default info)\n"
     "  --version                      print the version and exit\n";
 
@@ -70,6 +78,9 @@ enum {
     OPT_REQ_TIMEOUT,
     OPT_MAX_CONN,
     OPT_LOG_LEVEL,
+    OPT_NO_POD_WARNINGS,
+    OPT_INSTANCE_TYPES,
+    OPT_POD_WARNING_BUDGET,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -96,6 +107,9 @@ static const struct option long_options[] = {
     {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
     {"max-connections", required_argument, NULL, OPT_MAX_CONN},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"no-pod-warnings", no_argument, NULL, OPT_NO_POD_WARNINGS},
+    {"instance-types", required_argument, NULL, OPT_INSTANCE_TYPES},
+    {"pod-warning-budget", required_argument, NULL, OPT_POD_WARNING_BUDGET},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -130,6 +144,8 @@ static void defaults(kp_webhook_options *o)
     o->request_timeout = 10;
     o->max_connections = 1024;
     o->log_level = "info";
+    o->instance_types = "builtin";
+    o->pod_warning_budget_ms = 100;
 }
 
 static int apply(kp_webhook_options *o, int opt, const char *arg)
@@ -202,6 +218,17 @@ static int apply(kp_webhook_options *o, int opt, const char *arg)
         if (kp_log_level_parse(arg) < 0)
             err = kp_error_set(KP_EINVALID, "--log-level: %s is not debug, info, warn or error", arg);
         break;
+    case OPT_NO_POD_WARNINGS:
+        o->no_pod_warnings = true;
+        break;
+    case OPT_INSTANCE_TYPES:
+        o->instance_types = arg;
+        o->pod_warning_flags_set = true;
+        break;
+    case OPT_POD_WARNING_BUDGET:
+        err = parse_uint(&o->pod_warning_budget_ms, "pod-warning-budget", arg, 1, 5000);
+        o->pod_warning_flags_set = true;
+        break;
     default:
         err = kp_error_set(KP_EINVALID, "unknown flag (see --help)");
     }
@@ -214,9 +241,13 @@ static int check(const kp_webhook_options *o)
     if (o->self_signed && files)
         return kp_error_set(KP_EINVALID,
                             "--self-signed and --tls-cert-file/--tls-key-file exclude each other");
-    if (!o->self_signed && o->kubeconfig)
+    if (!o->self_signed && o->kubeconfig && o->no_pod_warnings)
         return kp_error_set(KP_EINVALID, "--kubeconfig is only used with --self-signed (to publish "
-                                         "the caBundle); cert-manager publishes its own");
+                                         "the caBundle; cert-manager publishes its own) and for Pod "
+                                         "warnings, which --no-pod-warnings turns off");
+    if (o->no_pod_warnings && o->pod_warning_flags_set)
+        return kp_error_set(KP_EINVALID, "--instance-types and --pod-warning-budget are only used by "
+                                         "Pod warnings, which --no-pod-warnings turns off");
     if (!o->self_signed && (!o->tls_cert_file || !o->tls_key_file))
         return kp_error_set(KP_EINVALID,
                             "give --tls-cert-file and --tls-key-file, or --self-signed");

@@ -17,7 +17,7 @@ typedef struct kp_webhook_options {
     const char *cert_dir;       /* --self-signed: also write the files here */
     const char *ca_bundle_file; /* --self-signed: write the CA (PEM) here */
     const char *validating_config, *mutating_config;
-    const char *kubeconfig;      /* --self-signed: publish the caBundle with these credentials */
+    const char *kubeconfig;      /* the caBundle's publishing and the NodePools' watch use these credentials */
     unsigned ca_bundle_resync_s; /* how often the published caBundle is checked again */
     const char *policy_file;
     bool allow_empty_policy; /* a policy file that sets no rule is accepted */
@@ -25,6 +25,12 @@ typedef struct kp_webhook_options {
     unsigned threads;
     unsigned connection_timeout, request_timeout, max_connections;
     const char *log_level;
+    /* "No NodePool can run this pod" warnings (pod_warnings.h): on when the
+     * webhook has a Kubernetes client (in a Pod, or --kubeconfig). */
+    bool no_pod_warnings;
+    const char *instance_types; /* the catalog the warnings check against */
+    unsigned pod_warning_budget_ms;
+    bool pod_warning_flags_set; /* --instance-types or --pod-warning-budget given */
 } kp_webhook_options;
 
 /* 0, 1 when --help was printed, or a negative KP_E* with the message set. */

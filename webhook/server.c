@@ -177,9 +177,9 @@ static enum MHD_Result admit(generation *g, struct MHD_Connection *c, conn_state
     } else {
         kp_policy *policy = kp_policy_slot_get(s->config.policy);
         if (!cs->arena) cs->arena = kp_arena_new();
-        kp_webhook_handle(policy,
-                          cs->route == ROUTE_VALIDATE ? KP_WEBHOOK_VALIDATE : KP_WEBHOOK_MUTATE,
-                          cs->body.data, cs->body.len, cs->arena, &cs->out, &outcome);
+        kp_webhook_handle_advised(policy, s->config.advisor,
+                                  cs->route == ROUTE_VALIDATE ? KP_WEBHOOK_VALIDATE : KP_WEBHOOK_MUTATE,
+                                  cs->body.data, cs->body.len, cs->arena, &cs->out, &outcome);
         kp_policy_unref(policy);
         cs->arena = kp_arena_free(cs->arena);
         kp_buf_free(&cs->body);

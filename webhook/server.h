@@ -17,6 +17,7 @@
 #define KP_WEBHOOK_SERVER_H
 
 #include "metrics/metrics.h"
+#include "webhook/handler.h"
 #include "webhook/policy.h"
 
 #include <stdbool.h>
@@ -31,6 +32,7 @@ typedef struct kp_server_config {
     unsigned max_connections;
     kp_policy_slot *policy; /* borrowed */
     kp_metrics *metrics;    /* borrowed; the server registers its families */
+    const kp_webhook_advisor *advisor; /* borrowed; NULL: no advice on Pods */
 } kp_server_config;
 
 typedef struct kp_server kp_server;

@@ -54,6 +54,8 @@ const char *kp_admission_kind_name(enum kp_admission_kind kind)
         return "NodeClaim";
     case KP_ADMIT_EC2NODECLASS:
         return "EC2NodeClass";
+    case KP_ADMIT_NODEOVERLAY:
+        return "NodeOverlay";
     }
     return "";
 }
@@ -61,16 +63,18 @@ const char *kp_admission_kind_name(enum kp_admission_kind kind)
 int kp_admission_kind_lookup(const char *group, const char *version, const char *kind)
 {
     static const struct {
-        const char *group, *kind;
+        const char *group, *version, *kind;
         enum kp_admission_kind value;
     } kinds[] = {
-        {"karpenter.sh", "NodePool", KP_ADMIT_NODEPOOL},
-        {"karpenter.sh", "NodeClaim", KP_ADMIT_NODECLAIM},
-        {"karpenter.k8s.aws", "EC2NodeClass", KP_ADMIT_EC2NODECLASS},
+        {"karpenter.sh", "v1", "NodePool", KP_ADMIT_NODEPOOL},
+        {"karpenter.sh", "v1", "NodeClaim", KP_ADMIT_NODECLAIM},
+        {"karpenter.k8s.aws", "v1", "EC2NodeClass", KP_ADMIT_EC2NODECLASS},
+        {"karpenter.sh", "v1alpha1", "NodeOverlay", KP_ADMIT_NODEOVERLAY},
     };
-    if (!group || !version || !kind || strcmp(version, "v1") != 0) return -1;
+    if (!group || !version || !kind) return -1;
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        if (strcmp(group, kinds[i].group) == 0 && strcmp(kind, kinds[i].kind) == 0)
+        if (strcmp(group, kinds[i].group) == 0 && strcmp(version, kinds[i].version) == 0 &&
+            strcmp(kind, kinds[i].kind) == 0)
             return (int)kinds[i].value;
     }
     return -1;
@@ -84,7 +88,8 @@ int kp_admission_validate(enum kp_admission_kind kind, enum kp_admission_op op, 
                             kp_admission_kind_name(kind));
     /* Transition rules need both sides; without the old object they are skipped. */
     if (op != KP_ADMIT_UPDATE || !cJSON_IsObject(old)) old = NULL;
-    if (kind != KP_ADMIT_NODEPOOL && kind != KP_ADMIT_NODECLAIM && kind != KP_ADMIT_EC2NODECLASS)
+    if (kind != KP_ADMIT_NODEPOOL && kind != KP_ADMIT_NODECLAIM && kind != KP_ADMIT_EC2NODECLASS &&
+        kind != KP_ADMIT_NODEOVERLAY)
         return kp_error_set(KP_EINVALID, "unknown admission kind %d", (int)kind);
     /* The API server defaults both objects before any rule sees them. */
     cJSON *self = cJSON_Duplicate(obj, true);
@@ -101,6 +106,8 @@ int kp_admission_validate(enum kp_admission_kind kind, enum kp_admission_op op, 
         kp_validate_nodepool(&v, self, was);
     else if (kind == KP_ADMIT_NODECLAIM)
         kp_validate_nodeclaim(&v, self, was);
+    else if (kind == KP_ADMIT_NODEOVERLAY)
+        kp_validate_nodeoverlay(&v, self, was);
     else
         kp_validate_ec2nodeclass(&v, self, was);
     cJSON_Delete(self);

@@ -1,6 +1,6 @@
 /*
  * Admission of Karpenter's objects: validation and defaulting of NodePool,
- * NodeClaim and EC2NodeClass exactly as Karpenter v1 does it (its CRD
+ * NodeClaim, EC2NodeClass and NodeOverlay exactly as Karpenter does it (its CRD
  * schemas, their CEL rules and its Go validation), as pure functions from
  * JSON to a result. The webhook wraps results in AdmissionReviews; the
  * controller uses them to refuse objects that reached the cluster another way.
@@ -21,6 +21,7 @@ enum kp_admission_kind {
     KP_ADMIT_NODEPOOL = 0,
     KP_ADMIT_NODECLAIM,
     KP_ADMIT_EC2NODECLASS,
+    KP_ADMIT_NODEOVERLAY, /* karpenter.sh/v1alpha1 */
 };
 
 enum kp_admission_op {

@@ -3,6 +3,7 @@
  * dispatch to each kind's decoder.
  */
 #include "api/decode.h"
+#include "api/nodeoverlay.h"
 
 #include "api/decode_internal.h"
 #include "base/error.h"
@@ -31,6 +32,8 @@ static const kind_entry kinds[] = {
     {"policy/v1", "PodDisruptionBudget", KP_KIND_PDB},
     {"policy/v1beta1", "PodDisruptionBudget", KP_KIND_PDB},
     {"storage.k8s.io/v1", "StorageClass", KP_KIND_STORAGE_CLASS},
+    {"karpenter.sh/v1alpha1", "NodeOverlay", KP_KIND_NODEOVERLAY},
+    {"storage.k8s.io/v1", "CSINode", KP_KIND_CSINODE},
 };
 
 enum kp_kind kp_kind_lookup(const char *api_version, const char *kind)
@@ -77,6 +80,10 @@ const kp_object_meta *kp_object_get_meta(const kp_object *obj)
         return &obj->u.pv.meta;
     case KP_KIND_STORAGE_CLASS:
         return &obj->u.storage_class.meta;
+    case KP_KIND_NODEOVERLAY:
+        return &obj->u.nodeoverlay.meta;
+    case KP_KIND_CSINODE:
+        return &obj->u.csinode.meta;
     case KP_KIND_UNKNOWN:
         break;
     }
@@ -110,6 +117,10 @@ static int decode_body(kp_arena *arena, const cJSON *json, kp_object *obj)
         return kp_decode_pv(arena, json, &obj->u.pv);
     case KP_KIND_STORAGE_CLASS:
         return kp_decode_storage_class(arena, json, &obj->u.storage_class);
+    case KP_KIND_NODEOVERLAY:
+        return kp_decode_nodeoverlay(arena, json, &obj->u.nodeoverlay);
+    case KP_KIND_CSINODE:
+        return kp_decode_csinode(arena, json, &obj->u.csinode);
     case KP_KIND_UNKNOWN:
         break;
     }

@@ -41,6 +41,7 @@ int kp_decode_pdb(kp_arena *arena, const cJSON *json, kp_pdb *out);
 int kp_decode_pvc(kp_arena *arena, const cJSON *json, kp_pvc *out);
 int kp_decode_pv(kp_arena *arena, const cJSON *json, kp_pv *out);
 int kp_decode_storage_class(kp_arena *arena, const cJSON *json, kp_storage_class *out);
+int kp_decode_csinode(kp_arena *arena, const cJSON *json, kp_csinode *out);
 
 /* The kind for an apiVersion and kind, KP_KIND_UNKNOWN for anything else. */
 enum kp_kind kp_kind_lookup(const char *api_version, const char *kind);

@@ -32,7 +32,8 @@ static int decode_container_status(kp_decoder *d, const cJSON *json, void *out)
     kp_container *c = out;
     int err;
     if ((err = kp_dec_string(d, json, "name", &c->name)) < 0 ||
-        (err = kp_dec_object(d, json, "resources", decode_container_resources, c, &c->has_status)) < 0 ||
+        (err = kp_dec_object(d, json, "resources", decode_container_resources, c, &c->has_status)) <
+            0 ||
         (err = kp_dec_core_resources(d, json, "allocatedResources", &c->allocated)) < 0)
         return err;
     c->has_status |= c->allocated.count > 0;
@@ -50,15 +51,16 @@ static int decode_status(kp_decoder *d, const cJSON *json, void *out)
         (err = kp_dec_string(d, json, "nominatedNodeName", &p->nominated_node_name)) < 0 ||
         (err = kp_dec_time(d, json, "startTime", &p->start_time)) < 0 ||
         (err = kp_dec_string(d, json, "resize", &resize)) < 0 ||
-        (err = KP_DEC_ARRAY(d, json, "containerStatuses", decode_container_status, p->container_statuses,
-                            p->n_container_statuses)) < 0 ||
-        (err = KP_DEC_ARRAY(d, json, "initContainerStatuses", decode_container_status, p->init_container_statuses,
-                            p->n_init_container_statuses)) < 0)
+        (err = KP_DEC_ARRAY(d, json, "containerStatuses", decode_container_status,
+                            p->container_statuses, p->n_container_statuses)) < 0 ||
+        (err = KP_DEC_ARRAY(d, json, "initContainerStatuses", decode_container_status,
+                            p->init_container_statuses, p->n_init_container_statuses)) < 0)
         return err;
     p->phase = (enum kp_pod_phase)phase;
     const kp_condition *pending = kp_conditions_get(&p->conditions, "PodResizePending");
-    p->resize_infeasible = strcmp(resize, "Infeasible") == 0 ||
-                           (pending && pending->status == KP_CONDITION_TRUE && !strcmp(pending->reason, "Infeasible"));
+    p->resize_infeasible =
+        strcmp(resize, "Infeasible") == 0 ||
+        (pending && pending->status == KP_CONDITION_TRUE && !strcmp(pending->reason, "Infeasible"));
     return 0;
 }
 
@@ -139,7 +141,8 @@ static void derive_ephemeral_claims(kp_decoder *d, kp_pod *p)
 
 /* The status of each container, found by name, on the container itself;
  * of the init containers only sidecars', as the scheduler reads them. */
-static void attach_statuses(kp_container *cs, size_t n, const kp_container *st, size_t n_st, bool sidecars_only)
+static void attach_statuses(kp_container *cs, size_t n, const kp_container *st, size_t n_st,
+                            bool sidecars_only)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n_st && (!sidecars_only || cs[i].restart_always); j++)
@@ -153,7 +156,8 @@ static void attach_statuses(kp_container *cs, size_t n, const kp_container *st, 
 
 int kp_dec_pod_derive(kp_decoder *d, kp_pod *p)
 {
-    attach_statuses(p->containers, p->n_containers, p->container_statuses, p->n_container_statuses, false);
+    attach_statuses(p->containers, p->n_containers, p->container_statuses, p->n_container_statuses,
+                    false);
     attach_statuses(p->init_containers, p->n_init_containers, p->init_container_statuses,
                     p->n_init_container_statuses, true);
     if (p->host_network) default_host_network_ports(p->containers, p->n_containers);

@@ -104,7 +104,7 @@ static int decode_present(kp_decoder *d, const cJSON *json, void *out)
 static int decode_pv_spec(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_pv *pv = out;
-    bool local = false, host_path = false;
+    bool local = false, host_path = false, ebs = false;
     int err;
     if ((err = kp_dec_object(d, json, "nodeAffinity", decode_pv_node_affinity, pv, NULL)) < 0 ||
         (err = kp_dec_string(d, json, "storageClassName", &pv->storage_class_name)) < 0 ||
@@ -112,9 +112,13 @@ static int decode_pv_spec(kp_decoder *d, const cJSON *json, void *out)
         (err = kp_dec_core_resources(d, json, "capacity", &pv->capacity)) < 0 ||
         (err = kp_dec_object(d, json, "csi", decode_csi, pv, NULL)) < 0 ||
         (err = kp_dec_object(d, json, "local", decode_present, pv, &local)) < 0 ||
-        (err = kp_dec_object(d, json, "hostPath", decode_present, pv, &host_path)) < 0)
+        (err = kp_dec_object(d, json, "hostPath", decode_present, pv, &host_path)) < 0 ||
+        (err = kp_dec_object(d, json, "awsElasticBlockStore", decode_present, pv, &ebs)) < 0)
         return err;
     pv->local_or_host_path = local || host_path;
+    if (ebs && !*pv->csi_driver)
+        pv->csi_driver =
+            "ebs.csi.aws.com"; /* in-tree EBS counts against the EBS CSI driver (CSI migration) */
     return 0;
 }
 

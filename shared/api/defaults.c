@@ -48,6 +48,10 @@ static const default_rule ec2nodeclass_rules[] = {
     {NULL, NULL},
 };
 
+static const default_rule nodeoverlay_rules[] = {
+    {NULL, NULL}, /* the NodeOverlay CRD declares no defaults */
+};
+
 static cJSON *parse_default(const char *json)
 {
     cJSON *value = cJSON_Parse(json);
@@ -118,6 +122,8 @@ static const default_rule *rules_for(enum kp_admission_kind kind)
         return nodeclaim_rules;
     case KP_ADMIT_EC2NODECLASS:
         return ec2nodeclass_rules;
+    case KP_ADMIT_NODEOVERLAY:
+        return nodeoverlay_rules;
     }
     return NULL;
 }

@@ -486,6 +486,25 @@ typedef struct kp_nodeclaim {
     kp_time last_pod_event_time;
 } kp_nodeclaim;
 
+/* karpenter.sh/v1alpha1 NodeOverlay (api/nodeoverlay.h): what the scheduling
+ * simulation assumes about the instance types its requirements select. */
+typedef struct kp_nodeoverlay {
+    kp_object_meta meta;
+    kp_selector_req *requirements; /* no minValues */
+    size_t n_requirements;
+    bool has_price;
+    const char *price; /* "1.25": the hourly price of every offering selected */
+    bool has_price_adjustment;
+    const char *price_adjustment; /* "+10%", "-15%", "+0.5", "-0.25" */
+    kp_resource_list capacity;    /* extended resources selected types get */
+    bool has_weight;
+    int32_t weight; /* absent: 0 */
+    kp_conditions conditions;
+    /* Not decoded: why the overlay fails validation, or NULL
+     * (kp_nodeoverlay_from_json fills it). */
+    const char *invalid;
+} kp_nodeoverlay;
+
 /* -------------------------------------------------------- EC2NodeClass */
 
 /* subnetSelectorTerms, securityGroupSelectorTerms and
@@ -735,9 +754,23 @@ typedef struct kp_pv {
     const char *claim_namespace;
     const char *claim_name;
     kp_resource_list capacity;
-    const char *csi_driver; /* spec.csi.driver, "" when not CSI */
+    const char *csi_driver; /* spec.csi.driver ("ebs.csi.aws.com" for awsElasticBlockStore), "" when neither */
     bool local_or_host_path; /* spec.local or spec.hostPath: tied to a node's disk */
 } kp_pv;
+
+/* storage.k8s.io/v1 CSINode: per CSI driver, how many volumes the node can
+ * attach (allocatable.count; has_count false: no limit). */
+typedef struct kp_csinode_driver {
+    const char *name;
+    bool has_count;
+    int32_t count;
+} kp_csinode_driver;
+
+typedef struct kp_csinode {
+    kp_object_meta meta; /* named after its Node */
+    kp_csinode_driver *drivers;
+    size_t n_drivers;
+} kp_csinode;
 
 enum kp_volume_binding_mode {
     KP_BINDING_IMMEDIATE = 0, /* the default */
@@ -771,6 +804,8 @@ enum kp_kind {
     KP_KIND_PVC,
     KP_KIND_PV,
     KP_KIND_STORAGE_CLASS,
+    KP_KIND_NODEOVERLAY,
+    KP_KIND_CSINODE,
 };
 
 typedef struct kp_object {
@@ -788,6 +823,8 @@ typedef struct kp_object {
         kp_pvc pvc;
         kp_pv pv;
         kp_storage_class storage_class;
+        kp_nodeoverlay nodeoverlay;
+        kp_csinode csinode;
     } u;
 } kp_object;
 

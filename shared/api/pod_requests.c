@@ -122,8 +122,7 @@ static void max_list(acc *a, const kp_resource_list *l)
  * cannot do leaves the spec out, since it will not be applied. */
 static void container_effective(acc *a, const kp_container *c, bool resize_infeasible)
 {
-    if (!c->has_status || !resize_infeasible)
-        spec_effective(a, c);
+    if (!c->has_status || !resize_infeasible) spec_effective(a, c);
     if (c->has_status) {
         max_list(a, &c->status_requests);
         max_list(a, &c->allocated);

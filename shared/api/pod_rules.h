@@ -20,7 +20,8 @@
 /* Why a pod with Dynamic Resource Allocation requirements is not scheduled
  * for (IGNORE_DRA_REQUESTS=true, the only setting supported): Karpenter's
  * words, in its FailedScheduling event and log. NULL for other pods. */
-#define KP_POD_DRA_UNSUPPORTED "pod has Dynamic Resource Allocation requirements that are not yet supported by Karpenter"
+#define KP_POD_DRA_UNSUPPORTED                                                                     \
+    "pod has Dynamic Resource Allocation requirements that are not yet supported by Karpenter"
 const char *kp_pod_dra_unsupported(const kp_pod *p);
 
 bool kp_pod_is_terminal(const kp_pod *p);

@@ -384,8 +384,7 @@ static int append_requirement(kp_buf *b, const kp_symtab *symtab, const kp_requi
     enum kp_selector_op op = kp_requirement_operator(req);
     const char *key = kp_sym_str(symtab, req->key);
     int err = kp_buf_printf(b, "%s %s", key ? key : "", op_names[op]);
-    if (!err && (op == KP_OP_IN || op == KP_OP_NOT_IN))
-        err = append_values(b, symtab, req);
+    if (!err && (op == KP_OP_IN || op == KP_OP_NOT_IN)) err = append_values(b, symtab, req);
     if (!err && req->has_gte) err = kp_buf_printf(b, " >=%lld", (long long)req->gte);
     if (!err && req->has_lte) err = kp_buf_printf(b, " <=%lld", (long long)req->lte);
     if (!err && req->min_values) err = kp_buf_printf(b, " minValues %d", (int)req->min_values);
@@ -396,8 +395,9 @@ static int append_requirement(kp_buf *b, const kp_symtab *symtab, const kp_requi
  * marked as cut, rather than a text that reads complete. */
 static char *buf_to_arena(kp_arena *arena, kp_buf *b, int err)
 {
-    char *s = err < 0 ? kp_arena_printf(arena, "%s ... (cut at %d bytes)", kp_buf_cstr(b), STRING_MAX)
-                      : kp_arena_strdup(arena, kp_buf_cstr(b));
+    char *s = err < 0
+                  ? kp_arena_printf(arena, "%s ... (cut at %d bytes)", kp_buf_cstr(b), STRING_MAX)
+                  : kp_arena_strdup(arena, kp_buf_cstr(b));
     kp_buf_free(b);
     return s;
 }

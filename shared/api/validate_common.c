@@ -283,7 +283,7 @@ static void check_key(kp_vctx *v, const char *key, enum kp_v_owner owner)
     kp_v_push(v, "key");
     if (strlen(key) > 316) kp_v_too_long(v, 316);
     key_shape(v, key, owner);
-    const char *why = kp_v_restricted_label(key, owner, owner == KP_V_NODEPOOL);
+    const char *why = kp_v_restricted_label(key, owner, owner != KP_V_NODECLAIM);
     if (why) kp_v_invalid_str(v, key, "%s", why);
     kp_v_pop(v);
 }
@@ -329,7 +329,7 @@ static const char *values_text(kp_vctx *v, const char **values, size_t n)
 }
 
 static void check_operator_values(kp_vctx *v, const char *op, const char **values, size_t n,
-                                  int64_t min_values, bool has_min)
+                                  int64_t min_values, bool has_min, enum kp_v_owner owner)
 {
     bool bound = op[0] == 'G' || op[0] == 'L';
     const char *text = values_text(v, values, n);
@@ -337,10 +337,17 @@ static void check_operator_values(kp_vctx *v, const char *op, const char **value
     if (strcmp(op, "In") == 0 && n == 0)
         kp_field_errors_add(v->errs, KP_FIELD_INVALID, kp_v_here(v), text,
                             "requirements with operator 'In' must have a value defined");
+    /* NodeOverlays also refuse NotIn without values (their CRD's rule). */
+    if (owner == KP_V_NODEOVERLAY && strcmp(op, "NotIn") == 0 && n == 0)
+        kp_field_errors_add(v->errs, KP_FIELD_INVALID, kp_v_here(v), text,
+                            "requirements with operator 'NotIn' must have a value defined");
     if (bound && (n != 1 || !values[0] || !non_negative_int(values[0])))
         kp_field_errors_add(v->errs, KP_FIELD_INVALID, kp_v_here(v), text,
-                            "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a "
-                            "single positive integer value");
+                            owner == KP_V_NODEOVERLAY
+                                ? "requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a "
+                                  "single positive integer value"
+                                : "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a "
+                                  "single positive integer value");
     if ((strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0) && n > 0)
         kp_v_warn(v, "values are ignored with operator %s", op);
     kp_v_pop(v);
@@ -372,11 +379,12 @@ static void requirement(kp_vctx *v, const cJSON *req, enum kp_v_owner owner, siz
     size_t n = 0;
     const char **values = read_values(v, req, &n);
     int64_t min_values = 0;
-    bool has_min = kp_v_has(req, "minValues");
+    /* A NodeOverlay's requirements have no minValues: the API server prunes it. */
+    bool has_min = owner != KP_V_NODEOVERLAY && kp_v_has(req, "minValues");
     if (has_min && !kp_v_int(v, req, "minValues", 1, 50, &min_values)) has_min = false;
     if (key) check_key(v, key, owner);
-    if (op) check_operator_values(v, op, values, n, min_values, has_min);
-    if (key && op && strcmp(op, "In") == 0 && owner == KP_V_NODEPOOL)
+    if (op) check_operator_values(v, op, values, n, min_values, has_min, owner);
+    if (key && op && strcmp(op, "In") == 0 && owner != KP_V_NODECLAIM)
         check_known_values(v, key, values, n, has_min ? min_values : 0);
     if (key && op && strcmp(op, "In") == 0 && n == 1 &&
         strcmp(kp_label_normalize(key), KP_LABEL_INSTANCE_TYPE) == 0)

@@ -99,11 +99,11 @@ void kp_v_quantity_map(kp_vctx *v, const cJSON *obj, const char *name, bool warn
 bool kp_v_is_date_time(const char *s);
 
 /* ---- Karpenter's shared pieces (validate_common.c) ---- */
-enum kp_v_owner { KP_V_NODEPOOL, KP_V_NODECLAIM };
+enum kp_v_owner { KP_V_NODEPOOL, KP_V_NODECLAIM, KP_V_NODEOVERLAY };
 /* Why a label key may not be used (the CRD's rule for NodePools, NodeClaims
  * or, with `go_rules`, also Karpenter's runtime IsRestrictedLabel), or NULL. */
 const char *kp_v_restricted_label(const char *key, enum kp_v_owner owner, bool go_rules);
-/* spec.requirements of a NodePool template or NodeClaim (`spec` holds it). */
+/* spec.requirements of a NodePool template, NodeClaim or NodeOverlay (`spec` holds it). */
 void kp_v_requirements(kp_vctx *v, const cJSON *spec, enum kp_v_owner owner);
 /* taints and startupTaints; for NodePools also Karpenter's runtime checks
  * (qualified names, duplicate Key/Effect pairs across both lists). */
@@ -117,6 +117,7 @@ void kp_v_name_as_label(kp_vctx *v, const cJSON *obj, const char *label);
 void kp_validate_nodepool(kp_vctx *v, const cJSON *obj, const cJSON *old);
 void kp_validate_nodeclaim(kp_vctx *v, const cJSON *obj, const cJSON *old);
 void kp_validate_ec2nodeclass(kp_vctx *v, const cJSON *obj, const cJSON *old);
+void kp_validate_nodeoverlay(kp_vctx *v, const cJSON *obj, const cJSON *old);
 /* spec.kubelet of an EC2NodeClass (validate_ec2nodeclass.c). */
 void kp_v_kubelet(kp_vctx *v, const cJSON *spec);
 

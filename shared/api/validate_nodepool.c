@@ -4,6 +4,7 @@
  * Karpenter's RuntimeValidate (labels, taints, requirements), plus warnings
  * for settings that are legal but probably not what the user meant.
  */
+#include "api/caps.h"
 #include "api/cron.h"
 #include "api/names.h"
 #include "api/validate_internal.h"
@@ -237,14 +238,37 @@ static void static_rules(kp_vctx *v, const cJSON *spec, const cJSON *old_spec)
         kp_v_pop(v);
     }
     if (is_static)
-        kp_v_warn(v, "replicas (a static NodePool) is an alpha feature of Karpenter");
+        kp_v_warn(v, "replicas (a static NodePool) is an alpha feature of Karpenter: its nodes are "
+                     "kept only "
+                     "while the controller runs with FEATURE_GATES StaticCapacity=true");
     else if (!cJSON_IsObject(limits) || cJSON_GetArraySize(limits) == 0)
         kp_v_warn(v, "no limits are set, so this NodePool can launch nodes without bound");
+}
+
+/* The project's dollar cap (api/caps.h): a value the provisioner cannot
+ * read would stop the NodePool launching anything, so it is refused here. */
+static void cost_cap(kp_vctx *v, const cJSON *obj)
+{
+    const cJSON *value =
+        kp_v_get(kp_v_get(kp_v_get(obj, "metadata"), "annotations"), KP_ANNOTATION_MAX_HOURLY_COST);
+    double dollars;
+    if (!cJSON_IsString(value) || kp_caps_parse_dollars(value->valuestring, "", &dollars) == 0)
+        return;
+    kp_v_push(v, "metadata");
+    kp_v_push(v, "annotations");
+    kp_v_push_key(v, KP_ANNOTATION_MAX_HOURLY_COST);
+    kp_v_invalid_str(v, value->valuestring,
+                     "want dollars an hour, a decimal number from 0 to %.0f (\"25\", \"7.50\")",
+                     KP_CAPS_MAX_DOLLARS);
+    kp_v_pop(v);
+    kp_v_pop(v);
+    kp_v_pop(v);
 }
 
 void kp_validate_nodepool(kp_vctx *v, const cJSON *obj, const cJSON *old)
 {
     kp_v_name_as_label(v, obj, KP_LABEL_NODEPOOL);
+    cost_cap(v, obj);
     const cJSON *spec = kp_v_required_object(v, obj, "spec");
     if (!spec) return;
     const cJSON *old_spec = kp_v_get(old, "spec");

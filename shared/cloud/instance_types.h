@@ -49,6 +49,9 @@ typedef struct kp_instance_type {
     uint32_t n_overhead, cap_overhead;
     kp_offering *offerings;
     uint32_t n_offerings, cap_offerings;
+    /* A NodeOverlay changed its offerings' prices / its capacity
+     * (cloud/overlay.h): NodeClaims launched from it say so. */
+    bool price_overlaid, capacity_overlaid;
 } kp_instance_type;
 
 typedef struct kp_catalog {

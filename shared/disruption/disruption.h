@@ -117,6 +117,8 @@ typedef struct kp_disrupt_opts {
      * provider's answer and a NodeClaim's own Drifted condition is not read;
      * without it the condition is (what an earlier pass wrote). */
     const char *const *cloud_drift;
+    /* Cluster-wide caps (scheduling/caps.h) on what replacements add; NULL: none. */
+    const kp_caps *caps;
 } kp_disrupt_opts;
 
 #define KP_DISRUPT_OPTS_INIT {.multi_node_max = 100, .split_max = 3}
@@ -210,6 +212,7 @@ enum kp_disrupt_block {
     KP_BLOCK_MIN_VALUES,             /* the cheaper options do not meet minValues */
     KP_BLOCK_SPOT_TO_SPOT_DISABLED,
     KP_BLOCK_SPOT_TO_SPOT_OPTIONS,
+    KP_BLOCK_BUFFER_PODS,            /* empty, but hosting CapacityBuffer virtual pods; object: the node */
     KP_BLOCK_BALANCED,               /* Balanced rejected the move (no event); object: the
                                         NodePool; score: the move's (or deleting the node's, when even that
                                         cannot pass: Karpenter's CanPassThreshold, no simulation) */
@@ -219,6 +222,7 @@ enum kp_disrupt_block {
     KP_BLOCK_IN_PLAN,                /* receives pods moved by another command of the same loop (no
                                         candidate until that command is done) */
     KP_BLOCK_NOTHING_TO_DO,          /* nothing cheaper was found */
+    KP_BLOCK_STATIC_NODEPOOL,        /* a static NodePool's node: never consolidated; object: the NodePool */
 };
 
 typedef struct kp_disrupt_blocked {
@@ -312,5 +316,18 @@ const char *kp_disrupt_block_name(enum kp_disrupt_block kind);
 cJSON *kp_disruption_plan_commands_json(const kp_disruption_plan *plan, const kp_snapshot *snap);
 /* [{"node","reason","kind","eventReason"?,"message"?,"object"?,...}] */
 cJSON *kp_disruption_plan_blocked_json(const kp_disruption_plan *plan, const kp_snapshot *snap);
+
+/* Karpenter's EvictionCost of a pod: 1, plus its deletion cost and priority
+ * scaled down, clamped to [-10, 10] (NULL: 1). */
+double kp_disrupt_eviction_cost(const kp_pod *pod);
+
+/* Which nodes of static template `t` go when the NodePool has `count` more
+ * than spec.replicas (Karpenter's static deprovisioning), at most `count`,
+ * into `out` (snapshot node indices), in order: NodeClaims not launched yet,
+ * then empty nodes (DaemonSet pods only, none protected by do-not-disrupt),
+ * then the rest, those without an active do-not-disrupt first, cheapest to
+ * disrupt first (rescheduling cost times the fraction of expireAfter left).
+ * Nodes being deleted or taken by a disruption are not chosen. */
+uint32_t kp_static_scale_down(const kp_snapshot *snap, uint32_t t, uint32_t count, int64_t now_ns, uint32_t *out);
 
 #endif

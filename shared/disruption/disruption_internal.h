@@ -58,6 +58,7 @@ typedef struct planner {
     uint32_t *pods_first; /* pods by node for this loop: node i's are pods_list[first[i] .. first[i+1]) */
     uint32_t *pods_list;
     int32_t *nominated;   /* per node: a pending pod the provisioner would put there, or -1 */
+    uint32_t *buffer_pods; /* per node (or NULL): CapacityBuffer virtual pods the provisioner would put there */
     /* Budgets of this loop: what each NodePool's budgets allow per reason, and
      * how many of its nodes are disrupting (at the start, plus this loop's candidates). */
     int64_t *budget;      /* n_templates x N_REASONS */
@@ -96,6 +97,18 @@ typedef struct planner {
     bool simple;
     bool feasible_by_room;
     uint32_t n_initial;   /* the nodes when planning began (entries of opts->cloud_drift) */
+    /* What every simulation starts from while no pod moves (simulate.c):
+     * the solver's base, the pending pods, the nodes being deleted; stale
+     * once a command is applied. `moved` (per pod) is all false between
+     * simulations. */
+    kp_solve_base base;
+    kp_arena *base_arena;
+    bool base_stale;
+    uint32_t *pending_pods, n_pending_pods;
+    uint32_t *deleting, n_deleting;
+    bool *moved;
+    const kp_disrupt_blocked **budget_why; /* n_templates x N_REASONS: why_budget's, once made */
+    double *pool_prices;  /* n_templates x n_its: pool_launch_price's, POOL_PRICE_UNKNOWN until asked */
 } planner;
 
 /* facts.c */
@@ -128,6 +141,9 @@ kp_plan *simulation_keep(kp_plan *sim);
 int method_expiration(planner *p);
 int method_emptiness(planner *p);
 int method_drift(planner *p);
+/* static_drift.c: drifted nodes of static NodePools, each replaced by one
+ * NodeClaim of its NodePool (Karpenter's StaticDrift) */
+int method_static_drift(planner *p);
 /* consolidation.c */
 int method_multi_node(planner *p);
 int method_single_node(planner *p);
@@ -155,6 +171,10 @@ kp_requirement requirement_in(kp_sym key, kp_sym *values, uint32_t n);
 void reprice(const planner *p, kp_plan_claim *c);
 double worst_launch_price(const planner *p, const kp_requirements *reqs, uint32_t it);
 double launch_price(const planner *p, const kp_requirements *reqs, uint32_t it);
+/* launch_price under NodePool `t`'s own requirements: what consolidation
+ * compares replacements against, the same all plan long, so made once. */
+double pool_launch_price(const planner *p, uint32_t t, uint32_t it);
+#define POOL_PRICE_UNKNOWN (-2.0) /* launch prices are >= 0, or -1 for none */
 
 /* split.c: single-node consolidation onto several cheaper NodeClaims. The
  * solver's own several claims for `node` (1 when they cost less, pinned;

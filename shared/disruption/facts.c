@@ -44,7 +44,7 @@ static bool reschedulable(const kp_spod *s)
 }
 
 /* Karpenter's EvictionCost: 1, plus deletion cost and priority scaled down, clamped. */
-static double eviction_cost(const kp_pod *pod)
+double kp_disrupt_eviction_cost(const kp_pod *pod)
 {
     double cost = 1.0;
     const char *dc = pod ? annotation(&pod->meta.annotations, "controller.kubernetes.io/pod-deletion-cost") : NULL;
@@ -220,7 +220,7 @@ static void collect_pods(planner *p, uint32_t node, node_facts *f)
         if (!reschedulable(s))
             continue;
         f->pods[f->n_pods++] = i;
-        double c = eviction_cost(s->src);
+        double c = kp_disrupt_eviction_cost(s->src);
         f->cost += c > 0 ? c : 0;
     }
     f->empty = f->cost <= 1.0;
@@ -258,6 +258,20 @@ static void consolidation_window(planner *p, const kp_snode *n, node_facts *f)
             p, KP_BLOCK_CONSOLIDATE_AFTER, NULL,
             kp_arena_printf(p->plan->arena, "consolidateAfter has not elapsed (until %s)", when), NULL);
     }
+}
+
+/* A static NodePool's nodes are never consolidated, whatever its
+ * consolidateAfter (Karpenter's emptiness and consolidation pass over them
+ * without an event); drift replaces them one for one (static_drift.c). */
+static void static_pool(planner *p, const kp_snode *n, node_facts *f)
+{
+    const char *pool = p->snap->templates[n->template_index].name;
+    f->consolidatable = f->closed_to_moves = false;
+    f->not_consolidatable = why_new(
+        p, KP_BLOCK_STATIC_NODEPOOL, pool,
+        kp_arena_printf(p->plan->arena, "NodePool %s is static (spec.replicas): consolidation never removes its nodes",
+                        pool),
+        NULL);
 }
 
 /* Karpenter's InstanceTypeNotFound: the NodeClaim's instance type is not
@@ -355,6 +369,8 @@ static void facts_for(planner *p, uint32_t i, node_facts *f)
     if (f->blocked)
         return;
     consolidation_window(p, n, f);
+    if (p->snap->templates[n->template_index].is_static)
+        static_pool(p, n, f);
     drift(p, i, f);
     const kp_disrupt_blocked *protected_pods = pods_protected(p, i);
     f->eligible = protected_pods == NULL;

@@ -41,7 +41,7 @@ static const kp_sit *host_type(const planner *p, uint32_t t, double cpu, double 
     double best_cost = 0;
     for (uint32_t k = 0; k < tp->n_its && cpu > 0 && mem > 0; k++) {
         const kp_sit *it = &p->snap->its[tp->its[k]];
-        double price = launch_price(p, &tp->reqs, tp->its[k]), ac = (double)it->allocatable.v[KP_RES_CPU],
+        double price = pool_launch_price(p, t, tp->its[k]), ac = (double)it->allocatable.v[KP_RES_CPU],
                am = (double)it->allocatable.v[KP_RES_MEMORY];
         if (price <= 0 || ac <= 0 || am <= 0)
             continue;
@@ -111,7 +111,7 @@ static double fill_of_cheapest(const planner *p, uint32_t t, double cpu, double 
     for (uint32_t k = 0; k < tp->n_its; k++) {
         const kp_sit *it = &p->snap->its[tp->its[k]];
         double ac = (double)it->allocatable.v[KP_RES_CPU], am = (double)it->allocatable.v[KP_RES_MEMORY];
-        double price = launch_price(p, &tp->reqs, tp->its[k]);
+        double price = pool_launch_price(p, t, tp->its[k]);
         if (price < 0 || ac < cpu || am < mem || (best >= 0 && price >= best))
             continue;
         best = price;

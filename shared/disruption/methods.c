@@ -63,6 +63,14 @@ int method_emptiness(planner *p)
             note_why(p, i, f->not_consolidatable);
             continue;
         }
+        if (p->buffer_pods && p->buffer_pods[i]) { /* room a CapacityBuffer keeps: deleting it relaunches it */
+            const char *name = snap->nodes[i].name;
+            note_why(p, i, why_new(p, KP_BLOCK_BUFFER_PODS, name,
+                                   kp_arena_printf(p->plan->arena, "it hosts %u CapacityBuffer virtual pod(s)",
+                                                   p->buffer_pods[i]),
+                                   NULL));
+            continue;
+        }
         c[n++] = (ranked){i, f->price / f->cost};
     }
     qsort(c, n, sizeof(*c), ranked_desc);
@@ -92,7 +100,8 @@ static uint32_t drift_candidates(planner *p, ranked *c)
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->snap->n_nodes; i++) {
         const node_facts *f = &p->facts[i];
-        if (!available(p, i) || !f->managed || !f->drifted || !f->eligible_forced || p->snap->nodes[i].deleting)
+        if (!available(p, i) || !f->managed || !f->drifted || !f->eligible_forced || p->snap->nodes[i].deleting ||
+            p->snap->templates[p->snap->nodes[i].template_index].is_static) /* static_drift.c */
             continue;
         c[n++] = (ranked){i, (double)f->drifted_ns + (f->n_pods ? 1e30 : 0)};
     }

@@ -7,6 +7,7 @@
  * against the cluster the earlier ones leave.
  */
 #include "disruption/disruption_internal.h"
+#include "api/capacitybuffer.h"
 #include "base/clock.h"
 #include "base/xalloc.h"
 
@@ -51,9 +52,17 @@ kp_disruption_plan *kp_disruption_plan_free(kp_disruption_plan *plan)
     return NULL;
 }
 
-static int32_t instance_type_index(const kp_snapshot *snap, const char *name)
+/* A node's instance type as its NodePool sees it (a NodeOverlay may price
+ * the pool's types differently from the provider's catalog), else the first
+ * of that name. */
+static int32_t instance_type_index(const kp_snapshot *snap, const kp_snode *node)
 {
+    const char *name = node->instance_type;
     kp_sym s = name ? kp_sym_lookup(snap->symtab, name) : KP_SYM_NONE;
+    const kp_template *t = node->template_index >= 0 ? &snap->templates[node->template_index] : NULL;
+    for (uint32_t k = 0; s && t && k < t->n_its; k++)
+        if (snap->its[t->its[k]].name == s)
+            return (int32_t)t->its[k];
     for (uint32_t k = 0; s && k < snap->n_its; k++)
         if (snap->its[k].name == s)
             return (int32_t)k;
@@ -86,11 +95,15 @@ static void fit_arrays(planner *p)
     memset(p->why_tried + old, 0, (n - old) * sizeof(*p->why_tried));
     memset(p->split_tried + old, 0, (n - old) * sizeof(bool));
     for (uint32_t i = old; i < n; i++)
-        p->it_of_node[i] = instance_type_index(p->snap, p->snap->nodes[i].instance_type);
+        p->it_of_node[i] = instance_type_index(p->snap, &p->snap->nodes[i]);
     if (p->nominated) {
         p->nominated = kp_xrealloc(p->nominated, n * sizeof(int32_t));
         for (uint32_t i = old; i < n; i++)
             p->nominated[i] = -1;
+    }
+    if (p->buffer_pods) {
+        p->buffer_pods = kp_xrealloc(p->buffer_pods, n * sizeof(uint32_t));
+        memset(p->buffer_pods + old, 0, (n - old) * sizeof(uint32_t));
     }
     p->cap = n;
 }
@@ -158,6 +171,7 @@ static void account(planner *p, const kp_spod *s, int32_t node, int sign)
 
 static void move_pods(planner *p, const uint32_t *pods, uint32_t n, uint32_t node)
 {
+    p->base_stale = p->base_stale || n > 0;
     for (uint32_t i = 0; i < n; i++) {
         kp_spod *s = &p->snap->pods[pods[i]];
         account(p, s, s->node, -1);
@@ -202,6 +216,7 @@ static void apply(planner *p, const kp_disrupt_command *cmd)
     for (uint32_t i = 0; sim && i < sim->n_errors; i++) {
         kp_spod *s = &p->snap->pods[sim->errors[i].pod];
         if (s->node >= 0 && p->gone[s->node]) { /* forced out with nowhere to go: pending */
+            p->base_stale = true;
             account(p, s, s->node, -1);
             s->node = -1, s->scheduled = false;
         }
@@ -289,7 +304,10 @@ static void explain(planner *p)
 
 /* Nodes the provisioner would place pending pods on are nominated, and a
  * nominated node is not disrupted (Karpenter's cluster state remembers the
- * nomination until the pod binds). */
+ * nomination until the pod binds). A CapacityBuffer's virtual pods nominate
+ * nothing (they would never bind, and would hold the node for good): the
+ * node hosts buffer pods, which only keeps emptiness away (Karpenter's
+ * HasBufferPods). */
 static int nominate(planner *p)
 {
     uint32_t *pending, n = kp_snapshot_pending_pods(p->snap, &pending, p->scratch);
@@ -297,6 +315,7 @@ static int nominate(planner *p)
         return 0;
     kp_solve_opts o = KP_SOLVE_OPTS_INIT;
     o.improve = false, o.skip_lower_bound = true, o.ignore_preferences = p->opts->ignore_preferences;
+    o.caps = p->opts->caps;
     kp_plan *plan;
     int err = kp_solve(p->snap, &o, pending, n, &plan);
     if (err < 0)
@@ -304,9 +323,16 @@ static int nominate(planner *p)
     p->nominated = kp_xcalloc(p->snap->n_nodes ? p->snap->n_nodes : 1, sizeof(int32_t));
     for (uint32_t i = 0; i < p->snap->n_nodes; i++)
         p->nominated[i] = -1;
-    for (uint32_t i = 0; i < plan->n_nodes; i++)
-        if (plan->nodes[i].n_pods)
-            p->nominated[plan->nodes[i].node] = (int32_t)plan->nodes[i].pods[0];
+    p->buffer_pods = kp_xcalloc(p->snap->n_nodes ? p->snap->n_nodes : 1, sizeof(uint32_t));
+    for (uint32_t i = 0; i < plan->n_nodes; i++) {
+        const kp_plan_node *pn = &plan->nodes[i];
+        for (uint32_t k = pn->n_pods; k-- > 0;) {
+            if (kp_pod_is_buffer_virtual(p->snap->pods[pn->pods[k]].src, NULL, NULL))
+                p->buffer_pods[pn->node]++;
+            else
+                p->nominated[pn->node] = (int32_t)pn->pods[k];
+        }
+    }
     kp_plan_free(plan);
     return 0;
 }
@@ -320,8 +346,16 @@ static int64_t monotonic_ns(void)
 
 typedef int (*method_fn)(planner *);
 
-static const method_fn methods[] = {method_expiration, method_emptiness, method_drift, method_multi_node,
-                                    method_single_node};
+/* In order; `counted_as` is the method whose time and runs it adds to
+ * (static NodePools' drift is drift). */
+static const struct {
+    method_fn fn;
+    enum kp_disrupt_method counted_as;
+} methods[] = {
+    {method_expiration, KP_DISRUPT_EXPIRATION},   {method_emptiness, KP_DISRUPT_EMPTINESS},
+    {method_static_drift, KP_DISRUPT_DRIFT},      {method_drift, KP_DISRUPT_DRIFT},
+    {method_multi_node, KP_DISRUPT_MULTI_NODE},   {method_single_node, KP_DISRUPT_SINGLE_NODE},
+};
 
 static void start_loop(planner *p)
 {
@@ -345,9 +379,10 @@ static int one_loop(planner *p)
     for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]) && !loop_full(p); m++) {
         kp_arena_mark mark = kp_arena_mark_get(p->scratch);
         int64_t start = monotonic_ns();
-        int err = methods[m](p);
-        p->plan->method_ns[m] += monotonic_ns() - start;
-        p->plan->method_runs[m]++;
+        int err = methods[m].fn(p);
+        p->plan->method_ns[methods[m].counted_as] += monotonic_ns() - start;
+        if (m == 0 || methods[m - 1].counted_as != methods[m].counted_as) /* one run per loop */
+            p->plan->method_runs[methods[m].counted_as]++;
         kp_arena_rewind(p->scratch, mark);
         if (err < 0)
             return err;
@@ -415,9 +450,11 @@ static bool is_simple(const kp_snapshot *snap, bool required_only)
 static void planner_free(planner *p)
 {
     free(p->gone), free(p->touched), free(p->fresh), free(p->why), free(p->facts);
-    free(p->it_of_node), free(p->nominated), free(p->tried), free(p->used), free(p->why_tried), free(p->split_tried);
+    free(p->it_of_node), free(p->nominated), free(p->buffer_pods), free(p->tried), free(p->used), free(p->why_tried);
+    free(p->split_tried), free(p->moved), free(p->budget_why), free(p->pool_prices);
     kp_arena_free(p->scratch);
     kp_arena_free(p->loop_arena);
+    kp_arena_free(p->base_arena);
 }
 
 static int run_loops(planner *p)
@@ -453,6 +490,13 @@ int kp_disruption_plan_compute(kp_snapshot *snap, const kp_disrupt_opts *opts, k
     p.loop_mark = kp_arena_mark_get(p.loop_arena);
     p.n_initial = snap->n_nodes;
     p.epoch = 1;
+    p.base_stale = true;
+    p.moved = kp_xcalloc(snap->n_pods ? snap->n_pods : 1, sizeof(bool));
+    p.budget_why = kp_xcalloc(snap->n_templates ? snap->n_templates * N_REASONS : 1, sizeof(*p.budget_why));
+    size_t n_prices = (size_t)snap->n_templates * snap->n_its;
+    p.pool_prices = kp_xcalloc(n_prices ? n_prices : 1, sizeof(double));
+    for (size_t i = 0; i < n_prices; i++)
+        p.pool_prices[i] = POOL_PRICE_UNKNOWN;
     fit_arrays(&p);
     p.simple = is_simple(snap, false);
     p.feasible_by_room = is_simple(snap, true);

@@ -49,11 +49,13 @@ static const kind_info kinds[] = {
     [KP_BLOCK_SPOT_TO_SPOT_DISABLED] = {"SpotToSpotDisabled", UNCONSOLIDATABLE,
                                         "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node"},
     [KP_BLOCK_SPOT_TO_SPOT_OPTIONS] = {"SpotToSpotOptions", UNCONSOLIDATABLE, NULL},
+    [KP_BLOCK_BUFFER_PODS] = {"BufferPods", UNCONSOLIDATABLE, "Node \"%s\" has buffer pods"},
     /* Karpenter counts Balanced rejections in metrics only, no event. */
     [KP_BLOCK_BALANCED] = {"BalancedScore", NULL, NULL},
     [KP_BLOCK_DRIFT_UNSCHEDULABLE] = {"DriftUnschedulable", BLOCKED, NULL},
     [KP_BLOCK_IN_PLAN] = {"InPlan", NULL, NULL},
     [KP_BLOCK_NOTHING_TO_DO] = {"NothingCheaper", NULL, NULL},
+    [KP_BLOCK_STATIC_NODEPOOL] = {"StaticNodePool", NULL, NULL},
 };
 
 const char *kp_disrupt_block_name(enum kp_disrupt_block kind)
@@ -88,6 +90,11 @@ const kp_disrupt_blocked *why_new(planner *p, enum kp_disrupt_block kind, const 
 
 const kp_disrupt_blocked *why_budget(planner *p, uint32_t node, int reason)
 {
+    /* The same for every node of the NodePool: made once, not per node and loop. */
+    int32_t t = p->snap->nodes[node].template_index;
+    const kp_disrupt_blocked **made = t >= 0 && p->budget_why ? &p->budget_why[t * N_REASONS + reason] : NULL;
+    if (made && *made)
+        return *made;
     const char *pool = pool_name(p, node), *r = budget_reason_name(reason);
     kp_arena *a = p->plan->arena;
     kp_disrupt_blocked *w = (kp_disrupt_blocked *)why_new(
@@ -96,6 +103,8 @@ const kp_disrupt_blocked *why_budget(planner *p, uint32_t node, int reason)
         kp_arena_printf(a, "No allowed disruptions for disruption reason %s due to blocking budget (NodePool=%s)", r,
                         pool));
     w->budget_reason = r;
+    if (made)
+        *made = w;
     return w;
 }
 

@@ -14,12 +14,22 @@ enum { SPOT_TO_SPOT_MIN_TYPES = 15 };
 
 static const kp_sym ct_order[] = {KP_SYM_RESERVED, KP_SYM_SPOT, KP_SYM_ON_DEMAND};
 
-static bool allowed(const planner *p, const kp_requirements *reqs, const kp_soffering *o)
+/* The zone and capacity-type requirements an offering must meet, looked up
+ * once for all the offerings a price is chosen among. */
+typedef struct offer_reqs {
+    const kp_requirement *zone, *ct;
+} offer_reqs;
+
+static offer_reqs offer_reqs_of(const kp_requirements *reqs)
 {
-    const kp_requirement *zone = kp_requirements_get(reqs, KP_SYM_ZONE);
-    const kp_requirement *ct = kp_requirements_get(reqs, KP_SYM_CAPACITY_TYPE);
-    return o->available && (!zone || kp_requirement_has(p->snap->symtab, zone, o->zone)) &&
-           (!ct || kp_requirement_has(p->snap->symtab, ct, o->capacity_type));
+    offer_reqs r = {kp_requirements_get(reqs, KP_SYM_ZONE), kp_requirements_get(reqs, KP_SYM_CAPACITY_TYPE)};
+    return r;
+}
+
+static bool allowed(const planner *p, const offer_reqs *r, const kp_soffering *o)
+{
+    return o->available && (!r->zone || kp_requirement_has(p->snap->symtab, r->zone, o->zone)) &&
+           (!r->ct || kp_requirement_has(p->snap->symtab, r->ct, o->capacity_type));
 }
 
 /* The dearest (or cheapest) offering `reqs` allow of the capacity type a
@@ -27,11 +37,12 @@ static bool allowed(const planner *p, const kp_requirements *reqs, const kp_soff
 static double offering_price(const planner *p, const kp_requirements *reqs, uint32_t it, bool dearest)
 {
     const kp_sit *sit = &p->snap->its[it];
+    offer_reqs r = offer_reqs_of(reqs);
     for (size_t k = 0; k < 3; k++) {
         double found = -1;
         for (uint32_t o = 0; o < sit->n_offerings; o++) {
             const kp_soffering *of = &sit->offerings[o];
-            if (of->capacity_type == ct_order[k] && allowed(p, reqs, of) &&
+            if (of->capacity_type == ct_order[k] && allowed(p, &r, of) &&
                 (found < 0 || (dearest ? of->price > found : of->price < found)))
                 found = of->price;
         }
@@ -53,16 +64,25 @@ double launch_price(const planner *p, const kp_requirements *reqs, uint32_t it)
     return offering_price(p, reqs, it, false);
 }
 
+double pool_launch_price(const planner *p, uint32_t t, uint32_t it)
+{
+    double *known = &p->pool_prices[(size_t)t * p->snap->n_its + it];
+    if (*known == POOL_PRICE_UNKNOWN)
+        *known = launch_price(p, &p->snap->templates[t].reqs, it);
+    return *known;
+}
+
 /* The launch offering's price after the options changed. */
 void reprice(const planner *p, kp_plan_claim *c)
 {
+    offer_reqs r = offer_reqs_of(&c->reqs);
     for (size_t k = 0; k < 3; k++) {
         double best = -1;
         for (uint32_t i = 0; i < c->n_its; i++) {
             const kp_sit *sit = &p->snap->its[c->its[i]];
             for (uint32_t o = 0; o < sit->n_offerings; o++) {
                 const kp_soffering *of = &sit->offerings[o];
-                if (of->capacity_type == ct_order[k] && allowed(p, &c->reqs, of) && (best < 0 || of->price < best)) {
+                if (of->capacity_type == ct_order[k] && allowed(p, &r, of) && (best < 0 || of->price < best)) {
                     best = of->price;
                     c->zone = of->zone;
                 }
@@ -147,11 +167,12 @@ static void require_options(planner *p, kp_plan_claim *c)
     kp_sym *names = KP_ARENA_NEW(p->plan->arena, kp_sym, c->n_its);
     kp_sym *cts = KP_ARENA_NEW(p->plan->arena, kp_sym, 3);
     uint32_t n_cts = 0;
+    offer_reqs r = offer_reqs_of(&c->reqs);
     for (uint32_t i = 0; i < c->n_its; i++) {
         const kp_sit *sit = &p->snap->its[c->its[i]];
         names[i] = sit->name;
         for (uint32_t o = 0; o < sit->n_offerings; o++) {
-            bool seen = !allowed(p, &c->reqs, &sit->offerings[o]);
+            bool seen = !allowed(p, &r, &sit->offerings[o]);
             for (uint32_t j = 0; j < n_cts && !seen; j++)
                 seen = cts[j] == sit->offerings[o].capacity_type;
             if (!seen && n_cts < 3)

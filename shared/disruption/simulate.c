@@ -10,6 +10,7 @@
 #include "disruption/disruption_internal.h"
 #include "base/xalloc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static bool pod_pending(const kp_spod *s)
@@ -17,32 +18,70 @@ static bool pod_pending(const kp_spod *s)
     return !s->scheduled && !s->terminal && !s->terminating && !s->daemon;
 }
 
-static uint32_t collect(planner *p, const bool *leaving, uint32_t *pending, bool *moved)
+/* The base, the pending pods and the nodes being deleted as the cluster
+ * stands now: rebuilt only after a command moved pods, not per simulation. */
+static void refresh(planner *p)
 {
     const kp_snapshot *snap = p->snap;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < snap->n_pods; i++) {
-        const kp_spod *s = &snap->pods[i];
-        if (pod_pending(s)) {
-            pending[n++] = i;
+    if (!p->base_stale)
+        return;
+    kp_arena_free(p->base_arena);
+    p->base_arena = kp_arena_new();
+    kp_solve_base_build(snap, p->base_arena, &p->base);
+    p->pending_pods = KP_ARENA_NEW(p->base_arena, uint32_t, snap->n_pods ? snap->n_pods : 1);
+    p->n_pending_pods = 0;
+    for (uint32_t i = 0; i < snap->n_pods; i++)
+        if (pod_pending(&snap->pods[i]))
+            p->pending_pods[p->n_pending_pods++] = i;
+    p->deleting = KP_ARENA_NEW(p->base_arena, uint32_t, snap->n_nodes ? snap->n_nodes : 1);
+    p->n_deleting = 0;
+    for (uint32_t i = 0; i < snap->n_nodes; i++)
+        if (snap->nodes[i].deleting)
+            p->deleting[p->n_deleting++] = i;
+    p->base_stale = false;
+}
+
+/* The pods of `node` that need a new home: those of its facts still there,
+ * unless they will not be evicted any time soon (no capacity for them). */
+static uint32_t add_pods_of(planner *p, uint32_t node, bool from_candidate, uint32_t *pending, uint32_t n)
+{
+    const node_facts *f = &p->facts[node];
+    for (uint32_t k = 0; k < f->n_pods; k++) {
+        const kp_spod *s = &p->snap->pods[f->pods[k]];
+        if (pod_pending(s) || s->node != (int32_t)node || !facts_pod_reschedulable_now(p, s))
             continue;
-        }
-        if (s->node < 0 || p->gone[s->node])
-            continue;
-        bool from_candidate = leaving[s->node];
-        if (!from_candidate && !snap->nodes[s->node].deleting)
-            continue;
-        /* No capacity for pods that will not be evicted any time soon. */
-        if (!facts_pod_reschedulable_now(p, s))
-            continue;
-        const node_facts *f = &p->facts[s->node];
-        for (uint32_t k = 0; k < f->n_pods; k++) {
-            if (f->pods[k] != i)
-                continue;
-            pending[n++] = i;
-            moved[i] = from_candidate;
-        }
+        pending[n++] = f->pods[k];
+        p->moved[f->pods[k]] = from_candidate;
     }
+    return n;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* What the simulation places, in pod order: the pending pods, and the pods
+ * of the candidates and of the nodes being deleted. */
+static uint32_t collect(planner *p, const uint32_t *nodes, uint32_t n_nodes, const bool *leaving,
+                        uint32_t **out)
+{
+    uint32_t cap = p->n_pending_pods, n = p->n_pending_pods;
+    for (uint32_t i = 0; i < n_nodes; i++)
+        cap += p->facts[nodes[i]].n_pods;
+    for (uint32_t i = 0; i < p->n_deleting; i++)
+        cap += p->facts[p->deleting[i]].n_pods;
+    uint32_t *pending = KP_ARENA_NEW(p->scratch, uint32_t, cap ? cap : 1);
+    memcpy(pending, p->pending_pods, n * sizeof(uint32_t));
+    for (uint32_t i = 0; i < n_nodes; i++)
+        if (!p->gone[nodes[i]])
+            n = add_pods_of(p, nodes[i], true, pending, n);
+    for (uint32_t i = 0; i < p->n_deleting; i++)
+        if (!p->gone[p->deleting[i]] && !leaving[p->deleting[i]])
+            n = add_pods_of(p, p->deleting[i], false, pending, n);
+    qsort(pending, n, sizeof(uint32_t), cmp_u32);
+    *out = pending;
     return n;
 }
 
@@ -100,18 +139,18 @@ int simulate_move(planner *p, const uint32_t *nodes, uint32_t n, bool consolidat
 {
     kp_snapshot *snap = p->snap;
     kp_arena_mark m = kp_arena_mark_get(p->scratch);
+    refresh(p);
     bool *exclude = KP_ARENA_NEW(p->scratch, bool, snap->n_nodes ? snap->n_nodes : 1);
     bool *leaving = KP_ARENA_NEW(p->scratch, bool, snap->n_nodes ? snap->n_nodes : 1);
     bool *closed = KP_ARENA_NEW(p->scratch, bool, snap->n_nodes ? snap->n_nodes : 1);
-    bool *moved = KP_ARENA_NEW(p->scratch, bool, snap->n_pods ? snap->n_pods : 1);
-    uint32_t *pending = KP_ARENA_NEW(p->scratch, uint32_t, snap->n_pods ? snap->n_pods : 1);
     for (uint32_t i = 0; i < snap->n_nodes; i++) {
         exclude[i] = p->gone[i];
         closed[i] = p->fresh[i] || (consolidation && p->facts[i].closed_to_moves);
     }
     for (uint32_t i = 0; i < n; i++)
         exclude[nodes[i]] = leaving[nodes[i]] = true;
-    uint32_t n_pending = collect(p, leaving, pending, moved);
+    uint32_t *pending;
+    uint32_t n_pending = collect(p, nodes, n, leaving, &pending);
     if (p->simple && n_pending)
         hide_full(p, pending, n_pending, exclude);
     kp_solve_opts so = KP_SOLVE_OPTS_INIT;
@@ -119,17 +158,21 @@ int simulate_move(planner *p, const uint32_t *nodes, uint32_t n, bool consolidat
     so.skip_lower_bound = true;
     so.ignore_preferences = p->opts->ignore_preferences;
     so.exclude_nodes = exclude;
+    so.caps = p->opts->caps;
     so.closed_to_moves = closed;
-    so.moved = moved;
+    so.moved = p->moved;
+    so.base = &p->base;
     kp_plan *plan = NULL;
     int err = kp_solve(snap, &so, pending, n_pending, &plan);
     p->plan->simulations++;
     *out = NULL;
     *why = NULL;
     if (err == 0) {
-        *why = check(p, plan, moved);
+        *why = check(p, plan, p->moved);
         *out = plan; /* the caller frees it when it rejects the move */
     }
+    for (uint32_t i = 0; i < n_pending; i++)
+        p->moved[pending[i]] = false;
     kp_arena_rewind(p->scratch, m);
     return err;
 }

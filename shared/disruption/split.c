@@ -28,10 +28,11 @@ static bool may_save(const planner *p, uint32_t node, double price)
         need_cpu += (double)p->snap->pods[f->pods[i]].requests.v[KP_RES_CPU];
         need_mem += (double)p->snap->pods[f->pods[i]].requests.v[KP_RES_MEMORY];
     }
-    const kp_template *t = &p->snap->templates[p->snap->nodes[node].template_index];
+    uint32_t tmpl = (uint32_t)p->snap->nodes[node].template_index;
+    const kp_template *t = &p->snap->templates[tmpl];
     for (uint32_t k = 0; k < t->n_its; k++) {
         const kp_sit *it = &p->snap->its[t->its[k]];
-        double c = launch_price(p, &t->reqs, t->its[k]);
+        double c = pool_launch_price(p, tmpl, t->its[k]);
         if (c < 0 || c >= price || it->allocatable.v[KP_RES_CPU] <= 0 || it->allocatable.v[KP_RES_MEMORY] <= 0)
             continue;
         double uc = c / (double)it->allocatable.v[KP_RES_CPU], um = c / (double)it->allocatable.v[KP_RES_MEMORY];
@@ -83,9 +84,9 @@ static kp_requirements *restrict_pods(planner *p, uint32_t node, double price)
     /* The plan's arena: the replacement's requirements may point at these values. */
     kp_sym *names = KP_ARENA_NEW(p->plan->arena, kp_sym, snap->n_its ? snap->n_its : 1);
     uint32_t n = 0;
-    const kp_requirements *reqs = &snap->templates[snap->nodes[node].template_index].reqs;
+    uint32_t tmpl = (uint32_t)snap->nodes[node].template_index;
     for (uint32_t k = 0; k < snap->n_its; k++) {
-        double c = launch_price(p, reqs, k);
+        double c = pool_launch_price(p, tmpl, k);
         if (c >= 0 && c < price)
             names[n++] = snap->its[k].name;
     }

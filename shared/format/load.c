@@ -387,3 +387,10 @@ int kp_load_path(kp_doc_list *list, const char *path, const kp_load_opts *opts)
     if (S_ISDIR(st.st_mode)) return finish(list, mark, load_dir(list, path, opts, opts->recursive));
     return finish(list, mark, load_file(list, path, opts));
 }
+
+int kp_doc_list_append(kp_doc_list *list, cJSON *obj, const char *file, size_t doc, long item)
+{
+    struct loader ld;
+    loader_init(&ld, list, file, NULL);
+    return push(&ld, obj, doc, item, 0);
+}

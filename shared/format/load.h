@@ -91,6 +91,13 @@ int kp_load_buffer(kp_doc_list *list, const char *data, size_t len, const char *
 int kp_load_stream(kp_doc_list *list, FILE *stream, const char *name, enum kp_load_format format,
                    const kp_load_opts *opts);
 
+/* Append `obj`, already parsed (taken whatever happens), as document `doc`
+ * of `file`, items[`item`] (-1: not from a List). A List is not unpacked.
+ * KP_EINVALID when it is not an object, KP_ETOOLARGE past
+ * KP_LOAD_MAX_DOCS. For objects that come from elsewhere than a file (an
+ * API server's list) or move from one list to another. */
+int kp_doc_list_append(kp_doc_list *list, cJSON *obj, const char *file, size_t doc, long item);
+
 /* "x.yaml: document 2" or "x.yaml: document 2, items[3]": the document
  * counted from 1 like lines, the item as a field path. Returns buf. */
 char *kp_doc_origin(const kp_doc *doc, char *buf, size_t size);

@@ -108,11 +108,13 @@ static char *dedup_key(const kp_kube_resource *res, const cJSON *obj, const char
     const char *uid = kp_kube_meta(obj, "uid");
     const char *ns = kp_kube_meta(obj, "namespace");
     const char *name = kp_kube_meta(obj, "name");
-    const char *parts[] = {res->kind, ns ? ns : "", name ? name : "", uid ? uid : "", text[0], text[1], text[2]};
+    const char *parts[] = {res->kind, ns ? ns : "", name ? name : "", uid ? uid : "",
+                           text[0],   text[1],      text[2]};
     size_t len = 0;
     for (size_t i = 0; i < 7; i++)
         len += strlen(parts[i]) + 1;
-    char *key = kp_xmalloc(len), *p = key; /* as long as its parts: a key cut short could be another's */
+    /* As long as its parts: a key cut short could be another's. */
+    char *key = kp_xmalloc(len), *p = key;
     for (size_t i = 0; i < 7; i++) {
         size_t n = strlen(parts[i]);
         memcpy(p, parts[i], n);

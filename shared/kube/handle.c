@@ -6,12 +6,14 @@
  * client's pool for the next new thread.
  */
 #include "base/error.h"
+#include "base/log.h"
 #include "base/xalloc.h"
 #include "kube/config_internal.h"
 #include "kube/rest_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static kp_kube_handle *handle_new(kp_kube_client *c)
 {
@@ -255,6 +257,27 @@ static void set_method(CURL *easy, const kp_kube_request *req)
     }
 }
 
+/* The API server's warnings (`Warning: 299 - "text"` headers), e.g. a field of a
+ * write it did not know and dropped (field validation Warn, the default since
+ * 1.27): logged at WARN, as client-go does, so nothing is dropped unseen. Each is
+ * cut at 512 bytes; curl bounds the headers of a response as a whole. */
+static size_t on_header(char *data, size_t size, size_t n, void *ctx)
+{
+    const kp_kube_request *req = ctx;
+    size_t len = size * n;
+    static const char name[] = "warning:";
+    if (len <= sizeof(name) - 1 || strncasecmp(data, name, sizeof(name) - 1) != 0) return len;
+    const char *text = data + sizeof(name) - 1;
+    size_t tlen = len - (sizeof(name) - 1);
+    while (tlen && (*text == ' ' || *text == '\t')) text++, tlen--;
+    while (tlen && (text[tlen - 1] == '\r' || text[tlen - 1] == '\n')) tlen--;
+    char line[513];
+    snprintf(line, sizeof(line), "%.*s", (int)(tlen < 512 ? tlen : 512), text);
+    KP_LOG(KP_LOG_WARN, "kube", "API server warning", "warning", line, "method", req->method, "path",
+           req->path);
+    return len;
+}
+
 int kp_kube_handle_prepare(kp_kube_handle *h, const kp_kube_request *req, long timeout_ms,
                            struct curl_slist **headers)
 {
@@ -281,6 +304,8 @@ int kp_kube_handle_prepare(kp_kube_handle *h, const kp_kube_request *req, long t
     set_method(easy, req);
     *headers = build_headers(c, req);
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, *headers);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, (void *)req);
     if (req->cancel) {
         curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, kp_kube_cancel_progress);
         curl_easy_setopt(easy, CURLOPT_XFERINFODATA, req->cancel);

@@ -42,6 +42,10 @@ static const kp_kube_resource table[KP_RES_COUNT] = {
         GROUP("karpenter.k8s.aws", "v1", "ec2nodeclasses", "EC2NodeClass", false),
     [KP_RES_KWOKNODECLASS] =
         GROUP("karpenter.kwok.sh", "v1alpha1", "kwoknodeclasses", "KWOKNodeClass", false),
+    [KP_RES_PODTEMPLATE] = CORE("podtemplates", "PodTemplate", true),
+    [KP_RES_CAPACITYBUFFER] =
+        GROUP("autoscaling.x-k8s.io", "v1beta1", "capacitybuffers", "CapacityBuffer", true),
+    [KP_RES_NODEOVERLAY] = GROUP("karpenter.sh", "v1alpha1", "nodeoverlays", "NodeOverlay", false),
 };
 
 static const kp_kube_resource pdb_v1beta1 =

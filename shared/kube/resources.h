@@ -38,6 +38,9 @@ enum kp_kube_res {
     KP_RES_NODECLAIM,
     KP_RES_EC2NODECLASS,
     KP_RES_KWOKNODECLASS,
+    KP_RES_PODTEMPLATE,
+    KP_RES_CAPACITYBUFFER, /* autoscaling.x-k8s.io/v1beta1 (CapacityBuffer gate) */
+    KP_RES_NODEOVERLAY,    /* karpenter.sh/v1alpha1 */
     KP_RES_COUNT
 };
 

@@ -122,7 +122,8 @@ static size_t on_data(char *data, size_t size, size_t n, void *ctx)
     watch_call *w = ctx;
     if (!w->status) curl_easy_getinfo(w->h->easy, CURLINFO_RESPONSE_CODE, &w->status);
     if (w->status != 200) { /* beyond the cap: the start will do */
-        size_t room = w->error_body.max - w->error_body.len, take = size * n < room ? size * n : room;
+        size_t room = w->error_body.max - w->error_body.len;
+        size_t take = size * n < room ? size * n : room;
         return take && kp_buf_append(&w->error_body, data, take) < 0 ? 0 : size * n;
     }
     w->stopped = kp_watch_stream_feed(&w->stream, data, size * n);

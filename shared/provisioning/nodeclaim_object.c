@@ -1,5 +1,6 @@
 /* NodeClaim objects from planned claims (see the header). */
 #include "provisioning/nodeclaim_object.h"
+#include "api/nodeoverlay.h"
 #include "api/nodepool_hash.h"
 #include "api/wellknown.h"
 #include "scheduling/plan_output.h"
@@ -103,18 +104,100 @@ static cJSON *spec(const kp_nodepool *np, cJSON *claim)
     return s;
 }
 
+/* Karpenter marks claims one of whose instance types a NodeOverlay changed. */
+static void overlay_annotations(cJSON *meta, const kp_plan_claim *c, const kp_snapshot *snap)
+{
+    bool price = false, capacity = false;
+    for (uint32_t k = 0; k < c->n_its; k++) {
+        const kp_instance_type *src = snap->its[c->its[k]].src;
+        price |= src && src->price_overlaid;
+        capacity |= src && src->capacity_overlaid;
+    }
+    cJSON *annotations = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    if (price) put_string(annotations, KP_ANNOTATION_PRICE_OVERLAY_APPLIED, "true");
+    if (capacity) put_string(annotations, KP_ANNOTATION_CAPACITY_OVERLAY_APPLIED, "true");
+}
+
+/* ------------------------------------------------------------ static */
+
+static cJSON *requirement_json(const char *key, const char *op, const char *const *values, size_t n, int32_t min)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "key", key);
+    cJSON_AddStringToObject(o, "operator", op);
+    if (n)
+        cJSON_AddItemToObject(o, "values", cJSON_CreateStringArray(values, (int)n));
+    if (min > 0)
+        cJSON_AddNumberToObject(o, "minValues", min);
+    return o;
+}
+
+/* `key In [value]` in place of any requirement on `key` (a label pins it). */
+static void pin(cJSON *reqs, const char *key, const char *value)
+{
+    for (int i = cJSON_GetArraySize(reqs) - 1; i >= 0; i--) {
+        const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(reqs, i), "key"));
+        if (k && strcmp(k, key) == 0)
+            cJSON_DeleteItemFromArray(reqs, i);
+    }
+    cJSON_AddItemToArray(reqs, requirement_json(key, "In", &value, 1, 0));
+}
+
+/* A static NodePool's NodeClaim, as Karpenter makes one from the template
+ * alone: the template's requirements with its labels (and the NodePool's
+ * and node class's) added as requirements; no instance-type list (the cloud
+ * provider launches the cheapest offering they allow) and no requests. Its
+ * labels are the planned claim's: the template's and a value for every
+ * custom key the requirements constrain. */
+static cJSON *static_object(const kp_nodepool *np, cJSON *planned, const char *pool_hash)
+{
+    const kp_nodeclaim_spec *t = &np->template;
+    cJSON *pins = metadata(np, cJSON_CreateObject(), pool_hash);
+    cJSON *meta = metadata(np, cJSON_DetachItemFromObjectCaseSensitive(planned, "labels"), pool_hash);
+    cJSON *reqs = cJSON_CreateArray();
+    for (size_t i = 0; i < t->n_requirements; i++)
+        cJSON_AddItemToArray(reqs, requirement_json(t->requirements[i].key, kp_selector_op_name(t->requirements[i].op),
+                                                    (const char *const *)t->requirements[i].values,
+                                                    t->requirements[i].n_values, t->requirements[i].min_values));
+    const cJSON *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(pins, "labels"))
+    {
+        if (cJSON_IsString(l))
+            pin(reqs, l->string, l->valuestring);
+    }
+    cJSON_Delete(pins);
+    cJSON_DeleteItemFromObjectCaseSensitive(planned, "requirements");
+    cJSON_DeleteItemFromObjectCaseSensitive(planned, "requests");
+    cJSON_AddItemToObject(planned, "requirements", reqs);
+    cJSON_AddObjectToObject(planned, "requests");
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddStringToObject(obj, "apiVersion", "karpenter.sh/v1");
+    cJSON_AddStringToObject(obj, "kind", "NodeClaim");
+    cJSON_AddItemToObject(obj, "metadata", meta);
+    cJSON_AddItemToObject(obj, "spec", spec(np, planned));
+    return obj;
+}
+
+/* ----------------------------------------------------------- the object */
+
 cJSON *kp_nodeclaim_object(const kp_plan *plan, const kp_snapshot *snap, uint32_t claim, const char *pool_hash)
 {
     const kp_nodepool *np = snap->templates[plan->claims[claim].template_index].src;
     if (!np)
         return NULL;
     cJSON *planned = kp_plan_claim_json(plan, snap, claim);
-    cJSON *obj = cJSON_CreateObject();
-    cJSON_AddStringToObject(obj, "apiVersion", "karpenter.sh/v1");
-    cJSON_AddStringToObject(obj, "kind", "NodeClaim");
-    cJSON_AddItemToObject(obj, "metadata",
-                          metadata(np, cJSON_DetachItemFromObjectCaseSensitive(planned, "labels"), pool_hash));
-    cJSON_AddItemToObject(obj, "spec", spec(np, planned));
+    cJSON *obj;
+    if (snap->templates[plan->claims[claim].template_index].is_static) {
+        obj = static_object(np, planned, pool_hash);
+    } else {
+        obj = cJSON_CreateObject();
+        cJSON_AddStringToObject(obj, "apiVersion", "karpenter.sh/v1");
+        cJSON_AddStringToObject(obj, "kind", "NodeClaim");
+        cJSON *meta = metadata(np, cJSON_DetachItemFromObjectCaseSensitive(planned, "labels"), pool_hash);
+        overlay_annotations(meta, &plan->claims[claim], snap);
+        cJSON_AddItemToObject(obj, "metadata", meta);
+        cJSON_AddItemToObject(obj, "spec", spec(np, planned));
+    }
     cJSON_Delete(planned);
     return obj;
 }

@@ -332,6 +332,25 @@ void claims_settle(solver *s)
     }
 }
 
+/* A new claim's options under the dollar caps, priced with its first pod's
+ * requirements: what is kept is what the claim will be charged for. */
+static uint32_t caps_keep(solver *s, const claim *c, const kp_requirements *reqs, uint32_t *its, uint32_t n, kept *k,
+                          const char **note)
+{
+    uint32_t left = caps_cost_filter(s, c->tmpl, reqs, its, n, note);
+    if (left == n)
+        return n;
+    if (left && !s->opts->min_values_best_effort && !min_values_ok(s, reqs, its, left)) {
+        if (note && *note)
+            *note = kp_arena_printf(s->arena, "%s, leaving too few instance types for minValues", *note);
+        return 0;
+    }
+    memset(k, 0, sizeof(*k));
+    for (uint32_t i = 0; i < left; i++)
+        keep(s, c, k, &s->ts[c->tmpl].room[its[i]], its[i]);
+    return left;
+}
+
 /* Try one volume-topology alternative (or none when `vol` is NULL). `node`
  * holds the claim's requirements with the pod's added; it is scratch. */
 static bool try_alternative(solver *s, claim *c, podstate *st, kp_requirements *node,
@@ -365,9 +384,12 @@ static bool try_alternative(solver *s, claim *c, podstate *st, kp_requirements *
     kept k;
     const kp_requirements *base = c->n_pods ? &c->reqs : &s->snap->templates[c->tmpl].reqs;
     uint32_t n = filter_its(s, c, p, node, base, &requests, its, &k, &rep, why != NULL);
+    const char *capped = NULL;
+    if (n > 0 && c->n_pods == 0 && s->caps)
+        n = caps_keep(s, c, node, its, n, &k, why ? &capped : NULL);
     if (n == 0) {
         if (why)
-            *why = filter_text(s, &rep, node, &requests);
+            *why = capped ? capped : filter_text(s, &rep, node, &requests);
         return false;
     }
     commit(s, c, st, node, &requests, its, n, &k);
@@ -499,6 +521,8 @@ bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why)
                                    (long long)t->node_limit);
         return false;
     }
+    if (!caps_node_allowed(s, tmpl, why))
+        return false;
     kp_arena_mark m = kp_arena_mark_get(s->scratch);
     claim c;
     memset(&c, 0, sizeof(c));
@@ -507,10 +531,14 @@ bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why)
     c.n_its = t->has_limits ? within_limits(s, tmpl, c.its) : ts->n_its;
     if (!t->has_limits)
         memcpy(c.its, ts->its, ts->n_its * sizeof(uint32_t));
+    uint32_t before_caps = c.n_its;
+    const char *capped = NULL;
+    c.n_its = caps_filter(s, tmpl, c.its, c.n_its, why ? &capped : NULL);
     if (c.n_its == 0) {
         if (why)
-            *why = t->has_limits ? limits_text(s, tmpl)
-                                 : kp_arena_printf(s->arena, "nodepool \"%s\" has no instance types", t->name);
+            *why = before_caps && capped ? capped
+                   : t->has_limits       ? limits_text(s, tmpl)
+                                         : kp_arena_printf(s->arena, "nodepool \"%s\" has no instance types", t->name);
         kp_arena_rewind(s->scratch, m);
         return false;
     }
@@ -523,7 +551,11 @@ bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why)
     bool ok = claim_try(s, &c, st, true, why);
     if (ok) {
         s->next_hostname++;
-        charge_limits(s, push_claim(s, &c));
+        claim *made = push_claim(s, &c);
+        charge_limits(s, made);
+        caps_charge(s, made);
+    } else if (why && *why && capped) {
+        *why = kp_arena_printf(s->arena, "%s (options left by the caps: %s)", *why, capped);
     }
     kp_arena_rewind(s->scratch, m);
     return ok;

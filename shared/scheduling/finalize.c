@@ -169,6 +169,7 @@ typedef struct price_cache {
     uint32_t n, cap;
     uint32_t *stamp; /* per instance type: claim number + 1 when it is an option */
     uint32_t epoch;
+    uint32_t *ordered; /* one claim's options in price order (room for every type) */
 } price_cache;
 
 static void offering_key(solver *s, const kp_requirements *reqs, kp_requirements *key)
@@ -267,11 +268,15 @@ static void finalize_claim(solver *s, kp_plan *plan, price_cache *cache, const c
     pc->requests = c->requests;
     kp_resvec overhead = min_daemon_overhead(s, c);
     kp_resvec_add(&pc->requests, &overhead, s->n_res);
-    uint32_t *its = kp_arena_memdup(s->arena, c->its, c->n_its * sizeof(uint32_t));
-    if (!same_price_order(s, c))
-        order_by_price(s, cache, c, its);
-    pc->its = its;
     pc->n_its = c->n_its < s->opts->max_instance_types ? c->n_its : s->opts->max_instance_types;
+    uint32_t *its;
+    if (same_price_order(s, c)) {
+        its = kp_arena_memdup(s->arena, c->its, pc->n_its * sizeof(uint32_t));
+    } else { /* every option ordered, the cheapest kept: only those live as long as the plan */
+        order_by_price(s, cache, c, cache->ordered);
+        its = kp_arena_memdup(s->arena, cache->ordered, pc->n_its * sizeof(uint32_t));
+    }
+    pc->its = its;
     pc->pods = c->pods;
     pc->n_pods = c->n_pods;
     if (!truncation_keeps_min_values(s, plan, c, pc))
@@ -294,7 +299,7 @@ static double lower_bound(solver *s, const kp_plan *plan)
             continue;
         double unit = -1;
         for (uint32_t t = 0; t < s->snap->n_templates; t++) {
-            for (uint32_t i = 0; i < s->ts[t].n_its; i++) {
+            for (uint32_t i = 0; !s->snap->templates[t].is_static && i < s->ts[t].n_its; i++) {
                 const kp_sit *it = &s->snap->its[s->ts[t].its[i]];
                 double price = cheapest_price(s, &s->snap->templates[t].reqs, it);
                 if (price < 0 || it->allocatable.v[r] <= 0)
@@ -321,6 +326,7 @@ int plan_finalize(solver *s, kp_plan *plan)
     plan->nodes = KP_ARENA_NEW(s->arena, kp_plan_node, s->n_enodes ? s->n_enodes : 1);
     price_cache cache = {0};
     cache.stamp = KP_ARENA_NEW(s->scratch, uint32_t, s->snap->n_its ? s->snap->n_its : 1);
+    cache.ordered = KP_ARENA_NEW(s->scratch, uint32_t, s->snap->n_its ? s->snap->n_its : 1);
     for (uint32_t i = 0; i < s->n_claims; i++)
         finalize_claim(s, plan, &cache, &s->claims[i]);
     for (uint32_t i = 0; i < s->n_enodes; i++) {

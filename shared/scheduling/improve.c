@@ -335,7 +335,7 @@ static void replace_claims(solver *s, uint32_t tmpl, const bool *drop, const bin
 static void improve_template(solver *s, uint32_t tmpl)
 {
     const kp_template *t = &s->snap->templates[tmpl];
-    if (has_min_values(&t->reqs))
+    if (has_min_values(&t->reqs) || caps_bind(s, tmpl))
         return;
     bool *drop = KP_ARENA_NEW(s->scratch, bool, s->n_claims ? s->n_claims : 1);
     uint32_t n_free = 0, n_pods = 0;

@@ -4,10 +4,14 @@
  * StatefulSet) or parallelism (Job, capped by completions) pods named
  * NAME-0 .. NAME-(n-1) in the workload's namespace, owned by it, carrying
  * the template's labels; StatefulSet pods also get the claims of their
- * volumeClaimTemplates ("<template>-<set>-<ordinal>").
+ * volumeClaimTemplates ("<template>-<set>-<ordinal>"). CapacityBuffers
+ * become their virtual pods (api/capacitybuffer.h), resolved against the
+ * PodTemplates and workloads of the same manifests.
  */
 #include "scheduling/manifests.h"
+#include "api/capacitybuffer.h"
 #include "api/decode.h"
+#include "api/nodeoverlay.h"
 #include "base/error.h"
 #include "base/xalloc.h"
 
@@ -32,7 +36,13 @@ struct kp_manifests {
     PTR_LIST(kp_pvc, pvcs);
     PTR_LIST(kp_pv, pvs);
     PTR_LIST(kp_storage_class, storage_classes);
+    PTR_LIST(kp_nodeoverlay, nodeoverlays);
+    PTR_LIST(kp_csinode, csinodes);
     PTR_LIST(const char, notes);
+    PTR_LIST(kp_capacity_buffer, buffers);
+    size_t buffers_done; /* expanded into virtual pods (at the end of each kp_manifests_add_docs) */
+    PTR_LIST(kp_object_meta, pod_template_metas); /* PodTemplates: their metadata ... */
+    PTR_LIST(kp_pod, pod_templates);              /* ... and their template */
     kp_namespace_info *namespaces; /* by value: the snapshot builder reads an array */
     size_t n_namespaces, cap_namespaces;
     size_t replica_pods; /* Pods the workloads so far will expand into */
@@ -58,7 +68,8 @@ kp_manifests *kp_manifests_free(kp_manifests *m)
         return NULL;
     free(m->nodepools), free(m->ec2nodeclasses), free(m->nodes), free(m->nodeclaims), free(m->pods);
     free(m->daemonsets), free(m->workloads), free(m->pdbs), free(m->pvcs), free(m->pvs);
-    free(m->storage_classes), free(m->notes), free(m->namespaces);
+    free(m->storage_classes), free(m->notes), free(m->namespaces), free(m->nodeoverlays), free(m->csinodes);
+    free(m->buffers), free(m->pod_template_metas), free(m->pod_templates);
     kp_arena_free(m->arena);
     free(m);
     return NULL;
@@ -104,6 +115,8 @@ static void keep(kp_manifests *m, kp_object *o)
         break;
     case KP_KIND_PV: PUSH(m, pvs, &copy->u.pv); break;
     case KP_KIND_STORAGE_CLASS: PUSH(m, storage_classes, &copy->u.storage_class); break;
+    case KP_KIND_NODEOVERLAY: PUSH(m, nodeoverlays, &copy->u.nodeoverlay); break;
+    case KP_KIND_CSINODE: PUSH(m, csinodes, &copy->u.csinode); break;
     case KP_KIND_UNKNOWN: break;
     }
 }
@@ -128,6 +141,33 @@ static int add_namespace(kp_manifests *m, const cJSON *obj)
 }
 
 static int32_t replica_count(const kp_workload *w, enum kp_kind kind);
+static void expand_buffers(kp_manifests *m);
+
+/* CapacityBuffers and PodTemplates are not planner objects of their own:
+ * they are kept until expansion turns buffers into virtual pods. */
+static int add_buffer_doc(kp_manifests *m, const cJSON *obj)
+{
+    if (kp_is_capacity_buffer(obj)) {
+        kp_capacity_buffer *cb = KP_ARENA_NEW(m->arena, kp_capacity_buffer, 1);
+        int err = kp_decode_capacity_buffer(m->arena, obj, cb);
+        if (err < 0)
+            return err;
+        default_namespace(&cb->meta);
+        PUSH(m, buffers, cb);
+        return 0;
+    }
+    kp_object_meta *meta = KP_ARENA_NEW(m->arena, kp_object_meta, 1);
+    kp_pod *pod = KP_ARENA_NEW(m->arena, kp_pod, 1);
+    int err = kp_decode_meta(m->arena, obj, meta);
+    if (!err)
+        err = kp_decode_pod_template_object(m->arena, obj, pod);
+    if (err < 0)
+        return err;
+    default_namespace(meta);
+    PUSH(m, pod_template_metas, meta);
+    PUSH(m, pod_templates, pod);
+    return 0;
+}
 
 /* simulate makes a Pod for each replica, and a manifest is easily wrong by
  * orders of magnitude (replicas: 2147483647 is 600 bytes and hundreds of
@@ -179,8 +219,8 @@ int kp_manifests_add_docs(kp_manifests *m, const kp_doc_list *docs)
         const kp_doc *d = kp_doc_list_at(docs, i);
         char origin[512];
         kp_doc_origin(d, origin, sizeof(origin));
-        if (is_namespace(d->obj)) {
-            int err = add_namespace(m, d->obj);
+        if (is_namespace(d->obj) || kp_is_capacity_buffer(d->obj) || kp_is_pod_template(d->obj)) {
+            int err = is_namespace(d->obj) ? add_namespace(m, d->obj) : add_buffer_doc(m, d->obj);
             if (err < 0)
                 return kp_error_wrap(err, "%s", origin);
             continue;
@@ -197,9 +237,20 @@ int kp_manifests_add_docs(kp_manifests *m, const kp_doc_list *docs)
             return kp_error_wrap(err, "%s", origin);
         if (is_expanded(o.kind) && (err = check_replicas(m, &o, origin)) < 0)
             return err;
+        /* An overlay validation refuses is kept, marked, as a cluster would
+         * show it: not applied, with the reason in its status. */
+        if (o.kind == KP_KIND_NODEOVERLAY && (err = kp_nodeoverlay_from_json(m->arena, d->obj, &o.u.nodeoverlay)) < 0)
+            return kp_error_wrap(err, "%s", origin);
         keep(m, &o);
     }
+    expand_buffers(m); /* now, so their notes are there to print with the others */
     return 0;
+}
+
+size_t kp_manifests_nodeoverlays(const kp_manifests *m, const kp_nodeoverlay *const **out)
+{
+    *out = (const kp_nodeoverlay *const *)m->nodeoverlays;
+    return m->n_nodeoverlays;
 }
 
 size_t kp_manifests_note_count(const kp_manifests *m)
@@ -282,6 +333,63 @@ static void expand(kp_manifests *m, const kp_workload *w, enum kp_kind kind, con
     }
 }
 
+/* ------------------------------------------------------------ buffers */
+
+static int find_pod_template(void *ctx, const char *ns, const char *name, kp_arena *arena, kp_pod *out,
+                             int64_t *generation)
+{
+    kp_manifests *m = ctx;
+    (void)arena;
+    for (size_t i = 0; i < m->n_pod_templates; i++) {
+        const kp_object_meta *meta = m->pod_template_metas[i];
+        if (!strcmp(meta->name, name) && !strcmp(meta->namespace, ns)) {
+            *out = *m->pod_templates[i];
+            *generation = meta->generation;
+            return 0;
+        }
+    }
+    return kp_error_set(KP_ENOTFOUND, "podtemplates \"%s\" not found", name);
+}
+
+static int find_workload(void *ctx, const char *ns, const char *kind, const char *name, kp_arena *arena,
+                         kp_workload *out)
+{
+    kp_manifests *m = ctx;
+    (void)arena;
+    for (size_t i = 0; i < m->n_workloads; i++) {
+        const kp_workload *w = &m->workloads[i]->u.workload;
+        if (!strcmp(kp_kind_name(m->workloads[i]->kind), kind) && !strcmp(w->meta.name, name) &&
+            !strcmp(w->meta.namespace, ns)) {
+            *out = *w;
+            return 0;
+        }
+    }
+    return kp_error_set(KP_ENOTFOUND, "%s \"%s\" not found", kind, name);
+}
+
+/* Each buffer's virtual pods, or a note saying why it has none. */
+static void expand_buffers(kp_manifests *m)
+{
+    kp_buffer_lookup lookup = {find_pod_template, find_workload, m};
+    for (; m->buffers_done < m->n_buffers; m->buffers_done++) {
+        const kp_capacity_buffer *cb = m->buffers[m->buffers_done];
+        kp_buffer_resolved r;
+        if (kp_capacity_buffer_resolve(cb, &lookup, m->arena, &r) < 0 || !r.ready) {
+            PUSH(m, notes, kp_arena_printf(m->arena, "capacitybuffer %s/%s is not ReadyForProvisioning (%s): %s",
+                                           cb->meta.namespace, cb->meta.name, r.reason, r.message));
+            continue;
+        }
+        int32_t n = (size_t)r.replicas > MAX_REPLICA_PODS - m->replica_pods ? 0 : r.replicas;
+        if (n < r.replicas)
+            PUSH(m, notes, kp_arena_printf(m->arena, "capacitybuffer %s/%s: %d virtual pods is more than simulate "
+                                           "will create; none planned", cb->meta.namespace, cb->meta.name,
+                                           (int)r.replicas));
+        m->replica_pods += (size_t)n;
+        for (int32_t k = 1; k <= n; k++)
+            PUSH(m, pods, kp_capacity_buffer_virtual_pod(m->arena, cb, r.pod, k));
+    }
+}
+
 static void expand_all(kp_manifests *m)
 {
     if (m->expanded)
@@ -315,6 +423,8 @@ void kp_manifests_cluster(kp_manifests *m, const kp_catalog *catalog, kp_cluster
     out->n_pdbs = m->n_pdbs;
     out->namespaces = m->namespaces;
     out->n_namespaces = m->n_namespaces;
+    out->csinodes = (const kp_csinode *const *)m->csinodes;
+    out->n_csinodes = m->n_csinodes;
     out->catalog = catalog;
 }
 

@@ -28,6 +28,10 @@ int kp_manifests_add_docs(kp_manifests *m, const kp_doc_list *docs);
 size_t kp_manifests_note_count(const kp_manifests *m);
 const char *kp_manifests_note(const kp_manifests *m, size_t i);
 
+/* The NodeOverlays (api/nodeoverlay.h), those validation refuses marked
+ * `invalid`; pointers into `m`. */
+size_t kp_manifests_nodeoverlays(const kp_manifests *m, const kp_nodeoverlay *const **out);
+
 /* The cluster view (pointers into `m`, valid until it is freed or changed). */
 void kp_manifests_cluster(kp_manifests *m, const kp_catalog *catalog, kp_cluster *out);
 

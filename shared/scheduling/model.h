@@ -72,6 +72,19 @@ typedef struct kp_pod_term {
     uint32_t n_namespaces;
 } kp_pod_term;
 
+/* A persistent volume claim a pod mounts, by the CSI driver that attaches it
+ * and the claim ("namespace/name"): attach limits count claims per node. */
+typedef struct kp_csi_volume {
+    kp_sym driver;
+    kp_sym claim;
+} kp_csi_volume;
+
+/* How many volumes a CSI driver may attach to a node (its CSINode). */
+typedef struct kp_csi_limit {
+    kp_sym driver;
+    int32_t count;
+} kp_csi_limit;
+
 /* A pod to place or already placed. */
 typedef struct kp_spod {
     const char *ns_name; /* "namespace/name" */
@@ -98,6 +111,8 @@ typedef struct kp_spod {
     /* volume topology: alternatives, any one of which must hold; none = unconstrained */
     const kp_requirements *volume_alts;
     uint32_t n_volume_alts;
+    const kp_csi_volume *csi_volumes; /* scheduling/volume_limits.h */
+    uint32_t n_csi_volumes;
     const char *unschedulable; /* known before solving: a PVC problem, DRA requirements */
     /* where it runs, for pods already bound (index into the snapshot's nodes) */
     int32_t node;
@@ -147,6 +162,11 @@ typedef struct kp_template {
     const uint32_t *its;    /* indices into the snapshot's instance types */
     uint32_t n_its;
     const kp_nodepool *src; /* the decoded object, when built from one */
+    /* A static NodePool (spec.replicas): its nodes are kept at `replicas` by
+     * the static controller, never launched for pods; the solver opens no
+     * NodeClaim from it (Karpenter leaves static pools out of scheduling). */
+    bool is_static;
+    int64_t replicas;
 } kp_template;
 
 /* A node that exists (or a NodeClaim in flight whose node has not registered). */
@@ -165,6 +185,8 @@ typedef struct kp_snode {
     bool in_flight;      /* a NodeClaim without a Node yet */
     const char *nodeclaim;
     const char *instance_type;
+    const kp_csi_limit *csi_limits; /* from its CSINode; none: no limit */
+    uint32_t n_csi_limits;
     int64_t created_ns;
     const kp_node *src_node;       /* the decoded objects, when built from them */
     const kp_nodeclaim *src_claim; /* NULL when unmanaged */

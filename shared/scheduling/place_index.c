@@ -574,7 +574,8 @@ static bool scan_base(place_query *q, const pbits *base)
 {
     const place_index *ix = q->ix;
     uint32_t from = q->word == UINT32_MAX ? 0 : q->word + 1;
-    for (uint32_t i = from / 64; i < ix->n_sum; i++) {
+    uint32_t n_sum = (ix->n_slots + 4095) / 4096; /* the summary words places were added to, not the capacity's */
+    for (uint32_t i = from / 64; i < n_sum; i++) {
         uint64_t words = base->sum[i];
         if (i == from / 64)
             words &= ~UINT64_C(0) << (from % 64);

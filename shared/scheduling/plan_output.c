@@ -202,6 +202,8 @@ cJSON *kp_plan_claim_json(const kp_plan *plan, const kp_snapshot *snap, uint32_t
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", kp_plan_claim_name(plan, snap, i, name, sizeof(name)));
     cJSON_AddStringToObject(o, "nodePool", t->name);
+    if (t->is_static) /* a replica of a static NodePool, launched whatever the pods */
+        cJSON_AddBoolToObject(o, "static", true);
     cJSON *its = cJSON_AddArrayToObject(o, "instanceTypes");
     for (uint32_t k = 0; k < c->n_its; k++)
         cJSON_AddItemToArray(its, cJSON_CreateString(sym(snap, snap->its[c->its[k]].name)));

@@ -7,9 +7,11 @@
 #include "scheduling/snapshot_internal.h"
 #include "api/wellknown.h"
 #include "base/error.h"
+#include "base/xalloc.h"
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static kp_symlabels labels_of(kp_snapshot *snap, const kp_labels *labels, const char *extra_key,
@@ -101,6 +103,8 @@ static int add_template(kp_snapshot *snap, const kp_nodepool *np)
     t->name = np->meta.name;
     t->name_sym = kp_sym_intern(snap->symtab, np->meta.name);
     t->weight = np->has_weight ? np->weight : 0;
+    t->is_static = np->has_replicas;
+    t->replicas = np->replicas;
     const char *class_key = np->template.has_node_class_ref ? node_class_label(snap, &np->template.node_class_ref)
                                                             : NULL;
     t->node_class = np->template.node_class_ref.name;
@@ -281,13 +285,48 @@ static int add_in_flight(kp_snapshot *snap, const kp_nodeclaim *nc)
     return err;
 }
 
+static int cmp_csinode(const void *a, const void *b)
+{
+    return strcmp((*(const kp_csinode *const *)a)->meta.name, (*(const kp_csinode *const *)b)->meta.name);
+}
+
+static int find_csinode(const void *key, const void *elem)
+{
+    return strcmp(key, (*(const kp_csinode *const *)elem)->meta.name);
+}
+
+/* The node's attach limits from its CSINode (`sorted` by name). */
+static void csi_limits(kp_snapshot *snap, const kp_csinode **sorted, size_t n, kp_snode *sn)
+{
+    const kp_csinode *const *found = n ? bsearch(sn->name, sorted, n, sizeof(*sorted), find_csinode) : NULL;
+    if (!found)
+        return;
+    const kp_csinode *cn = *found;
+    kp_csi_limit *limits = KP_ARENA_NEW(snap->arena, kp_csi_limit, cn->n_drivers ? cn->n_drivers : 1);
+    uint32_t k = 0;
+    for (size_t i = 0; i < cn->n_drivers; i++)
+        if (cn->drivers[i].has_count && *cn->drivers[i].name)
+            limits[k++] = (kp_csi_limit){kp_sym_intern(snap->symtab, cn->drivers[i].name), cn->drivers[i].count};
+    sn->csi_limits = limits;
+    sn->n_csi_limits = k;
+}
+
 static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
 {
+    const kp_csinode **sorted = kp_xmalloc((c->n_csinodes ? c->n_csinodes : 1) * sizeof(*sorted));
+    if (c->n_csinodes) {
+        memcpy(sorted, c->csinodes, c->n_csinodes * sizeof(*sorted));
+        qsort(sorted, c->n_csinodes, sizeof(*sorted), cmp_csinode);
+    }
     for (size_t i = 0; i < c->n_nodes; i++) {
         int err = add_node(snap, c, c->nodes[i]);
-        if (err < 0)
+        if (err < 0) {
+            free(sorted);
             return kp_error_wrap(err, "node %s", c->nodes[i]->meta.name);
+        }
+        csi_limits(snap, sorted, c->n_csinodes, &snap->nodes[snap->n_nodes - 1]);
     }
+    free(sorted);
     for (size_t i = 0; i < c->n_nodeclaims; i++) {
         if (claim_has_node(c, c->nodeclaims[i]))
             continue;
@@ -298,13 +337,15 @@ static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
     return 0;
 }
 
-/* Karpenter provisions from NodePools that are not static (spec.replicas),
- * not being deleted, and Ready. Manifests written by hand carry no status, so
- * only an explicit Ready other than True rules a NodePool out. */
+/* A NodePool is a template when it is not being deleted and is Ready.
+ * Manifests written by hand carry no status, so only an explicit Ready other
+ * than True rules a NodePool out. Static NodePools (spec.replicas) are
+ * templates too, flagged: their nodes need a NodePool for budgets and drift,
+ * but the solver launches nothing from them. */
 static bool provisions(const kp_nodepool *np)
 {
     const kp_condition *ready = kp_conditions_get(&np->conditions, "Ready");
-    return !np->has_replicas && !np->meta.deletion_timestamp.set && (!ready || ready->status == KP_CONDITION_TRUE);
+    return !np->meta.deletion_timestamp.set && (!ready || ready->status == KP_CONDITION_TRUE);
 }
 
 /* Each template's instance types: the cluster's catalog, or the pool's own
@@ -328,6 +369,11 @@ static int assign_catalogs(kp_snapshot *snap, const kp_cluster *c, int first)
         kp_snapshot_template_use_its(snap, t, (uint32_t)at, (uint32_t)cat->count);
     }
     return 0;
+}
+
+int kp_snapshot_build_pods(kp_snapshot *snap, const kp_cluster *c)
+{
+    return kp_snapshot_add_pods(snap, c);
 }
 
 int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)

@@ -36,6 +36,8 @@ typedef struct kp_cluster {
     size_t n_pdbs;
     const kp_namespace_info *namespaces; /* for namespaceSelector; may be empty */
     size_t n_namespaces;
+    const kp_csinode *const *csinodes; /* the nodes' CSI attach limits; may be empty */
+    size_t n_csinodes;
     const kp_catalog *catalog; /* the instance types every NodePool can use */
     /* Optional: a NodePool's own instance types (a cloud where they depend on
      * the pool's node class); NULL from it means none. `catalog` then still
@@ -50,6 +52,13 @@ typedef struct kp_cluster {
 } kp_cluster;
 
 int kp_snapshot_build(const kp_cluster *cluster, kp_snapshot **out);
+
+/* Add cluster->pods to a snapshot built earlier (volumes and namespaces they
+ * name come from the rest of `cluster`): one solve for a few pods against
+ * NodePools and instance types compiled once. Setting snapshot->n_pods back
+ * to what it was takes them away again; the arena and the symbols they used
+ * stay until the snapshot is freed. */
+int kp_snapshot_build_pods(kp_snapshot *snapshot, const kp_cluster *cluster);
 
 /* Index of the snapshot pod built from cluster->pods[i] is i; of the
  * snapshot node built from cluster->nodes[i] is i; in-flight NodeClaims

@@ -7,6 +7,7 @@
  */
 #include "scheduling/snapshot_internal.h"
 #include "scheduling/symmap.h"
+#include "scheduling/volume_limits.h"
 #include "api/pod_rules.h"
 #include "api/wellknown.h"
 #include "base/error.h"
@@ -452,6 +453,36 @@ static void merge_alternatives(build_ctx *b, kp_requirements **alts, uint32_t *n
     *n = k;
 }
 
+/* The CSI driver attaching the claim of volume `v` (Karpenter's
+ * ResolveDriver): its bound volume's, else its storage class's provisioner;
+ * KP_SYM_NONE when neither names one (the claim is then not counted). */
+static kp_sym csi_driver(build_ctx *b, const kp_pod *p, const kp_volume *v)
+{
+    const kp_pvc *pvc = find_pvc(b, p->meta.namespace, v->claim_name);
+    if (pvc && *pvc->volume_name) {
+        const kp_pv *pv = find_named(b, &b->pv_by_name, (const void *const *)b->c->pvs, pvc->volume_name);
+        return pv && *pv->csi_driver ? intern(b, pv->csi_driver) : KP_SYM_NONE;
+    }
+    const char *class_name = pvc ? pvc->storage_class_name : v->storage_class_name;
+    const kp_storage_class *sc =
+        class_name && *class_name
+            ? find_named(b, &b->sc_by_name, (const void *const *)b->c->storage_classes, class_name)
+            : NULL;
+    return sc && *sc->provisioner ? intern(b, kp_csi_driver_name(sc->provisioner)) : KP_SYM_NONE;
+}
+
+static void add_csi_volume(build_ctx *b, const kp_pod *p, const kp_volume *v, kp_spod *sp)
+{
+    kp_sym driver = csi_driver(b, p, v);
+    if (!driver)
+        return;
+    if (!sp->csi_volumes)
+        sp->csi_volumes = KP_ARENA_NEW(b->snap->arena, kp_csi_volume, p->n_volumes);
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", p->meta.namespace, v->claim_name);
+    ((kp_csi_volume *)sp->csi_volumes)[sp->n_csi_volumes++] = (kp_csi_volume){driver, intern(b, key)};
+}
+
 static int volumes(build_ctx *b, const kp_pod *p, kp_spod *sp)
 {
     kp_requirements *alts = NULL;
@@ -460,6 +491,7 @@ static int volumes(build_ctx *b, const kp_pod *p, kp_spod *sp)
         const kp_volume *v = &p->volumes[i];
         if (v->kind != KP_VOLUME_PVC && v->kind != KP_VOLUME_EPHEMERAL)
             continue;
+        add_csi_volume(b, p, v, sp);
         kp_requirements *more;
         uint32_t n_more;
         const char *why = NULL;
@@ -519,8 +551,12 @@ static int compile_pod(build_ctx *b, const kp_pod *p, kp_spod *sp)
         uint32_t idx = s ? kp_symmap_get(&b->node_by_name, s) : UINT32_MAX;
         sp->node = idx == UINT32_MAX ? -1 : (int32_t)idx;
     }
-    if (sp->scheduled)
+    if (sp->scheduled) { /* placed: only its claims' attachments still count */
+        for (size_t i = 0; i < p->n_volumes; i++)
+            if (p->volumes[i].kind == KP_VOLUME_PVC || p->volumes[i].kind == KP_VOLUME_EPHEMERAL)
+                add_csi_volume(b, p, &p->volumes[i], sp);
         return 0;
+    }
     if ((err = volumes(b, p, sp)) < 0)
         return err;
     if (kp_pod_dra_unsupported(p))

@@ -177,10 +177,15 @@ static bool add_pod(solver *s, claim_order *order, podstate *st, kp_buf *why)
     }
     if (!topo_blocks_every_node(s, st) && (s->claim_ix ? indexed_places(s, st) : scan_places(s, order, st)))
         return true;
-    if (s->snap->n_templates == 0 && why)
+    uint32_t dynamic = 0;
+    for (uint32_t t = 0; t < s->snap->n_templates; t++)
+        dynamic += !s->snap->templates[t].is_static;
+    if (dynamic == 0 && why)
         kp_buf_puts(why, "no nodepool can launch nodes (none exist, or their requirements match no instance type)");
     for (uint32_t t = 0; t < s->snap->n_templates; t++) {
         const char *reason = NULL;
+        if (s->snap->templates[t].is_static)
+            continue; /* static NodePools launch for their replicas, never for pods */
         if (claim_new(s, t, st, why ? &reason : NULL)) {
             claim_created(s, order);
             return true;

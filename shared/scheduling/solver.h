@@ -11,10 +11,33 @@
 #ifndef KP_SCHEDULING_SOLVER_H
 #define KP_SCHEDULING_SOLVER_H
 
+#include "api/caps.h"
 #include "scheduling/snapshot.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/* What every solve of the same cluster computes before it places a pod: the
+ * pods bound to each node and what they request, and the pods whose
+ * required anti-affinity repels others. A caller
+ * that solves one snapshot many times while no pod moves and no node or pod
+ * is added (disruption's simulations) builds it once with
+ * kp_solve_base_build, in an arena it owns, and passes it in
+ * kp_solve_opts.base: each solve then costs what the nodes and the pods being
+ * placed cost, not every pod of the cluster. kp_solve ignores a base built
+ * for other counts of nodes or pods; one built before a pod moved is the
+ * caller's bug. */
+typedef struct kp_solve_base {
+    uint32_t n_nodes, n_pods;  /* the snapshot's when it was built */
+    const uint32_t *first;     /* n_nodes + 1: node i's pods are pods[first[i] .. first[i + 1]) */
+    const uint32_t *pods;      /* bound pods that are not terminal, in index order per node */
+    const kp_resvec *used;     /* per node: what its pods request */
+    const kp_resvec *daemons;  /* per node: what the DaemonSet pods among them request */
+    const uint32_t *anti;      /* bound pods with required anti-affinity terms */
+    uint32_t n_anti;
+} kp_solve_base;
+
+void kp_solve_base_build(const kp_snapshot *snapshot, kp_arena *arena, kp_solve_base *out);
 
 typedef struct kp_solve_opts {
     bool ignore_preferences;  /* Karpenter's PreferencePolicy=Ignore */
@@ -31,9 +54,13 @@ typedef struct kp_solve_opts {
     /* Try every place in turn instead of asking the index which ones can take
      * a pod: the reference the index is tested against (same plan, slower). */
     bool plain_scan;
+    const kp_solve_base *base;   /* optional (see kp_solve_base) */
+    /* Cluster-wide caps (scheduling/caps.h); NULL: none. NodePools' own
+     * dollar caps (their annotation) apply either way. */
+    const kp_caps *caps;
 } kp_solve_opts;
 
-#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL, false, false}
+#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL, false, false, NULL, NULL}
 
 typedef struct kp_plan_claim {
     uint32_t template_index;

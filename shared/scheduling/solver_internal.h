@@ -145,7 +145,7 @@ typedef struct enode {
     kp_resvec remaining;
     uint32_t *pods;     /* pods planned onto it */
     uint32_t n_pods, cap_pods;
-    uint32_t *bound;    /* pods already running there */
+    const uint32_t *bound; /* pods already running there */
     uint32_t n_bound;
 } enode;
 
@@ -162,6 +162,7 @@ typedef struct solver_cache {
     kp_arena *arena;
     node_static *nodes; /* the snapshot's first n_nodes nodes */
     uint32_t n_nodes, cap_nodes;
+    uint32_t *order;    /* those nodes in the order they are tried (node_try_order) */
     tstate *ts; /* limits not applied */
     kp_symmap it_keys;
     bool tolerate_pns_available;
@@ -214,6 +215,7 @@ typedef struct solver {
     struct type_memo *memo;  /* claim.c: instance-type verdicts by requirements */
     place_index *claim_ix;   /* planned NodeClaims; NULL for the plain scan */
     place_index *node_ix;    /* existing nodes; NULL for the plain scan */
+    struct caps_state *caps; /* caps.c; NULL when no cap applies */
 } solver;
 
 /* podstate.c */
@@ -266,9 +268,30 @@ bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why);
  * the rest once the pods are placed. */
 void claims_settle(solver *s);
 
+/* caps.c (scheduling/caps.h): what is left of the caps, per solve */
+int caps_init(solver *s);
+/* Whether NodePool tmpl may add a NodeClaim (the node cap, a bad annotation). */
+bool caps_node_allowed(solver *s, uint32_t tmpl, const char **why);
+/* Keep the options whose capacity fits in what is left of the cores and
+ * memory caps; *note (when asked) names the caps that removed some. */
+uint32_t caps_filter(solver *s, uint32_t tmpl, uint32_t *its, uint32_t n, const char **note);
+/* The same for the dollar caps, with the options' worst launch price under
+ * `reqs` (a new claim's, its first pod's included). */
+uint32_t caps_cost_filter(solver *s, uint32_t tmpl, const kp_requirements *reqs, uint32_t *its, uint32_t n,
+                          const char **note);
+void caps_charge(solver *s, const claim *c);
+/* Whether a cap applies to NodePool tmpl's NodeClaims. */
+bool caps_bind(const solver *s, uint32_t tmpl);
+
 /* existing.c */
 int enodes_init(solver *s);
+/* The caller's kp_solve_base when it fits the snapshot, else NULL. */
+const kp_solve_base *solve_base(const solver *s);
+/* <0, 0, >0: node a is tried before, as, after node b. */
+int node_try_order(const kp_snapshot *snap, uint32_t a, uint32_t b);
 bool enode_try(solver *s, enode *e, podstate *st);
+/* The pod's CSI volumes stay within the node's attach limits (volume_limits.c). */
+bool volumes_fit(solver *s, const enode *e, const kp_spod *p);
 
 /* type_memo.c: bit i set when snapshot instance type i (one of NodePool
  * tmpl's) meets `reqs` on the keys types define and has an available offering

@@ -238,5 +238,5 @@ int claims_init(solver *s)
     s->ts = kp_arena_memdup(s->arena, c->ts, (snap->n_templates ? snap->n_templates : 1) * sizeof(tstate));
     for (uint32_t t = 0; t < snap->n_templates; t++)
         init_limits(s, t);
-    return 0;
+    return caps_init(s);
 }

@@ -269,6 +269,8 @@ void topo_build_universe(solver *s)
     kp_snapshot *snap = s->snap;
     for (uint32_t t = 0; t < snap->n_templates; t++) {
         const kp_template *tp = &snap->templates[t];
+        if (tp->is_static) /* Karpenter schedules without static NodePools */
+            continue;
         for (uint32_t i = 0; i < tp->n_its; i++) {
             kp_arena_mark m = kp_arena_mark_get(s->scratch);
             kp_requirements combined;
@@ -508,7 +510,10 @@ void topo_update(solver *s, podstate *st)
 static void inverse_from_existing(solver *s)
 {
     kp_snapshot *snap = s->snap;
-    for (uint32_t i = 0; i < snap->n_pods; i++) {
+    const kp_solve_base *b = solve_base(s);
+    uint32_t count = b ? b->n_anti : snap->n_pods;
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t i = b ? b->anti[k] : k;
         const kp_spod *p = &snap->pods[i];
         if (p->n_anti == 0 || ignored_for_topology(s, i))
             continue;

@@ -1,6 +1,7 @@
 #include "webhook/handler.h"
 
 #include "api/admission.h"
+#include "api/jsonpatch.h"
 #include "base/error.h"
 #include "webhook/review.h"
 
@@ -8,6 +9,7 @@
 
 typedef struct request {
     const kp_policy *policy;
+    const kp_webhook_advisor *advisor;
     enum kp_webhook_endpoint endpoint;
     kp_arena *arena;
     kp_review review;
@@ -28,6 +30,8 @@ static const char *kind_label(int kind)
         return "NodeClaim";
     case KP_ADMIT_EC2NODECLASS:
         return "EC2NodeClass";
+    case KP_ADMIT_NODEOVERLAY:
+        return "NodeOverlay";
     case KIND_POD:
         return "Pod";
     default:
@@ -103,6 +107,20 @@ static void default_karpenter(request *rq)
              kp_arena_printf(rq->arena, "defaulting could not run: %s", kp_error_last()));
 }
 
+/* The advisor sees the Pod as it will be created: with the policy's patch. */
+static void advise_pod(request *rq)
+{
+    cJSON *pod = cJSON_Duplicate(rq->review.object, 1);
+    if (cJSON_GetArraySize(rq->rules.patch) > 0 && kp_jsonpatch_apply(pod, rq->rules.patch) < 0) {
+        cJSON_Delete(pod);
+        pod = cJSON_Duplicate(rq->review.object, 1);
+    }
+    const char *w = rq->advisor->pod(rq->advisor->ctx, pod, rq->review.namespace_, rq->arena);
+    if (w)
+        kp_admission_warn(&rq->rules, "%s", w);
+    cJSON_Delete(pod);
+}
+
 static void mutate_pod(request *rq)
 {
     if (rq->review.op != KP_REVIEW_OP_CREATE) return;
@@ -112,6 +130,8 @@ static void mutate_pod(request *rq)
     if (err < 0)
         deny(rq, 500, "InternalError",
              kp_arena_printf(rq->arena, "Pod mutation could not run: %s", kp_error_last()));
+    else if (rq->advisor && rq->advisor->pod)
+        advise_pod(rq);
 }
 
 /* Refusals that do not depend on the kind's own rules. */
@@ -229,7 +249,14 @@ static void respond(request *rq, kp_buf *out)
 void kp_webhook_handle(const kp_policy *policy, enum kp_webhook_endpoint endpoint, const char *body,
                        size_t len, kp_arena *arena, kp_buf *out, kp_webhook_outcome *outcome)
 {
-    request rq = {.policy = policy, .endpoint = endpoint, .arena = arena, .outcome = outcome};
+    kp_webhook_handle_advised(policy, NULL, endpoint, body, len, arena, out, outcome);
+}
+
+void kp_webhook_handle_advised(const kp_policy *policy, const kp_webhook_advisor *advisor,
+                               enum kp_webhook_endpoint endpoint, const char *body, size_t len,
+                               kp_arena *arena, kp_buf *out, kp_webhook_outcome *outcome)
+{
+    request rq = {.policy = policy, .advisor = advisor, .endpoint = endpoint, .arena = arena, .outcome = outcome};
     *outcome = (kp_webhook_outcome){400, "none", "none", "rejected", false};
     int err = kp_review_parse(&rq.review, body, len);
     if (err < 0) {

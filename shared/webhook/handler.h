@@ -19,6 +19,8 @@
 #include "base/buf.h"
 #include "webhook/policy.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -39,9 +41,21 @@ typedef struct kp_webhook_outcome {
     bool dry_run;
 } kp_webhook_outcome;
 
+/* Advice on a Pod being created, beyond the policy's mutations: one warning
+ * or NULL, never a refusal (the webhook's: kp_pod_warner_warn in
+ * pod_warning.h). Called with the Pod as the policy's patch leaves it. */
+typedef struct kp_webhook_advisor {
+    const char *(*pod)(void *ctx, const cJSON *pod, const char *ns, kp_arena *arena);
+    void *ctx;
+} kp_webhook_advisor;
+
 /* Handle `len` bytes of `body`. `arena` is scratch for this request (the
  * caller frees or rewinds it); the response body is appended to `out`. */
 void kp_webhook_handle(const kp_policy *policy, enum kp_webhook_endpoint endpoint, const char *body,
                        size_t len, kp_arena *arena, kp_buf *out, kp_webhook_outcome *outcome);
+/* The same, with an advisor for Pods on CREATE (NULL: none). */
+void kp_webhook_handle_advised(const kp_policy *policy, const kp_webhook_advisor *advisor,
+                               enum kp_webhook_endpoint endpoint, const char *body, size_t len,
+                               kp_arena *arena, kp_buf *out, kp_webhook_outcome *outcome);
 
 #endif

@@ -26,6 +26,7 @@ static int kind_of(const char *name)
     if (strcmp(name, "NodePool") == 0) return KP_ADMIT_NODEPOOL;
     if (strcmp(name, "NodeClaim") == 0) return KP_ADMIT_NODECLAIM;
     if (strcmp(name, "EC2NodeClass") == 0) return KP_ADMIT_EC2NODECLASS;
+    if (strcmp(name, "NodeOverlay") == 0) return KP_ADMIT_NODEOVERLAY;
     return -1;
 }
 

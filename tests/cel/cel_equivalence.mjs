@@ -89,6 +89,7 @@ const CRDS = {
   NodePool: "karpenter.sh_nodepools.yaml",
   NodeClaim: "karpenter.sh_nodeclaims.yaml",
   EC2NodeClass: "karpenter.k8s.aws_ec2nodeclasses.yaml",
+  NodeOverlay: "karpenter.sh_nodeoverlays.yaml",
 };
 
 const failures = [];

@@ -4,9 +4,11 @@
 # first NodeClaim, to the last NodeClaim, and to the last pod bound by kube-scheduler;
 # per pod (from the API's timestamps, so to the second), the time from the pod's
 # creation to its node's NodeClaim and to its PodScheduled condition, as median and
-# maximum; then the controller's peak RSS. Figures only: nothing is asserted beyond the run
+# maximum; then the same at scale (KP_BENCH_LARGE NODES:PODS runs, see large_run);
+# then the controller's peak RSS. Figures only: nothing is asserted beyond the run
 # completing. Run by `make bench-e2e` (or `tests/e2e/bench_provisioning.sh` after
-# `make build`); KP_BENCH_SIZES overrides the sizes.
+# `make build`); KP_BENCH_SIZES overrides the Deployment sizes ("" for none),
+# KP_BENCH_LARGE the runs at scale ("2000:20000 5000:50000"; "" for none).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -14,7 +16,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 readonly DATA="$HERE/data"
 readonly NS=bench
-read -r -a SIZES <<<"${KP_BENCH_SIZES:-10 100 1000}"
+read -r -a SIZES <<<"${KP_BENCH_SIZES-10 100 1000}"
 
 now_ms() { date +%s%3N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (a - b) / 1000 }'; }
@@ -75,8 +77,63 @@ print("         per pod: to its NodeClaim %s   to bound %s" % (stats(to_claim), 
 PY
 }
 
+# ------------------------------------------------------------ at scale
+# NODES:PODS runs (KP_BENCH_LARGE, default 2000:20000; "" skips them): PODS pods
+# of 750m CPU, created straight through the API by parallel clients (no
+# Deployment controller between the request and the pod), on a NodePool held to
+# c5.2xlarge (8 vCPU: 10 such pods a node), so NODES nodes. The control plane is
+# kept from being what is measured: tests/e2e/bench_large.py plays a scheduler
+# that costs nothing (marks a pod Unschedulable while no node has room, binds it
+# to the first Ready, untainted node with room; kube-scheduler 1.20 filters every
+# node for every pod, ~100 ms a pod at 2000 nodes here, and would be the only
+# thing measured; the Deployment sizes above use it). Reported: time from the
+# first pod created to all bound, per pod (creation to binding) p50/p99, the
+# controller's RSS and CPU, its API requests per second (the API server's
+# priority-and-fairness count for its flow schema, see controller_requests), and
+# its RSS growth per 1000 objects it caches (pods, nodes, NodeClaims).
+read -r -a LARGE <<<"${KP_BENCH_LARGE-2000:20000}"
+readonly LARGE_NS=bench-large
+
+calc() { awk "BEGIN {printf \"%.1f\", $1}"; }
+# RSS (KiB) and CPU seconds (user + system) of a process.
+proc_rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$1/stat"; }
+
+# The API server's count of requests dispatched for the controller's flow schema:
+# it runs as the ServiceAccount kube-system/karpenter (kube-system-service-accounts;
+# service-accounts when installed elsewhere); kube-* and the bench are admins (exempt).
+controller_requests() {
+  api GET /metrics | awk '/^apiserver_flowcontrol_dispatched_requests_total\{.*flow_schema="(kube-system-)?service-accounts"/ {s += $NF} END {printf "%d", s}'
+}
+
+large_run() {
+  local nodes="${1%%:*}" pods="${1##*:}" rss0 cpu0 req0 t0 t1 rss1 cpu1 req1 claims
+  k patch nodepool default --type merge -p \
+    '{"spec":{"limits":{"cpu":"1000000"},"template":{"spec":{"requirements":[{"key":"node.kubernetes.io/instance-type","operator":"In","values":["c5.2xlarge"]},{"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]}]}}}}' >/dev/null
+  rss0=$(proc_rss "$E2E_CONTROLLER_PID") cpu0=$(proc_cpu "$E2E_CONTROLLER_PID") req0=$(controller_requests)
+  t0=$(now_ms)
+  python3 "$HERE/bench_large.py" "$pods" "$LARGE_NS" || fail "$pods pods not all bound"
+  t1=$(now_ms)
+  sleep 5 # let the last registrations settle before reading the figures
+  rss1=$(proc_rss "$E2E_CONTROLLER_PID") cpu1=$(proc_cpu "$E2E_CONTROLLER_PID") req1=$(controller_requests)
+  claims=$(count nodeclaims)
+  printf '%6d pods on %d nodes (%d wanted): controller RSS %s -> %s MiB (%s MiB per 1000 pods+nodes+claims),' \
+    "$pods" "$claims" "$nodes" "$(calc "$rss0/1024")" "$(calc "$rss1/1024")" \
+    "$(calc "($rss1-$rss0)/1024/($pods+2*$claims)*1000")"
+  printf ' CPU %s s (%s%% of one core), API %s requests/s\n' "$(calc "$cpu1-$cpu0")" \
+    "$(calc "($cpu1-$cpu0)*100000/($t1-$t0)")" "$(calc "($req1-$req0)*1000/($t1-$t0)")"
+}
+
+# Empties the cluster before the next run at scale.
+large_reset() {
+  k -n $LARGE_NS delete pods --all --wait=false >/dev/null 2>&1 || true
+  wait_for '[ "$(k -n $LARGE_NS get pods -o name | grep -c .)" -eq 0 ]' 900 5 || fail "pods not gone"
+  k delete nodeclaims --all --wait=false >/dev/null 2>&1 || true
+  wait_for '[ "$(count nodeclaims)" -eq 0 ] && [ "$(count nodes)" -eq 0 ]' 900 5 || fail "nodes not gone"
+}
+
 main() {
-  local n
+  local n i
   e2e_setup
   e2e_namespace $NS
   e2e_karpenter "$DATA/nodepool.yaml"
@@ -88,6 +145,14 @@ main() {
     one_size "$n"
     reset
   done
+  if [ ${#LARGE[@]} -gt 0 ]; then
+    e2e_namespace $LARGE_NS
+    echo "at scale: pods created through the API and bound by tests/e2e/bench_large.py; controller at its defaults"
+    for i in "${!LARGE[@]}"; do
+      [ "$i" -eq 0 ] || large_reset
+      large_run "${LARGE[i]}"
+    done
+  fi
   printf 'controller peak RSS: %s\n' "$(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$E2E_CONTROLLER_PID/status")"
   pass "benchmark completed"
 }

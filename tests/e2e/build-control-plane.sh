@@ -1,44 +1,44 @@
 #!/usr/bin/env bash
-# Build the real Kubernetes control plane the e2e tier runs against:
-# kube-apiserver, kube-scheduler and kube-controller-manager 1.20.2, from Debian's
-# `kubernetes` source package, with Debian's own Go.
+# Build the real Kubernetes control plane the e2e tier runs against, from Go modules:
+# kube-apiserver, kube-scheduler, kube-controller-manager and kubectl of the release
+# tests/e2e/k8s/go.mod pins, and etcd from the module tests/e2e/k8s/etcd/go.mod pins.
 #
-#   tests/e2e/build-control-plane.sh        prints the bin directory on stdout
+#   tests/e2e/build-control-plane.sh             builds unless cached; prints the bin directory
+#   tests/e2e/build-control-plane.sh --bin-dir   only prints where the binaries go
+#   tests/e2e/build-control-plane.sh --version   only prints the Kubernetes version
+#   tests/e2e/build-control-plane.sh --cached    builds nothing: exit 0 if the cache holds
+#                                                working binaries of this recipe, else 1
 #
-# Debian ships no server binaries, but its source package carries the whole upstream
-# tree with vendor/, so nothing is fetched from outside the distribution. The build
-# takes 10-20 minutes on two cores, so it happens once per machine: the binaries are
-# cached under ${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-c/kubernetes-1.20.2/bin and a
-# second run that finds working binaries there exits at once.
+# Everything comes from the Go module proxy, checked against the committed go.sum
+# files (-mod=readonly: a module missing from go.sum is an error, not a download).
+# Nothing is vendored into the repository and nothing is fetched from version control.
+# The first build takes a long time on two cores (progress and the log path are
+# printed), so it happens once per machine: the binaries are cached under
+# ${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-c/kubernetes-<version>/bin, next to a
+# RECIPE file holding a hash of everything that decides them (the go.mod/go.sum
+# files, this script's flags, the Go version). A run that finds working binaries
+# with the same hash exits at once; a changed recipe rebuilds.
 #
-# One change to the upstream tree: its vendored reflect2 1.0.1 (under json-iterator,
-# the API server's JSON decoder) predates Go 1.18 and makes the server panic on any
-# request body with a map such as a Pod's resource requests. Debian's own reflect2
-# 1.0.2 (golang-github-modern-go-reflect2-dev), the release made for Go 1.18, is
-# copied over it before the build.
+# The module download cache and Go's build cache live under the same directory
+# (karpenter-c/go/), so a CI cache of ~/.cache keeps them and a rebuild after a
+# recipe change is incremental (scripts/go-modules.sh sets up Go: proxy only, the
+# machine's own toolchain).
 #
-# Needs: golang-go golang-github-modern-go-reflect2-dev rsync jq make tar apt-get
-# (scripts/install-deps.sh e2e). Root is not needed: apt runs with a private
-# configuration in a temporary directory.
-#
-# Environment: KP_E2E_KEEP_BUILD_TREE=1 keeps the unpacked tree for debugging.
+# Needs: Go >= the go.mod's `go` line (KP_GO, default: go on PATH, else
+# /usr/local/go/bin/go), flock, sha256sum. Environment: KP_E2E_BUILD_JOBS (go build
+# -p, default 2), KP_GOPROXY (default: the machine's GOPROXY without `direct`).
 set -euo pipefail
 
-readonly K8S_VERSION=1.20.2
-readonly COMPONENTS=(kube-apiserver kube-scheduler kube-controller-manager)
-readonly CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-c/kubernetes-${K8S_VERSION}"
-readonly BIN_DIR="$CACHE_DIR/bin"
-readonly LOG="$CACHE_DIR/build.log"
-readonly REFLECT2=/usr/share/gocode/src/github.com/modern-go/reflect2
-# Kubernetes 1.20's vendored tree builds with Debian's Go 1.19 (golang-go), not with
-# whatever newer Go is first on PATH: pin it for this build only. KP_E2E_GO_ROOT
-# overrides it for a machine that keeps Go 1.19 elsewhere.
-readonly GO_ROOT="${KP_E2E_GO_ROOT:-/usr/lib/go-1.19}"
-# Written next to the binaries; bump it when the recipe changes, so binaries built by
-# an older recipe are rebuilt rather than reused.
-readonly RECIPE="kubernetes ${K8S_VERSION}, Debian source, reflect2 1.0.2 from Debian, go-openapi empty-string fix v2"
-
-WORK=""
+HERE=$(cd "$(dirname "$0")" && pwd)
+readonly HERE
+readonly MOD_DIR="$HERE/k8s"
+readonly ETCD_MOD_DIR="$HERE/k8s/etcd"
+readonly KARPENTER_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-c"
+readonly JOBS="${KP_E2E_BUILD_JOBS:-2}"
+# What the API server and friends are built with, as Kubernetes' own build does for
+# release binaries: static, no debug symbols, no test-only code, no x/net/trace.
+readonly TAGS=selinux,notest,grpcnotrace
+readonly COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 
 say() { printf 'build-control-plane: %s\n' "$*" >&2; }
 die() {
@@ -46,152 +46,110 @@ die() {
   exit 1
 }
 
-# Working binaries of the right version, not just files: an interrupted copy or a
-# binary built from another tree must not count as cached.
+# shellcheck source-path=SCRIPTDIR source=../../scripts/go-modules.sh
+. "$HERE/../../scripts/go-modules.sh"
+
+K8S_VERSION=$(kp_go_mod_version "$MOD_DIR" k8s.io/kubernetes)
+ETCD_VERSION=$(kp_go_mod_version "$ETCD_MOD_DIR" go.etcd.io/etcd/server/v3)
+readonly K8S_VERSION ETCD_VERSION
+readonly CACHE_DIR="$KARPENTER_CACHE/kubernetes-${K8S_VERSION#v}"
+readonly BIN_DIR="$CACHE_DIR/bin"
+readonly LOG="$CACHE_DIR/build.log"
+
+# -X flags that make `--version` and the API server's /version report the release.
+version_ldflags() {
+  local v="${K8S_VERSION#v}" pkg flags=""
+  local major="${v%%.*}" minor
+  minor="${v#*.}"
+  minor="${minor%%.*}"
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    flags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  printf '%s' "-s -w$flags"
+}
+
+recipe() {
+  {
+    printf 'kubernetes %s, etcd %s, tags %s, ldflags %s, %s\n' "$K8S_VERSION" "$ETCD_VERSION" \
+      "$TAGS" "$(version_ldflags)" "$("$GO" env GOVERSION)"
+    cat "$MOD_DIR/go.mod" "$MOD_DIR/go.sum" "$ETCD_MOD_DIR/go.mod" "$ETCD_MOD_DIR/go.sum"
+  } | sha256sum | cut -c1-16
+}
+
+# Working binaries of the right version and recipe, not just files: an interrupted
+# copy or a binary built from another recipe must not count as cached.
 cached_binaries_work() {
   local c
   [ "$(cat "$BIN_DIR/RECIPE" 2>/dev/null)" = "$RECIPE" ] || return 1
-  for c in "${COMPONENTS[@]}"; do
-    [ -x "$BIN_DIR/$c" ] || return 1
-    [[ "$("$BIN_DIR/$c" --version 2>/dev/null)" == *"v${K8S_VERSION}"* ]] || return 1
+  for c in kube-apiserver kube-controller-manager kube-scheduler; do
+    [[ "$("$BIN_DIR/$c" --version 2>/dev/null)" == *"$K8S_VERSION" ]] || return 1
+  done
+  [[ "$("$BIN_DIR/kubectl" version --client 2>/dev/null)" == *"$K8S_VERSION"* ]] || return 1
+  [[ "$("$BIN_DIR/etcd" --version 2>/dev/null)" == *"${ETCD_VERSION#v}"* ]]
+}
+
+# build_module DIR OUT PACKAGE...: go build -o OUT (a file, or a directory ending in
+# /), with progress every 100 packages compiled (`go build -v` names each package it
+# compiles; cached ones are not named, so a warm rebuild prints little).
+build_module() {
+  local dir="$1" out="$2" total
+  shift 2
+  total=$(cd "$dir" && "$GO" list -deps -tags "$TAGS" "$@" | wc -l) ||
+    die "go list failed in $dir (see $LOG)"
+  say "compiling up to $total packages for ${*#k8s.io/kubernetes/cmd/} (go build -p $JOBS)"
+  (cd "$dir" && "$GO" build -v -p "$JOBS" -trimpath -tags "$TAGS" -ldflags "$(version_ldflags)" \
+    -o "$out" "$@" 2>&1) | tee -a "$LOG" | progress "$total" ||
+    die "go build failed in $dir, see $LOG"
+}
+
+# progress TOTAL: a line on stderr every 100 lines read from stdin.
+progress() {
+  local n=0 start=$SECONDS line
+  while IFS= read -r line; do
+    n=$((n + 1))
+    [ $((n % 100)) -ne 0 ] || say "  $n/$1 packages compiled, $((SECONDS - start))s"
   done
 }
 
-# Debian's Go first on PATH, and nothing from the environment that would make it
-# fetch or switch toolchains.
-pin_go() {
-  [ -x "$GO_ROOT/bin/go" ] || die "Debian's Go 1.19 is not at $GO_ROOT (run as root: scripts/install-deps.sh e2e)"
-  export PATH="$GO_ROOT/bin:$PATH" GOTOOLCHAIN=local
-  unset GOROOT GOFLAGS
-  [[ "$(go version)" == *" go1.19"* ]] || die "$GO_ROOT/bin/go is not Go 1.19: $(go version)"
-}
-
-require_tools() {
-  local missing=() t
-  for t in make rsync jq tar apt-get flock; do
-    command -v "$t" >/dev/null 2>&1 || missing+=("$t")
-  done
-  [ -f "$REFLECT2/go_above_118.go" ] || missing+=("golang-github-modern-go-reflect2-dev")
-  [ ${#missing[@]} -eq 0 ] ||
-    die "missing: ${missing[*]} (run as root: scripts/install-deps.sh e2e)"
-}
-
-cleanup() {
-  [ -n "$WORK" ] || return 0
-  if [ "${KP_E2E_KEEP_BUILD_TREE:-0}" = 1 ]; then
-    say "kept build tree in $WORK"
-  else
-    rm -rf "$WORK"
-  fi
-}
-
-# Source lists are derived from the machine's own binary lists, so the repository
-# never names a mirror and the build uses whatever mirror (or snapshot) the machine
-# is configured for.
-write_source_lists() {
-  local parts="$1"
-  local deb822=/etc/apt/sources.list.d/debian.sources classic=/etc/apt/sources.list
-  mkdir -p "$parts"
-  if [ -r "$deb822" ]; then
-    sed -E 's/^Types:.*/Types: deb-src/' "$deb822" >"$parts/debian-src.sources"
-  fi
-  if [ -r "$classic" ]; then
-    sed -nE 's/^[[:space:]]*deb[[:space:]]+/deb-src /p' "$classic" >"$parts/classic-src.list"
-  fi
-  grep -qsE '^(Types: deb-src|deb-src )' "$parts"/* ||
-    die "no Debian package sources found in $deb822 or $classic"
-}
-
-# A private apt configuration: the machine's sources, state and cache stay untouched.
-apt_private() {
-  apt-get -q \
-    -o Dir::Etc::sourcelist=/dev/null \
-    -o "Dir::Etc::sourceparts=$WORK/apt/parts" \
-    -o "Dir::State::Lists=$WORK/apt/lists" \
-    -o "Dir::Cache=$WORK/apt/cache" \
-    "$@"
-}
-
-fetch_source() {
-  say "fetching the kubernetes source package (log: $LOG)"
-  write_source_lists "$WORK/apt/parts"
-  mkdir -p "$WORK/apt/lists/partial" "$WORK/apt/cache/archives/partial" "$WORK/src"
-  apt_private update >>"$LOG" 2>&1 || die "apt-get update failed, see $LOG"
-  (cd "$WORK/src" && apt_private source --download-only kubernetes) >>"$LOG" 2>&1 ||
-    die "apt-get source kubernetes failed, see $LOG"
-}
-
-# Prints the unpacked tree's path. Debian versions it 1.20.5+really1.20.2: the
-# upstream part after "really" is what matters.
-unpack_source() {
-  local orig top
-  orig=$(find "$WORK/src" -maxdepth 1 -name "kubernetes_*${K8S_VERSION}.orig.tar.gz" | head -n 1)
-  [ -n "$orig" ] || die "the distribution's kubernetes source is not ${K8S_VERSION}: $(ls "$WORK/src")"
-  say "unpacking $(basename "$orig")"
-  top=$(tar -tzf "$orig" | head -n 1)
-  top=${top%%/*}
-  tar -xzf "$orig" -C "$WORK/src" || die "could not unpack $orig"
-  [ -f "$WORK/src/$top/Makefile" ] || die "unexpected layout in $orig"
-  printf '%s\n' "$WORK/src/$top"
-}
-
-# The vendored copy keeps its import path; `go build -mod=vendor` checks
-# vendor/modules.txt against go.mod, not file contents, so only the files change.
-replace_reflect2() {
-  local vendored="$1/vendor/github.com/modern-go/reflect2"
-  [ -d "$vendored" ] || die "no vendored reflect2 in $1"
-  say "replacing vendored reflect2 with Debian's $(dpkg-query -W -f='${Version}' golang-github-modern-go-reflect2-dev 2>/dev/null || echo 1.0.2)"
-  rsync -a --delete --exclude go.mod "$REFLECT2/" "$vendored/"
-}
-
-# go-openapi/validate 0.19 tells "null" from a value by comparing two reflect.Values
-# with DeepEqual, which under Go >= 1.19 also matches the zero value: the API server
-# then refuses every empty string in a custom resource ("must be of type string:
-# \"null\""), e.g. a condition's message. Later releases test for nil alone.
-fix_openapi_null_check() {
-  local expr='if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {'
-  local files f
-  mapfile -t files < <(grep -rlF "$expr" "$1/vendor" "$1/staging" 2>/dev/null || true)
-  [ ${#files[@]} -gt 0 ] || die "the null check to fix is not in $1/vendor"
-  for f in "${files[@]}"; do
-    sed -i "s/if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {/if data == nil {/" "$f"
-    say "null check fixed for Go >= 1.19 in ${f#"$1"/}"
-  done
-}
-
-# Kubernetes' own make, not `go build`: it sets up its GOPATH and generates the
-# OpenAPI definitions the API server needs. One invocation shares that work.
-build_tree() {
-  local tree="$1" what="" c
-  for c in "${COMPONENTS[@]}"; do what+=" cmd/$c"; done
-  say "building${what} with $(go version | cut -d' ' -f3) (about 10-20 minutes on 2 cores)"
-  # GOPROXY=off: everything needed is under vendor/; a network fetch would be a bug.
-  (cd "$tree" && GOPROXY=off make WHAT="${what# }") 2>&1 | tee -a "$LOG" | sed -u 's/^/  | /' >&2 ||
-    die "make failed, see $LOG"
-}
-
-# Copy then rename, so a half-copied bin directory never looks like a cache hit.
-install_binaries() {
-  local out="$1/_output/local/bin/linux/amd64" c
-  [ "$(go env GOARCH)" = amd64 ] || out="$1/_output/local/bin/linux/$(go env GOARCH)"
+# Build into a scratch directory, then rename: a half-built bin directory never looks
+# like a cache hit.
+build_all() {
+  local pkgs=() c
+  for c in "${COMPONENTS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
   rm -rf "$BIN_DIR.new"
   mkdir -p "$BIN_DIR.new"
-  for c in "${COMPONENTS[@]}"; do
-    [ -x "$out/$c" ] || die "make did not produce $out/$c, see $LOG"
-    cp "$out/$c" "$BIN_DIR.new/$c"
-  done
+  say "downloading modules (cache: $GOMODCACHE)"
+  (cd "$MOD_DIR" && "$GO" mod download) >>"$LOG" 2>&1 || die "go mod download failed, see $LOG"
+  (cd "$ETCD_MOD_DIR" && "$GO" mod download) >>"$LOG" 2>&1 || die "go mod download failed, see $LOG"
+  build_module "$ETCD_MOD_DIR" "$BIN_DIR.new/etcd" go.etcd.io/etcd/server/v3
+  build_module "$MOD_DIR" "$BIN_DIR.new/" "${pkgs[@]}"
   printf '%s\n' "$RECIPE" >"$BIN_DIR.new/RECIPE"
   rm -rf "$BIN_DIR"
   mv "$BIN_DIR.new" "$BIN_DIR"
 }
 
 main() {
+  case "${1:-}" in
+    --bin-dir) printf '%s\n' "$BIN_DIR" && exit 0 ;;
+    --version) printf '%s\n' "$K8S_VERSION" && exit 0 ;;
+    "" | --cached) ;;
+    *) die "usage: $0 [--bin-dir|--version|--cached]" ;;
+  esac
+  kp_go_setup "$MOD_DIR" local || die "cannot build $MOD_DIR"
+  GO=$KP_GO
+  readonly GO
+  RECIPE=$(recipe)
+  readonly RECIPE
+  if [ "${1:-}" = --cached ]; then
+    cached_binaries_work
+    exit
+  fi
   if cached_binaries_work; then
     printf '%s\n' "$BIN_DIR"
     exit 0
   fi
-  require_tools
-  pin_go
+  command -v flock >/dev/null || die "flock not found (util-linux)"
   mkdir -p "$CACHE_DIR"
   # Two runs at once (parallel make targets, two CI jobs) would build twice and race on
   # the rename; the second waits and then finds the cache.
@@ -201,19 +159,13 @@ main() {
     printf '%s\n' "$BIN_DIR"
     exit 0
   fi
-
-  local start tree
+  local start
   start=$(date +%s)
   : >"$LOG"
-  WORK=$(mktemp -d "${TMPDIR:-/tmp}/kp-k8s-build.XXXXXX")
-  trap cleanup EXIT
-  fetch_source
-  tree=$(unpack_source)
-  replace_reflect2 "$tree"
-  fix_openapi_null_check "$tree"
-  build_tree "$tree"
-  install_binaries "$tree"
-  cached_binaries_work || die "built binaries do not run or report v${K8S_VERSION}, see $LOG"
+  say "building Kubernetes $K8S_VERSION and etcd $ETCD_VERSION with $("$GO" env GOVERSION), once per machine"
+  say "log: $LOG"
+  build_all
+  cached_binaries_work || die "built binaries do not run or report $K8S_VERSION / etcd $ETCD_VERSION, see $LOG"
   say "done in $(($(date +%s) - start))s: $BIN_DIR"
   printf '%s\n' "$BIN_DIR"
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A throwaway Kubernetes 1.20 control plane on loopback: etcd, kube-apiserver,
-# kube-scheduler and kube-controller-manager, with no kubelet. Tests play the kubelet
+# A throwaway Kubernetes control plane on loopback: etcd, kube-apiserver,
+# kube-scheduler and kube-controller-manager of the release tests/e2e/k8s/go.mod pins
+# (built by build-control-plane.sh), with no kubelet. Tests play the kubelet
 # (they create Node objects and set their status) and run our programs against it.
 #
 #   cluster.sh up DIR                      start in the background; returns when ready
@@ -11,10 +12,13 @@
 #   cluster.sh sa-kubeconfig DIR NAMESPACE SA OUT
 #                                          a kubeconfig that authenticates as that
 #                                          service account (least-privilege tests)
+# With KP_E2E_AUDIT=1 the API server writes an audit log (DIR/logs/audit.log).
 #
 # Ready means: /readyz is ok, the scheduler and controller-manager answer /healthz,
-# and the default service account has its token. Then DIR/kubeconfig (admin) and
-# DIR/env (source it: KUBECONFIG, KP_E2E_API_URL, ports, token file, PIDs) exist.
+# and the default service account exists (ServiceAccount admission refuses Pods in a
+# namespace before it does). Then DIR/kubeconfig (admin) and
+# DIR/env (source it: KUBECONFIG, KP_E2E_API_URL, ports, token file, PIDs, and PATH
+# with the control plane's kubectl first) exist.
 #
 # Everything lives in DIR: pki/ (CA, serving cert, service-account keys, token file),
 # etcd/ (data), logs/ (one log per component), pids (written as each process starts, so
@@ -25,13 +29,19 @@
 # when they stop. Without it they would be orphans, and where PID 1 does not reap
 # orphans (many containers) every stopped cluster would leave four zombies behind.
 #
-# Binaries: KP_E2E_BIN_DIR, default the cache tests/e2e/build-control-plane.sh fills.
+# Binaries (etcd included): KP_E2E_BIN_DIR, default the cache
+# tests/e2e/build-control-plane.sh fills.
 # KP_E2E_START_TIMEOUT (seconds, default 120) bounds each wait during start-up.
+# KP_E2E_SERVICE_CIDR (default 10.96.0.0/16) is the Services' ClusterIP range: a test
+# that needs the API server to reach a Service (a webhook by its Service, as installed)
+# gives a loopback range, 127.X.Y.0/24, and listens on the ClusterIP itself, since
+# nothing here (no kube-proxy) routes a ClusterIP anywhere.
 set -euo pipefail
 
-readonly K8S_VERSION=1.20.2
-readonly BIN_DIR="${KP_E2E_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/karpenter-c/kubernetes-${K8S_VERSION}/bin}"
+BIN_DIR="${KP_E2E_BIN_DIR:-$("$(dirname "$0")/build-control-plane.sh" --bin-dir)}"
+readonly BIN_DIR
 readonly START_TIMEOUT="${KP_E2E_START_TIMEOUT:-120}"
+readonly SERVICE_CIDR="${KP_E2E_SERVICE_CIDR:-10.96.0.0/16}"
 # Marks a directory as ours, so `down --clean` never removes a directory it did not make.
 readonly MARKER=.kp-e2e-cluster
 # Stop order: clients of the API server first, etcd last.
@@ -235,6 +245,8 @@ write_env() {
       KP_E2E_APISERVER_PID "$(pid_of kube-apiserver)" \
       KP_E2E_SCHEDULER_PID "$(pid_of kube-scheduler)" \
       KP_E2E_CONTROLLER_MANAGER_PID "$(pid_of kube-controller-manager)"
+    # kubectl of the same release as the server, first on PATH.
+    printf 'export PATH=%q:"$PATH"\n' "$BIN_DIR"
   } >"$DIR/env.tmp"
   mv "$DIR/env.tmp" "$DIR/env"
 }
@@ -244,6 +256,12 @@ write_env() {
 api_get() {
   curl -fsS --max-time 5 --cacert "$DIR/pki/ca.crt" \
     -H "Authorization: Bearer $ADMIN_TOKEN" "$API_URL$1"
+}
+
+# api_post PATH JSON
+api_post() {
+  curl -fsS --max-time 5 --cacert "$DIR/pki/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
+    -H 'Content-Type: application/json' --data-binary "$2" "$API_URL$1"
 }
 
 # wait_until DESC NAME CHECK...: polls CHECK until it succeeds; gives up at the
@@ -265,53 +283,61 @@ api_ready() { [ "$(api_get /readyz)" = ok ]; }
 component_healthy() {
   [ "$(curl -fsS --max-time 2 --cacert "$DIR/pki/ca.crt" "https://127.0.0.1:$1/healthz")" = ok ]
 }
-# Pods are refused until their namespace's service account has a token Secret
-# (ServiceAccount admission in 1.20), so "ready" means the default one has it.
+# Pods are refused until their namespace's default service account exists.
 default_sa_ready() {
-  api_get /api/v1/namespaces/default/serviceaccounts/default | jq -e '(.secrets // []) | length > 0'
+  api_get /api/v1/namespaces/default/serviceaccounts/default >/dev/null
 }
 
 # ---------------------------------------------------------------- starting
 
 require_binaries() {
   local c
-  for c in kube-apiserver kube-scheduler kube-controller-manager; do
+  for c in etcd kube-apiserver kube-scheduler kube-controller-manager; do
     [ -x "$BIN_DIR/$c" ] || die "$BIN_DIR/$c missing: run tests/e2e/build-control-plane.sh first"
   done
-  for c in etcd openssl curl jq setsid pgrep; do
+  for c in openssl curl jq setsid pgrep; do
     command -v "$c" >/dev/null 2>&1 || die "$c not found (run as root: scripts/install-deps.sh e2e)"
   done
 }
 
 start_etcd() {
   local client="http://127.0.0.1:$1" peer="http://127.0.0.1:$2"
-  start_component etcd etcd --name kp-e2e --data-dir "$DIR/etcd" \
+  start_component etcd "$BIN_DIR/etcd" --name kp-e2e --data-dir "$DIR/etcd" \
     --listen-client-urls "$client" --advertise-client-urls "$client" \
     --listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" \
     --initial-cluster "kp-e2e=$peer" --initial-cluster-state new
   wait_until "etcd health" etcd etcd_healthy "$client"
 }
 
+# KP_E2E_AUDIT=1: every request's metadata (user, verb, resource, response code) goes to
+# DIR/logs/audit.log, one JSON line each, so a test can prove what a client did.
+audit_flags() {
+  [ "${KP_E2E_AUDIT:-0}" = 1 ] || return 0
+  printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'rules:' '- level: Metadata' >"$DIR/audit-policy.yaml"
+  printf '%s\n' --audit-policy-file="$DIR/audit-policy.yaml" --audit-log-path="$DIR/logs/audit.log"
+}
+
 start_apiserver() {
-  local pki="$DIR/pki"
-  start_component kube-apiserver "$BIN_DIR/kube-apiserver" \
+  local pki="$DIR/pki" audit
+  mapfile -t audit < <(audit_flags)
+  start_component kube-apiserver "$BIN_DIR/kube-apiserver" "${audit[@]}" \
     --etcd-servers="http://127.0.0.1:$1" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$2" \
     --cert-dir="$pki" --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
     --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc \
-    --authorization-mode=Node,RBAC --service-cluster-ip-range=10.96.0.0/16 --allow-privileged \
+    --authorization-mode=Node,RBAC --service-cluster-ip-range="$SERVICE_CIDR" --allow-privileged \
     --endpoint-reconciler-type=none
   wait_until "kube-apiserver /readyz" kube-apiserver api_ready
 }
 
 # Flags both the scheduler and the controller-manager take: admin credentials, no
 # leader election (one replica), health on a picked loopback port with our
-# certificate, and no insecure port (its 1.20 default is a fixed port).
+# certificate.
 common_component_flags() {
   local pki="$DIR/pki"
-  printf '%s\n' --kubeconfig="$DIR/kubeconfig" --leader-elect=false --port=0 \
+  printf '%s\n' --kubeconfig="$DIR/kubeconfig" --leader-elect=false \
     --bind-address=127.0.0.1 --secure-port="$1" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key"
 }
@@ -319,20 +345,20 @@ common_component_flags() {
 start_scheduler() {
   local flags
   mapfile -t flags <<<"$(common_component_flags "$1")"
-  # The 1.20 defaults (50 and 20 requests/s) make a 1000-pod Deployment take a
-  # minute to exist; clusters people run (EKS among them) allow more.
+  # The defaults (50 and 20 requests/s) make a 1000-pod Deployment take a minute
+  # to exist; clusters people run (EKS among them) allow more.
   start_component kube-scheduler "$BIN_DIR/kube-scheduler" "${flags[@]}" \
     --kube-api-qps=200 --kube-api-burst=400
 }
 
-# Without node-lifecycle nothing taints, evicts or marks our kubelet-less Nodes
-# unreachable. The token controller needs the SA private key and the root CA to
-# create service-account token Secrets.
+# Without the node-lifecycle controller nothing taints, evicts or marks our
+# kubelet-less Nodes unreachable. The token controller needs the SA private key and
+# the root CA to fill service-account token Secrets a manifest creates (deploy/ does).
 start_controller_manager() {
   local pki="$DIR/pki" flags
   mapfile -t flags <<<"$(common_component_flags "$1")"
   start_component kube-controller-manager "$BIN_DIR/kube-controller-manager" "${flags[@]}" \
-    --controllers='*,-nodelifecycle' --kube-api-qps=200 --kube-api-burst=400 \
+    --controllers='*,-node-lifecycle-controller' --kube-api-qps=200 --kube-api-burst=400 \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
     --use-service-account-credentials=false \
     --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key"
@@ -381,7 +407,7 @@ start_cluster() {
   start_controller_manager "${ports[4]}"
   wait_until "kube-scheduler /healthz" kube-scheduler component_healthy "${ports[3]}"
   wait_until "kube-controller-manager /healthz" kube-controller-manager component_healthy "${ports[4]}"
-  wait_until "the default service account's token" kube-controller-manager default_sa_ready
+  wait_until "the default service account" kube-controller-manager default_sa_ready
   write_env "${ports[@]}"
   say "ready in $(($(date +%s) - start))s at $API_URL; source $DIR/env"
 }
@@ -478,29 +504,21 @@ load_env() {
   ADMIN_TOKEN=$(cut -d, -f1 "$DIR/pki/tokens.csv")
 }
 
-# The newest token of SA's token Secrets (the token controller may make more than one).
+# A token for service account NS/SA from the TokenRequest API, as the kubelet gets
+# one for a Pod: bound to the account, expiring after a day (longer than any test).
 sa_token() {
-  api_get "/api/v1/namespaces/$1/secrets" | jq -r --arg sa "$2" '
-    [ .items[]
-      | select(.type == "kubernetes.io/service-account-token"
-               and .metadata.annotations["kubernetes.io/service-account.name"] == $sa
-               and (.data.token // "") != "") ]
-    | sort_by(.metadata.creationTimestamp) | last | .data.token // empty' | base64 -d
+  api_post "/api/v1/namespaces/$1/serviceaccounts/$2/token" \
+    '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":86400}}' |
+    jq -er '.status.token'
 }
 
 cmd_sa_kubeconfig() {
   [ $# -eq 3 ] || usage
-  local ns="$1" sa="$2" out="$3" token="" deadline
+  local ns="$1" sa="$2" out="$3" token=""
   load_env
-  # The token controller only makes Secrets for accounts that exist: fail fast.
   api_get "/api/v1/namespaces/$ns/serviceaccounts/$sa" >/dev/null 2>&1 ||
     die "service account $ns/$sa does not exist (create it first)"
-  deadline=$(($(date +%s) + START_TIMEOUT))
-  until token=$(sa_token "$ns" "$sa" 2>/dev/null) && [ -n "$token" ]; do
-    [ "$(date +%s)" -lt "$deadline" ] ||
-      die "no token Secret for service account $ns/$sa after ${START_TIMEOUT}s"
-    sleep 0.5
-  done
+  token=$(sa_token "$ns" "$sa") || die "no token for service account $ns/$sa"
   write_kubeconfig "$out" "system:serviceaccount:$ns:$sa" "$token" "$ns"
   # Proof the API server accepts it: discovery is open to every authenticated user.
   curl -fsS --max-time 5 --cacert "$DIR/pki/ca.crt" -H "Authorization: Bearer $token" \

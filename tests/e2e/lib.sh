@@ -10,6 +10,7 @@
 #              · assert MSG CMD... (fatal) · wait_for CMD TIMEOUT [INTERVAL]
 # Cluster:     k ARGS (kubectl) · api METHOD PATH [BODY] (curl, admin token)
 #              · e2e_namespace NAME · e2e_cleanup CMD... · e2e_sa_kubeconfig NS SA OUT
+#              · e2e_nodepool NAME [LIMITS] [REQUIREMENT] (an EC2NodeClass NodePool manifest)
 # Programs:    e2e_program NAME · e2e_controller · e2e_start_controller NAME FLAGS...
 #              · e2e_stop_pid PID [SIG] · count KIND [ARGS...] · e2e_karpenter NODEPOOL
 #              · e2e_free_port
@@ -21,6 +22,8 @@
 # KP_E2E_ENV=path/to/env runs the test against a cluster someone already started with
 # `cluster.sh up` (quick iteration); the cluster is then left running.
 # KP_E2E_WORK_DIR is where per-test cluster directories go (run.sh sets it).
+# kubectl is the one built with the control plane (the cluster's env file puts its
+# bin directory first on PATH), so client and server are the same release.
 
 E2E_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 E2E_TEST_NAME=$(basename "$0" .sh)
@@ -32,6 +35,9 @@ E2E_CLUSTER_DIR=""
 E2E_OWN_CLUSTER=0
 E2E_SUPERVISOR_PID=""
 E2E_CLEANUPS=()
+# The kustomization the tests install karpenter-c from (RBAC, CRDs; the webhook
+# configurations pointed at loopback). One place, so a restructured deploy/ is one edit.
+E2E_KUSTOMIZATION="$E2E_LIB_DIR/../../deploy/overlays/e2e"
 
 # ERR and the traps must reach into functions and subshells.
 set -Eeuo pipefail
@@ -90,7 +96,7 @@ wait_for() {
 k() { kubectl --request-timeout=30s "$@"; }
 
 # api METHOD PATH [BODY [CONTENT-TYPE]]: raw API call as admin; prints the body,
-# fails on HTTP errors. For what kubectl cannot express against a 1.20 server.
+# fails on HTTP errors. For what kubectl does not express (raw bodies, headers).
 api() {
   local method="$1" path="$2" body="${3:-}" type="${4:-application/json}"
   local args=(-fsS --max-time 30 --cacert "$KP_E2E_CA_FILE"
@@ -106,8 +112,6 @@ e2e_cleanup() {
   E2E_CLEANUPS+=("$quoted")
 }
 
-# A namespace removed at exit. Returns once its default service account has a token
-# Secret: before that, ServiceAccount admission refuses pods in it.
 # e2e_program NAME: the path of BUILD/tests/e2e_NAME, the program built from
 # tests/e2e/programs/NAME.c (BUILD is $KP_BUILD_DIR, default the repository's build/).
 e2e_program() {
@@ -146,9 +150,9 @@ e2e_start_controller() {
   e2e_say "controller $name started (pid $E2E_CONTROLLER_PID, log $log)"
 }
 
-# e2e_deploy_kinds KIND...: the objects of those kinds that deploy/overlays/e2e renders.
+# e2e_deploy_kinds KIND...: the objects of those kinds that E2E_KUSTOMIZATION renders.
 e2e_deploy_kinds() {
-  kubectl kustomize "$E2E_LIB_DIR/../../deploy/overlays/e2e" | python3 -c '
+  kubectl kustomize "$E2E_KUSTOMIZATION" | python3 -c '
 import sys, yaml
 keep = set(sys.argv[1:])
 docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d.get("kind") in keep]
@@ -179,6 +183,26 @@ e2e_karpenter() {
   k apply -f "$1" >/dev/null
 }
 
+# e2e_nodepool NAME [LIMITS_YAML] [EXTRA_REQUIREMENT_YAML]: a NodePool manifest for an
+# EC2NodeClass, on-demand, limited to 100 CPUs unless LIMITS_YAML says otherwise.
+e2e_nodepool() {
+  local limits='limits: {cpu: "100"}'
+  [ -z "${2:-}" ] || limits=$2
+  cat <<EOF
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: $1}
+spec:
+  $limits
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      ${3:-}
+EOF
+}
+
 # e2e_free_port: a TCP port nothing listens on now.
 e2e_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -200,12 +224,14 @@ e2e_stop_pid() {
 # count KIND [ARGS...]: how many objects kubectl lists.
 count() { k get "$@" -o name 2>/dev/null | grep -c . || true; }
 
+# A namespace removed at exit. Returns once its default service account exists:
+# before that, ServiceAccount admission refuses pods in it.
 e2e_namespace() {
   local ns="$1"
   k create namespace "$ns" >/dev/null
   e2e_cleanup k delete namespace "$ns" --wait=false --ignore-not-found
-  wait_for "[ -n \"\$(k -n '$ns' get serviceaccount default -o jsonpath='{.secrets[0].name}')\" ]" 60 ||
-    fail "namespace $ns: default service account has no token after 60s"
+  wait_for "k -n '$ns' get serviceaccount default" 60 ||
+    fail "namespace $ns: no default service account after 60s"
 }
 
 # A kubeconfig that authenticates as service account NS/SA (least-privilege runs).
@@ -281,7 +307,7 @@ e2e_setup() {
   if [ -n "${KP_E2E_ENV:-}" ]; then
     # shellcheck source=/dev/null
     . "$KP_E2E_ENV"
-    return 0
+      return 0
   fi
   local work="${KP_E2E_WORK_DIR:-${TMPDIR:-/tmp}}" env
   E2E_CLUSTER_DIR=$(mktemp -d "$work/$E2E_TEST_NAME.XXXXXX")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The end-to-end tier: every tests/e2e/test_*.sh (or the ones named on the command
-# line), each against a real Kubernetes 1.20 control plane.
+# line), each against a real Kubernetes control plane (the release
+# tests/e2e/k8s/go.mod pins; build-control-plane.sh builds and caches it).
 #
 #   tests/e2e/run.sh [test_name|path ...]
 #
@@ -13,12 +14,19 @@
 # test would change what the next one sees. A cluster starts in about 10-15 s, which
 # is cheap next to what each test does, and it makes tests independent of order.
 #
-# Environment: KP_E2E_TEST_TIMEOUT (seconds per test, default 600).
+# Tests may run side by side (KP_E2E_JOBS, default 1): each has its own cluster on
+# ports of its own, and most of a test's time is spent waiting on the cluster, not
+# computing, so running two at once shortens a run (docs/testing.md has figures). Each
+# test's result and, on failure, its output are printed when it ends, as a block.
+#
+# Environment: KP_E2E_TEST_TIMEOUT (seconds per test, default 600), KP_E2E_JOBS (tests
+# at once, default 1).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 readonly HERE
 readonly TEST_TIMEOUT="${KP_E2E_TEST_TIMEOUT:-600}"
+readonly JOBS="${KP_E2E_JOBS:-1}"
 
 say() { printf 'e2e: %s\n' "$*"; }
 
@@ -70,43 +78,83 @@ run_one() {
   return 1
 }
 
+# start_one TEST: run_one in the background, its block into WORK/NAME.out and its
+# status into WORK/NAME.rc (written last: its presence means the test has ended).
+start_one() {
+  local name
+  name=$(basename "$1" .sh)
+  (
+    rc=0
+    run_one "$1" "$WORK/$name.log" >"$WORK/$name.out" 2>&1 || rc=$?
+    echo "$rc" >"$WORK/$name.rc"
+  ) &
+}
+
+# report_ended: print the block of each test that has ended since the last call, and
+# count it.
+report_ended() {
+  local t name
+  for t in "${STARTED[@]}"; do
+    name=$(basename "$t" .sh)
+    [ -f "$WORK/$name.rc" ] && [ ! -f "$WORK/$name.reported" ] || continue
+    touch "$WORK/$name.reported"
+    cat "$WORK/$name.out"
+    if [ "$(cat "$WORK/$name.rc")" = 0 ]; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi
+  done
+}
+
+# running: how many started tests have not ended.
+running() {
+  local t n=0
+  for t in "${STARTED[@]}"; do [ -f "$WORK/$(basename "$t" .sh).rc" ] || n=$((n + 1)); done
+  echo "$n"
+}
+
+WORK=""
+PASSED=0
+FAILED=0
+STARTED=()
+
 main() {
-  local tests work passed=0 failed=0 t start
-  # kubectl is not among the Debian packages (Debian 12's is 1.20, without
-  # `patch --subresource`); the machine or CI image provides it.
-  command -v kubectl >/dev/null 2>&1 || { say "kubectl (1.24 or newer) is needed on PATH" >&2; exit 2; }
+  local tests t start
   mapfile -t tests < <(select_tests "$@")
   [ ${#tests[@]} -gt 0 ] || { say "no tests found in $HERE" >&2; exit 2; }
+  [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { say "KP_E2E_JOBS must be a positive number, not '$JOBS'" >&2; exit 2; }
 
-  # Instant when cached; the first run on a machine builds (10-20 minutes).
+  # Instant when cached; the first run on a machine builds (40 minutes or more on two
+  # busy cores; it prints its progress). kubectl comes with it, the same release.
   start=$SECONDS
-  "$HERE/build-control-plane.sh" >/dev/null
+  "$HERE/build-control-plane.sh" >/dev/null || { say "the control plane could not be built" >&2; exit 2; }
   [ $((SECONDS - start)) -lt 5 ] || say "control plane built in $((SECONDS - start))s"
+  say "Kubernetes $("$HERE/build-control-plane.sh" --version), $JOBS test(s) at a time"
 
-  work=$(mktemp -d "${TMPDIR:-/tmp}/kp-e2e-run.XXXXXX")
-  export KP_E2E_WORK_DIR="$work"
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/kp-e2e-run.XXXXXX")
+  export KP_E2E_WORK_DIR="$WORK"
   start=$SECONDS
   for t in "${tests[@]}"; do
-    if run_one "$t" "$work/$(basename "$t" .sh).log"; then
-      passed=$((passed + 1))
-    else
-      failed=$((failed + 1))
-    fi
+    while [ "$(running)" -ge "$JOBS" ]; do
+      wait -n || true
+      report_ended
+    done
+    STARTED+=("$t")
+    start_one "$t"
   done
-  reap_strays "$work" || failed=$((failed + 1))
+  wait
+  report_ended
+  reap_strays "$WORK" || FAILED=$((FAILED + 1))
   # Repeated at the end: a long run's log is often read from the bottom.
   for t in "${tests[@]}"; do
-    grep -a 'FAIL  ' "$work/$(basename "$t" .sh).log" 2>/dev/null | sed "s/^/e2e: $(basename "$t" .sh): /" || true
+    grep -a 'FAIL  ' "$WORK/$(basename "$t" .sh).log" 2>/dev/null | sed "s/^/e2e: $(basename "$t" .sh): /" || true
   done
 
-  if [ "$failed" -eq 0 ]; then
-    rm -rf "$work"
+  if [ "$FAILED" -eq 0 ]; then
+    rm -rf "$WORK"
   else
-    say "logs kept in $work"
+    say "logs kept in $WORK"
   fi
   say "tests took $((SECONDS - start))s"
-  say "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
+  say "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
 }
 
 main "$@"

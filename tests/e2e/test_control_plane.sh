@@ -3,9 +3,11 @@
 # on. Pods of a Deployment are created and found unschedulable while there is no node;
 # a Node made by hand (the way tests stand in for a kubelet) becomes schedulable once
 # it reports Ready and loses the not-ready taint, and the scheduler binds the pods to
-# it. Also: the API groups a 1.20 server offers for PDBs and Leases, and that a
-# service account's token works and is held to its RBAC grants (how our programs
-# will run here).
+# it. Also: the release is the one tests/e2e/k8s/go.mod pins, kubectl is the same
+# release, the API groups our programs use (policy/v1 PDBs and Evictions,
+# coordination.k8s.io/v1 Leases) are served and the retired ones are not, and a
+# service account's token (from the TokenRequest API) works and is held to its RBAC
+# grants (how our programs run here).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -31,15 +33,24 @@ count_bound() { pods_json | jq --arg node "$NODE" "$BOUND_TO"; }
 served() { grep -qx "$1" <<<"$(k api-versions)"; }
 not_served() { ! served "$1"; }
 
+check_versions() {
+  local want
+  want=$("$E2E_LIB_DIR/build-control-plane.sh" --version)
+  check "the API server is $want (/version)" \
+    test "$(api GET /version | jq -r .gitVersion)" = "$want"
+  check "kubectl on PATH is $want too" \
+    test "$(kubectl version --client -o json | jq -r .clientVersion.gitVersion)" = "$want"
+}
+
 check_api_groups() {
   local group
-  for group in policy/v1beta1 coordination.k8s.io/v1 admissionregistration.k8s.io/v1 \
-    apiextensions.k8s.io/v1; do
+  for group in policy/v1 coordination.k8s.io/v1 admissionregistration.k8s.io/v1 \
+    apiextensions.k8s.io/v1 authentication.k8s.io/v1; do
     check "$group is served" served "$group"
   done
-  check "policy/v1 is not served (a 1.20 server)" not_served policy/v1
+  check "policy/v1beta1 is not served (removed in 1.25)" not_served policy/v1beta1
   k apply -f - >/dev/null <<EOF
-apiVersion: policy/v1beta1
+apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: $APP, namespace: $NS}
 spec:
@@ -51,8 +62,8 @@ kind: Lease
 metadata: {name: e2e-lease, namespace: $NS}
 spec: {holderIdentity: e2e, leaseDurationSeconds: 15}
 EOF
-  check "a policy/v1beta1 PodDisruptionBudget round-trips" \
-    test "$(k -n "$NS" get poddisruptionbudgets.v1beta1.policy "$APP" -o jsonpath='{.spec.minAvailable}')" = 1
+  check "a policy/v1 PodDisruptionBudget round-trips" \
+    test "$(k -n "$NS" get poddisruptionbudgets.v1.policy "$APP" -o jsonpath='{.spec.minAvailable}')" = 1
   check "a coordination.k8s.io/v1 Lease round-trips" \
     test "$(k -n "$NS" get leases.v1.coordination.k8s.io e2e-lease -o jsonpath='{.spec.holderIdentity}')" = e2e
 }
@@ -130,6 +141,7 @@ node_untainted() { ! node_has_not_ready_taint; }
 main() {
   e2e_setup
   e2e_namespace "$NS"
+  check_versions
   check_api_groups
   check_service_account
 

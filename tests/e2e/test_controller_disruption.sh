@@ -88,7 +88,7 @@ consolidate() {
   before=$(count nodes)
   keeper=$(keeper_node)
   cat <<EOF2 | k -n $NS apply -f - >/dev/null
-apiVersion: policy/v1beta1
+apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: inflate}
 spec:

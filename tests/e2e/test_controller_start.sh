@@ -7,8 +7,8 @@
 #     (IPv4 here), and refuses an API server older than KUBERNETES_MIN_VERSION;
 #   - Karpenter settings with no effect here (MEMORY_LIMIT, an unknown feature gate, an
 #     AWS setting given to kwok) are named in WARN lines; one that would change
-#     decisions and is not implemented (FEATURE_GATES StaticCapacity=true) stops it
-#     with exit 2;
+#     decisions and is not supported (IGNORE_DRA_REQUESTS=false) stops it with
+#     exit 2;
 #   - LOG_LEVEL takes any case, LOG_OUTPUT_PATHS sends the log to a file;
 #   - karpenter_build_info is on /metrics;
 #   - a SIGTERM while the caches cannot fill (a CRD missing) ends it at once, with exit
@@ -39,9 +39,9 @@ check_refusals() {
   check "no provider: exit 2 ($rc)" [ "$rc" = 2 ]
   check "... and it says how to name one" grep -q "no cloud provider: set --cloud-provider (or CLOUD_PROVIDER)" <<<"$out"
   rc=0
-  out=$(FEATURE_GATES=StaticCapacity=true "$BIN" run --kubeconfig "$KUBECONFIG" --cloud-provider kwok 2>&1) || rc=$?
-  check "FEATURE_GATES StaticCapacity=true is refused, not ignored ($rc)" [ "$rc" = 2 ]
-  check "... naming the gate" grep -q "StaticCapacity=true" <<<"$out"
+  out=$(IGNORE_DRA_REQUESTS=false "$BIN" run --kubeconfig "$KUBECONFIG" --cloud-provider kwok 2>&1) || rc=$?
+  check "IGNORE_DRA_REQUESTS=false is refused, not ignored ($rc)" [ "$rc" = 2 ]
+  check "... naming the setting" grep -q "IGNORE_DRA_REQUESTS=false" <<<"$out"
   rc=0
   KUBERNETES_MIN_VERSION=1.99.0 "$BIN" run --kubeconfig "$KUBECONFIG" --cloud-provider kwok --metrics-port 0 \
     --health-probe-port 0 >"$WORK/min.log" 2>&1 || rc=$?
@@ -62,7 +62,7 @@ check_start_and_stop() {
     >"$WORK/run.log" 2>&1 &
   local pid=$! rc=0
   e2e_cleanup e2e_stop_pid "$pid"
-  wait_for "curl -fsS http://127.0.0.1:$port/metrics | grep -q '^karpenter_build_info{'" 30 ||
+  wait_for "curl -fsS http://127.0.0.1:$port/metrics | grep '^karpenter_build_info{' >/dev/null" 30 ||
     fail "no karpenter_build_info on /metrics"
   pass "karpenter_build_info is on /metrics: $(curl -fsS "http://127.0.0.1:$port/metrics" | grep '^karpenter_build_info{')"
   wait_for "grep -q 'leading: controllers started' '$WORK/file.log'" 30 || fail "it did not lead"
@@ -102,7 +102,7 @@ main() {
   WORK=$(mktemp -d)
   e2e_cleanup rm -rf "$WORK"
   BIN=$(e2e_controller)
-  k apply -f "$E2E_LIB_DIR/../../crds/compat-1.20" >/dev/null
+  k apply -f "$E2E_LIB_DIR/../../crds/" >/dev/null
   wait_for "k get nodepools && k get kwoknodeclasses" 30 || fail "the CRDs are not served"
   check_refusals
   check_start_and_stop

@@ -49,7 +49,7 @@ delete_node() {
 pdb_holds_drain() {
   local node claim
   cat <<EOF2 | k -n $NS apply -f - >/dev/null
-apiVersion: policy/v1beta1
+apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: inflate}
 spec:

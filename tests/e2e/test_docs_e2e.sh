@@ -40,7 +40,7 @@ assert "the docs have sh e2e blocks ($n)" test "$n" -ge 5
 
 # What getting-started.md has the reader do before its blocks: the CRDs, then the
 # controller with the kwok provider.
-k apply -f "$ROOT/crds/compat-1.20" >/dev/null
+k apply -f "$ROOT/crds/" >/dev/null
 wait_for "k get nodepools && k get kwoknodeclasses" 30 || fail "the CRDs are not served"
 e2e_start_controller controller --disable-leader-election --kwok-finish-pods-immediately \
   --disruption-poll-interval 2s --consolidation-validation-period 2s

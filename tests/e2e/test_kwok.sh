@@ -182,7 +182,7 @@ main() {
   e2e_cleanup rm -rf "$WORK"
   write_inputs
   # The provider launches only for a claim whose KWOKNodeClass exists.
-  k apply -f "$E2E_LIB_DIR/../../crds/compat-1.20/karpenter.kwok.sh_kwoknodeclasses.yaml" >/dev/null
+  k apply -f "$E2E_LIB_DIR/../../crds/karpenter.kwok.sh_kwoknodeclasses.yaml" >/dev/null
   wait_for "k get kwoknodeclasses" 30 || fail "the KWOKNodeClass CRD is not served"
   k apply -f "$E2E_LIB_DIR/../../examples/kwok/kwoknodeclass.yaml" >/dev/null
   e2e_namespace "$NS"

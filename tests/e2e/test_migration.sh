@@ -22,7 +22,7 @@
 # Skipped: the webhooks (step 4's last command): the e2e cluster has no kubelet to run
 # the Deployment's Pods, which serve them; test_webhook_registration and test_deploy
 # cover them. Karpenter's own CRDs are stood in for by ours (same groups, kinds,
-# versions; a 1.20 API server refuses the CEL rules of Karpenter's).
+# versions and CEL rules).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -101,7 +101,7 @@ EOF
 karpenter_left() {
   local i id pid
   # Karpenter's CRDs: ours stand in (same groups, kinds and versions).
-  k apply -k "$ROOT/deploy/crds/compat-1.20" >/dev/null
+  k apply -k "$ROOT/deploy/crds" >/dev/null
   wait_for "k get nodepools && k get ec2nodeclasses" 30 || fail "the CRDs are not served"
   karpenter_nodeclass
   ko_nodepool $POOL karpenter.k8s.aws EC2NodeClass $CLASS 0s
@@ -135,8 +135,8 @@ EOF
 # ------------------------------------------------------- installing ours
 
 # docs/migrating.md step 2: a user overlay of deploy/ with the settings (here also
-# the short passes of this test and moto's endpoint) and, for a 1.20 API server, the
-# compat CRDs and a policy/v1beta1 PDB; no replicas, as no kubelet runs Pods here.
+# the short passes of this test and moto's endpoint); no replicas, as no kubelet runs
+# Pods here.
 write_overlay() {
   local dir="$KP_E2E_DIR/my-overlay" deploy
   mkdir -p "$dir"
@@ -146,8 +146,7 @@ write_overlay() {
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
-- $deploy/crds/compat-1.20
-- $deploy/app
+- $deploy
 configMapGenerator:
 - name: karpenter-c-settings
   namespace: kube-system
@@ -160,9 +159,6 @@ configMapGenerator:
   - DISRUPTION_POLL_INTERVAL=2s
   - CONSOLIDATION_VALIDATION_PERIOD=2s
 patches:
-- target: {kind: PodDisruptionBudget, name: karpenter-c}
-  patch: |-
-    - {op: replace, path: /apiVersion, value: policy/v1beta1}
 - target: {kind: Deployment, name: karpenter-c}
   patch: |-
     - {op: replace, path: /spec/replicas, value: 0}

@@ -95,6 +95,20 @@ static inline void bound(yb *y, const char *name, const char *node_name, const c
            name, SEP(meta), node_name, requests ? requests : "");
 }
 
+/* ---- a deterministic random source for generated scenarios (splitmix64) ---- */
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static inline uint32_t rnd(rng *r, uint32_t n)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (uint32_t)((z ^ (z >> 31)) % n);
+}
+
 /* ---- running and reading the plan ---- */
 
 static inline void run_opts(kp_scenario *s, yb *y, const char *catalog, const kp_solve_opts *opts)

@@ -510,3 +510,48 @@ Test(handler, wrong_typed_metadata_is_denied)
         cJSON_Delete(h.root);
     }
 }
+
+/* NodeOverlays (karpenter.sh/v1alpha1) go through the same door: validated,
+ * with the alpha warning, and a bad one denied with the rule's message. */
+static const char overlay_request_head[] =
+    "\"uid\":\"o\",\"kind\":{\"group\":\"karpenter.sh\",\"version\":\"v1alpha1\",\"kind\":\"NodeOverlay\"},"
+    "\"resource\":{\"group\":\"karpenter.sh\",\"version\":\"v1alpha1\",\"resource\":\"nodeoverlays\"},"
+    "\"name\":\"o\",\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"karpenter.sh/v1alpha1\","
+    "\"kind\":\"NodeOverlay\",\"metadata\":{\"name\":\"o\"},\"spec\":";
+
+static void handle_overlay(handled *h, enum kp_webhook_endpoint ep, const char *spec)
+{
+    char members[1024];
+    snprintf(members, sizeof(members), "%s%s}", overlay_request_head, spec);
+    handle(h, ep, members);
+}
+
+Test(handler, nodeoverlays_are_validated)
+{
+    handled h;
+    handle_overlay(&h, KP_WEBHOOK_VALIDATE,
+                   "{\"weight\":10,\"priceAdjustment\":\"-10%\",\"requirements\":[{\"key\":"
+                   "\"node.kubernetes.io/instance-type\",\"operator\":\"In\",\"values\":[\"m5.large\"]}]}");
+    cr_expect(allowed(&h), "%s", status_message(&h));
+    cr_expect_str_eq(h.outcome.kind, "NodeOverlay");
+    const cJSON *warnings = cJSON_GetObjectItem(h.response, "warnings");
+    cr_expect(cJSON_GetArraySize(warnings) == 1 &&
+                  strstr(cJSON_GetArrayItem(warnings, 0)->valuestring, "NodeOverlay feature gate"),
+              "the alpha warning");
+    cJSON_Delete(h.root);
+
+    handle_overlay(&h, KP_WEBHOOK_VALIDATE,
+                   "{\"price\":\"1\",\"priceAdjustment\":\"+1%\",\"capacity\":{\"memory\":\"1Gi\"},"
+                   "\"requirements\":[]}");
+    cr_expect_not(allowed(&h));
+    cr_expect(strstr(status_message(&h), "NodeOverlay \"o\"") != NULL, "%s", status_message(&h));
+    cr_expect(strstr(status_message(&h), "cannot set both 'price' and 'priceAdjustment'") != NULL, "%s",
+              status_message(&h));
+    cr_expect(strstr(status_message(&h), "spec.capacity[memory]") != NULL, "%s", status_message(&h));
+    cJSON_Delete(h.root);
+
+    handle_overlay(&h, KP_WEBHOOK_MUTATE, "{\"requirements\":[]}");
+    cr_expect(allowed(&h), "no defaults, nothing to refuse");
+    cr_expect_null(cJSON_GetObjectItem(h.response, "patch"));
+    cJSON_Delete(h.root);
+}

@@ -60,7 +60,9 @@ Test(aws_instancetypes, allocatable_matches_karpenter_for_al2023)
 {
     it_env_start(NULL, 0);
     const kp_catalog *cat = NULL;
-    KP_ASSERT_OK(kp_aws_instancetypes_catalog( env.it, class_with("al2023", "\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}]"), &cat));
+    KP_ASSERT_OK(kp_aws_instancetypes_catalog(
+        env.it, class_with("al2023", "\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}]"),
+        &cat));
     char *text = dbl_fixture("instancetypes/karpenter-allocatable-al2023.json");
     cJSON *expected = cJSON_Parse(text);
     cr_assert_not_null(expected);
@@ -81,7 +83,8 @@ Test(aws_instancetypes, labels_follow_karpenter)
 {
     it_env_start(NULL, 0);
     const kp_catalog *cat = NULL;
-    KP_ASSERT_OK(kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2023\""), &cat));
+    KP_ASSERT_OK(
+        kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2023\""), &cat));
     const kp_instance_type *m5 = type_of(cat, "m5.large");
     struct {
         const char *key, *value;
@@ -124,7 +127,8 @@ Test(aws_instancetypes, accelerator_storage_and_name_labels)
 {
     it_env_start(NULL, 0);
     const kp_catalog *cat = NULL;
-    KP_ASSERT_OK(kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2\""), &cat));
+    KP_ASSERT_OK(
+        kp_aws_instancetypes_catalog(env.it, class_with("c", "\"amiFamily\":\"AL2\""), &cat));
     const kp_instance_type *g5 = type_of(cat, "g5.xlarge");
     cr_expect_str_eq(label_of(g5, "karpenter.k8s.aws/instance-gpu-name"), "a10g");
     cr_expect_str_eq(label_of(g5, "karpenter.k8s.aws/instance-gpu-manufacturer"), "nvidia");

@@ -212,9 +212,9 @@ static char *receive_answer(const char *const *msgs, size_t n)
     KP_ASSERT_OK(kp_buf_puts(&b, "{\"Messages\":["));
     for (size_t i = 0; i < n; i++) {
         KP_ASSERT_OK(kp_buf_printf(&b,
-                      "%s{\"MessageId\":\"m-%zu\",\"ReceiptHandle\":\"rh-%zu\","
-                      "\"Attributes\":{\"SentTimestamp\":\"1772600000000\"},\"Body\":",
-                      i ? "," : "", i, i));
+                                   "%s{\"MessageId\":\"m-%zu\",\"ReceiptHandle\":\"rh-%zu\","
+                                   "\"Attributes\":{\"SentTimestamp\":\"1772600000000\"},\"Body\":",
+                                   i ? "," : "", i, i));
         KP_ASSERT_OK(kp_buf_json_string(&b, msgs[i]));
         KP_ASSERT_OK(kp_buf_puts(&b, "}"));
     }

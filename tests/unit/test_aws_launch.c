@@ -201,7 +201,8 @@ Test(aws_launch, on_demand_uses_lowest_price_and_the_context)
            fleet(fleet_instance("i-1", "m5.large", "us-west-2a", "subnet-a2", "on-demand"), ""));
     start();
     kp_aws_launched out;
-    KP_ASSERT_OK(launch(the_class(",\"context\":\"ctx-1\""), claim_allowing("\"on-demand\""), &out));
+    KP_ASSERT_OK(
+        launch(the_class(",\"context\":\"ctx-1\""), claim_allowing("\"on-demand\""), &out));
     size_t f = find("CreateFleet", 0);
     cr_expect_str_eq(sent(f, "TargetCapacitySpecification.DefaultTargetCapacityType"), "on-demand");
     cr_expect_str_eq(sent(f, "OnDemandOptions.AllocationStrategy"), "lowest-price");

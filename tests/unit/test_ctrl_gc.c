@@ -13,14 +13,14 @@
 #include "helpers/assert.h"
 
 #define CLAIMS HARNESS_CLAIMS
-#define NODES HARNESS_NODES
+#define NODES  HARNESS_NODES
 
 HARNESS_SUITE(gc);
 
 /* A claim of class `class_ref` with provider ID `pid`, Launched at `launched`
  * (RFC 3339); `meta` more metadata members (",..." or ""). */
-static void put_claim(const char *name, const char *class_ref, const char *pid, const char *launched,
-                      const char *meta)
+static void put_claim(const char *name, const char *class_ref, const char *pid,
+                      const char *launched, const char *meta)
 {
     char more_meta[512], status[512];
     snprintf(more_meta, sizeof(more_meta), ",\"creationTimestamp\":\"%s\"%s", launched, meta);
@@ -74,9 +74,11 @@ Test(gc, claims_that_stay)
 {
     add_instance("fake://listed", 3600);
     put_claim("listed", NULL, "fake://listed", AN_HOUR_AGO, "");
-    put_claim("young", NULL, "fake://young", "2025-12-31T23:59:55Z", ""); /* 5 s: a launch in flight */
+    put_claim("young", NULL, "fake://young", "2025-12-31T23:59:55Z",
+              ""); /* 5 s: a launch in flight */
     put_claim("deleting", NULL, "fake://deleting", AN_HOUR_AGO,
-              ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"finalizers\":[\"karpenter.sh/termination\"]");
+              ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"finalizers\":[\"karpenter.sh/"
+              "termination\"]");
     put_claim("theirs", HARNESS_AWS_CLASS, HARNESS_AWS_ID, AN_HOUR_AGO, "");
     gc_pass();
     cr_expect_eq(h.cloud.gets, 0, "none of them is even asked about");

@@ -29,14 +29,14 @@ typedef struct fake_source {
     char observed_type[64];
 } fake_source;
 
-static int fs_receive(kp_interruption_source *src, kp_arena *arena, kp_interruption **out, uint32_t *n, int wait)
+static int fs_receive(kp_interruption_source *src, kp_arena *arena, kp_interruption **out,
+                      uint32_t *n, int wait)
 {
     fake_source *f = (fake_source *)src;
     (void)wait;
     f->receives++;
     *n = 0;
-    if (!f->queued)
-        return 0;
+    if (!f->queued) return 0;
     kp_interruption *m = KP_ARENA_NEW(arena, kp_interruption, 1);
     m->kind = f->kind;
     m->kind_name = kp_interruption_kind_name(f->kind);
@@ -57,8 +57,8 @@ static int fs_ack(kp_interruption_source *src, const kp_interruption *m)
     return 0;
 }
 
-static void fs_observe(kp_interruption_source *src, const kp_interruption *m, const char *type, const char *zone,
-                       const char *capacity_type, const char *reservation)
+static void fs_observe(kp_interruption_source *src, const kp_interruption *m, const char *type,
+                       const char *zone, const char *capacity_type, const char *reservation)
 {
     fake_source *f = (fake_source *)src;
     (void)m, (void)zone, (void)capacity_type, (void)reservation;
@@ -102,12 +102,14 @@ TestSuite(interruption_ctrl, .init = setup, .fini = teardown, .timeout = 60);
 /* A claim with provider ID `pid` and its registered node `name`. */
 static void put_pair(const char *name, const char *class_ref, const char *pid)
 {
-    harness_put_claim(&h, (harness_obj){.name = name,
-                                        .class_ref = class_ref,
-                                        .provider_id = pid,
-                                        .node_name = name,
-                                        .labels = "\"karpenter.sh/nodepool\":\"default\",\"karpenter.sh/capacity-type\":"
-                                                  "\"spot\",\"node.kubernetes.io/instance-type\":\"m5.large\""});
+    harness_put_claim(
+        &h, (harness_obj){
+                .name = name,
+                .class_ref = class_ref,
+                .provider_id = pid,
+                .node_name = name,
+                .labels = "\"karpenter.sh/nodepool\":\"default\",\"karpenter.sh/capacity-type\":"
+                          "\"spot\",\"node.kubernetes.io/instance-type\":\"m5.large\""});
     harness_put_node(&h, (harness_obj){.name = name, .provider_id = pid});
 }
 
@@ -135,8 +137,8 @@ Test(interruption_ctrl, a_spot_interruption_deletes_the_claim_with_karpenters_ev
     notice(KP_INTERRUPT_SPOT, "c1");
     pass();
     cr_expect_not(claim_on_server("c1"), "deleted: termination drains it");
-    cr_expect_eq(harness_events(&h, "SpotInterrupted", "Spot interruption warning was triggered"), 2,
-                 "on the claim and its node");
+    cr_expect_eq(harness_events(&h, "SpotInterrupted", "Spot interruption warning was triggered"),
+                 2, "on the claim and its node");
     cr_expect_eq(harness_events(&h, "TerminatingOnInterruption", NULL), 2);
     cr_expect_eq(src.acks, 1);
     cr_expect_eq(src.observed, 1, "the provider hears what was taken");
@@ -182,10 +184,10 @@ Test(interruption_ctrl, instance_ids_match_whole_suffixes)
 static void refuse_deletes(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx;
-    if (strcmp(req->method, "DELETE") != 0)
-        return;
+    if (strcmp(req->method, "DELETE") != 0) return;
     resp->status = 403;
-    resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Forbidden\","
+    resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+                        "\"reason\":\"Forbidden\","
                         "\"message\":\"refused by the test\",\"code\":403}");
 }
 

@@ -10,7 +10,7 @@
 #include "helpers/assert.h"
 
 #define CLASSES HARNESS_CLASSES
-#define CLAIMS HARNESS_CLAIMS
+#define CLAIMS  HARNESS_CLAIMS
 
 static harness h;
 
@@ -46,15 +46,17 @@ static void aws(void)
     h.c.cloud = cp;
 }
 
-#define SPEC                                                                                                          \
-    "\"spec\":{\"instanceProfile\":\"ip\",\"subnetSelectorTerms\":[{\"id\":\"subnet-1\"}],"                           \
-    "\"securityGroupSelectorTerms\":[{\"id\":\"sg-1\"}],\"amiSelectorTerms\":[{\"id\":\"ami-1\"}]}"
+#define SPEC                                                                                       \
+    "\"spec\":{\"instanceProfile\":\"ip\",\"subnetSelectorTerms\":[{\"id\":\"subnet-1\"}],"        \
+    "\"securityGroupSelectorTerms\":[{\"id\":\"sg-1\"}],\"amiSelectorTerms\":[{\"id\":\"ami-1\"}]" \
+    "}"
 
 static void put_class(const char *meta_extra)
 {
     char json[1024];
     snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":\"nc\","
+             "{\"apiVersion\":\"karpenter.k8s.aws/"
+             "v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":\"nc\","
              "\"uid\":\"u-nc\",\"generation\":1%s},%s}",
              meta_extra, SPEC);
     harness_put(&h, KP_CK_NODECLASS, CLASSES, "nc", json);
@@ -87,20 +89,22 @@ static const char *status_of(const cJSON *obj, const char *type)
     const cJSON *c;
     cJSON_ArrayForEach(c, jpath(obj, "status.conditions"))
     {
-        if (!strcmp(kp_obj_str(c, "type"), type))
-            return kp_obj_str(c, "status");
+        if (!strcmp(kp_obj_str(c, "type"), type)) return kp_obj_str(c, "status");
     }
     return NULL;
 }
 
 /* A claim of class `class_ref` (JSON); `annotations` as JSON members. */
-static void put_claim(const char *name, const char *class_ref, const char *pid, const char *annotations)
+static void put_claim(const char *name, const char *class_ref, const char *pid,
+                      const char *annotations)
 {
-    harness_put_claim(
-        &h, (harness_obj){.name = name, .class_ref = class_ref, .provider_id = pid, .annotations = annotations});
+    harness_put_claim(&h, (harness_obj){.name = name,
+                                        .class_ref = class_ref,
+                                        .provider_id = pid,
+                                        .annotations = annotations});
 }
 
-#define OUR_REF "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"nc\"}"
+#define OUR_REF  "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"nc\"}"
 #define FAKE_REF "{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"nc\"}"
 
 Test(nodeclass_ctrl, a_class_gets_its_finalizer_hash_and_resolved_status)
@@ -116,13 +120,15 @@ Test(nodeclass_ctrl, a_class_gets_its_finalizer_hash_and_resolved_status)
     cJSON *nc = stored();
     cr_expect(kp_obj_has_finalizer(nc, KP_NODECLASS_FINALIZER));
     cr_expect_not_null(kp_obj_annotation(nc, KP_AWS_ANNOTATION_NODECLASS_HASH));
-    cr_expect_str_eq(kp_obj_annotation(nc, KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION), KP_AWS_NODECLASS_HASH_VERSION);
+    cr_expect_str_eq(kp_obj_annotation(nc, KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION),
+                     KP_AWS_NODECLASS_HASH_VERSION);
     cr_expect_str_eq(status_of(nc, "Ready"), "True");
     cr_expect_str_eq(status_of(nc, "SubnetsReady"), "True");
     cr_expect_str_eq(jstr_at(nc, "status.subnets.0.id"), "subnet-1");
     cr_expect_str_eq(jstr_at(nc, "status.amis.0.id"), "ami-1");
     cJSON_Delete(nc);
-    cr_expect_eq(fake_api_count(h.fa, "PATCH", CLASSES "/nc/status"), 1, "the status through its subresource");
+    cr_expect_eq(fake_api_count(h.fa, "PATCH", CLASSES "/nc/status"), 1,
+                 "the status through its subresource");
 }
 
 Test(nodeclass_ctrl, a_class_that_does_not_resolve_is_not_ready)
@@ -146,10 +152,13 @@ Test(nodeclass_ctrl, deleting_waits_for_claims_then_cleans_up_and_releases)
                              "karpenter.k8s.aws/1</launchTemplateName></item>"));
     answer(200, "<DeleteLaunchTemplateResponse><launchTemplate><launchTemplateId>lt-a"
                 "</launchTemplateId></launchTemplate></DeleteLaunchTemplateResponse>");
-    answer(200, "<ListInstanceProfilesResponse><ListInstanceProfilesResult><IsTruncated>false</IsTruncated>"
-                "<InstanceProfiles/></ListInstanceProfilesResult></ListInstanceProfilesResponse>");
+    answer(
+        200,
+        "<ListInstanceProfilesResponse><ListInstanceProfilesResult><IsTruncated>false</IsTruncated>"
+        "<InstanceProfiles/></ListInstanceProfilesResult></ListInstanceProfilesResponse>");
     aws();
-    put_class(",\"finalizers\":[\"karpenter.k8s.aws/termination\"],\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"");
+    put_class(",\"finalizers\":[\"karpenter.k8s.aws/"
+              "termination\"],\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"");
     put_claim("user", OUR_REF, "aws:///us-west-2a/i-0abc", "");
     cr_expect_eq(reconcile(), 5000, "a NodeClaim still uses it: looked at again in 5 s");
     cr_expect_eq(requests(), 0, "nothing deleted in AWS yet");
@@ -171,7 +180,8 @@ Test(nodeclass_ctrl, restamping_leaves_other_providers_claims_alone)
 {
     answer_resolution();
     aws();
-    const char *theirs = "\"karpenter.k8s.aws/ec2nodeclass-hash\":\"1\",\"karpenter.k8s.aws/ec2nodeclass-hash-version\""
+    const char *theirs = "\"karpenter.k8s.aws/ec2nodeclass-hash\":\"1\",\"karpenter.k8s.aws/"
+                         "ec2nodeclass-hash-version\""
                          ":\"v0\"";
     put_claim("adopted", OUR_REF, "aws:///us-west-2a/i-0abc", theirs);
     put_claim("foreign", FAKE_REF, "fake://foreign", theirs);
@@ -179,7 +189,8 @@ Test(nodeclass_ctrl, restamping_leaves_other_providers_claims_alone)
     reconcile();
     cJSON *nc = stored();
     const char *hash = kp_obj_annotation(nc, KP_AWS_ANNOTATION_NODECLASS_HASH);
-    cJSON *adopted = fake_api_get(h.fa, CLAIMS "/adopted"), *foreign = fake_api_get(h.fa, CLAIMS "/foreign");
+    cJSON *adopted = fake_api_get(h.fa, CLAIMS "/adopted"),
+          *foreign = fake_api_get(h.fa, CLAIMS "/foreign");
     cr_expect_str_eq(kp_obj_annotation(adopted, KP_AWS_ANNOTATION_NODECLASS_HASH), hash);
     cr_expect_str_eq(kp_obj_annotation(adopted, KP_AWS_ANNOTATION_NODECLASS_HASH_VERSION),
                      KP_AWS_NODECLASS_HASH_VERSION);

@@ -16,8 +16,8 @@
 #include "helpers/ctrl_harness.h"
 #include "helpers/assert.h"
 
-#define POOLS HARNESS_POOLS
-#define CLAIMS HARNESS_CLAIMS
+#define POOLS   HARNESS_POOLS
+#define CLAIMS  HARNESS_CLAIMS
 #define CLASSES HARNESS_CLASSES
 
 HARNESS_SUITE(nodepool_ctrl);
@@ -35,14 +35,16 @@ static void put_pool_req(const char *name, const char *class_ref, const char *re
 
 static void put_pool(const char *name, const char *class_ref)
 {
-    put_pool_req(name, class_ref,
-                 "{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":[\"on-demand\"]}");
+    put_pool_req(
+        name, class_ref,
+        "{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":[\"on-demand\"]}");
 }
 
 static void put_node(const char *name, const char *pid, const char *cpu, const char *memory)
 {
     char status[256];
-    snprintf(status, sizeof(status), ",\"capacity\":{\"cpu\":\"%s\",\"memory\":\"%s\"}", cpu, memory);
+    snprintf(status, sizeof(status), ",\"capacity\":{\"cpu\":\"%s\",\"memory\":\"%s\"}", cpu,
+             memory);
     harness_put_node(&h, (harness_obj){.name = name, .provider_id = pid, .status = status});
 }
 
@@ -75,14 +77,14 @@ static cJSON *stored(const char *collection, const char *name)
     return o;
 }
 
-static void expect_condition(const cJSON *obj, const char *type, const char *status, const char *reason)
+static void expect_condition(const cJSON *obj, const char *type, const char *status,
+                             const char *reason)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
-                                                          "conditions"))
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(obj, "status"), "conditions"))
     {
-        if (strcmp(kp_obj_str(c, "type"), type) != 0)
-            continue;
+        if (strcmp(kp_obj_str(c, "type"), type) != 0) continue;
         cr_expect_str_eq(kp_obj_str(c, "status"), status, "%s", type);
         cr_expect_str_eq(kp_obj_str(c, "reason"), reason, "%s", type);
         return;
@@ -104,18 +106,20 @@ Test(nodepool_ctrl, hash_status_and_conditions_of_a_valid_pool)
 {
     put_pool("default", NULL);
     put_node("n1", "fake://n1", "2", "8Gi");
-    put_node("theirs", HARNESS_AWS_ID, "64", "256Gi"); /* not our node */
-    put_claim("c-n1", NULL, "fake://n1", "2", "");                         /* its node counts instead */
-    put_claim("c-flight", NULL, "fake://c-flight", "4", "");                /* no node yet: counts itself */
+    put_node("theirs", HARNESS_AWS_ID, "64", "256Gi");       /* not our node */
+    put_claim("c-n1", NULL, "fake://n1", "2", "");           /* its node counts instead */
+    put_claim("c-flight", NULL, "fake://c-flight", "4", ""); /* no node yet: counts itself */
     cr_expect_eq(reconcile("default"), 0);
     cJSON *pool = stored(POOLS, "default");
     char want[KP_NODEPOOL_HASH_LEN];
     kp_nodepool_hash(pool, want, sizeof(want));
     cr_expect_str_eq(kp_obj_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH), want);
-    cr_expect_str_eq(kp_obj_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH_VERSION), KP_NODEPOOL_HASH_VERSION);
+    cr_expect_str_eq(kp_obj_annotation(pool, KP_ANNOTATION_NODEPOOL_HASH_VERSION),
+                     KP_NODEPOOL_HASH_VERSION);
     cr_expect_str_eq(kp_obj_str(pool, "status.resources.cpu"), "6");
     cr_expect_str_eq(kp_obj_str(pool, "status.resources.memory"), "8Gi");
-    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "status"), "nodes");
+    const cJSON *nodes =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "status"), "nodes");
     cr_expect_eq(cJSON_GetNumberValue(nodes), 2, "n1 and the claim in flight");
     expect_condition(pool, "ValidationSucceeded", "True", "ValidationSucceeded");
     expect_condition(pool, "NodeClassReady", "True", "NodeClassReady");
@@ -145,7 +149,8 @@ Test(nodepool_ctrl, the_node_class_must_exist_and_be_ready)
     cr_expect_str_eq(condition_message(pool, "Ready"), "NodeClassReady=False", "Karpenter's status library's words");
     cJSON_Delete(pool);
     harness_put(&h, KP_CK_NODECLASS, CLASSES, "d",
-                "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":\"d\"},"
+                "{\"apiVersion\":\"karpenter.k8s.aws/"
+                "v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":\"d\"},"
                 "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
     harness_sync(&h, KP_CK_NODEPOOL, POOLS "/default", "default");
     reconcile("default");
@@ -153,7 +158,8 @@ Test(nodepool_ctrl, the_node_class_must_exist_and_be_ready)
     expect_condition(pool, "NodeClassReady", "False", "NodeClassNotReady");
     cJSON_Delete(pool);
     harness_put(&h, KP_CK_NODECLASS, CLASSES, "d",
-                "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":\"d\"},"
+                "{\"apiVersion\":\"karpenter.k8s.aws/"
+                "v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":\"d\"},"
                 "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
     harness_sync(&h, KP_CK_NODEPOOL, POOLS "/default", "default");
     reconcile("default");
@@ -166,7 +172,8 @@ Test(nodepool_ctrl, the_node_class_must_exist_and_be_ready)
 Test(nodepool_ctrl, claims_of_another_hash_version_are_restamped_ours_only)
 {
     put_pool("default", NULL);
-    const char *old = "\"karpenter.sh/nodepool-hash\":\"1\",\"karpenter.sh/nodepool-hash-version\":\"v1\"";
+    const char *old =
+        "\"karpenter.sh/nodepool-hash\":\"1\",\"karpenter.sh/nodepool-hash-version\":\"v1\"";
     put_claim("adopted", NULL, "fake://adopted", "2", old);
     put_claim("foreign", HARNESS_AWS_CLASS, HARNESS_AWS_ID, "2", old);
     reconcile("default");
@@ -175,8 +182,10 @@ Test(nodepool_ctrl, claims_of_another_hash_version_are_restamped_ours_only)
     cr_assert_not_null(hash);
     cJSON *adopted = stored(CLAIMS, "adopted"), *foreign = stored(CLAIMS, "foreign");
     cr_expect_str_eq(kp_obj_annotation(adopted, KP_ANNOTATION_NODEPOOL_HASH), hash);
-    cr_expect_str_eq(kp_obj_annotation(adopted, KP_ANNOTATION_NODEPOOL_HASH_VERSION), KP_NODEPOOL_HASH_VERSION);
-    cr_expect_str_eq(kp_obj_annotation(foreign, KP_ANNOTATION_NODEPOOL_HASH), "1", "another provider's claim");
+    cr_expect_str_eq(kp_obj_annotation(adopted, KP_ANNOTATION_NODEPOOL_HASH_VERSION),
+                     KP_NODEPOOL_HASH_VERSION);
+    cr_expect_str_eq(kp_obj_annotation(foreign, KP_ANNOTATION_NODEPOOL_HASH), "1",
+                     "another provider's claim");
     cr_expect_str_eq(kp_obj_annotation(foreign, KP_ANNOTATION_NODEPOOL_HASH_VERSION), "v1");
     cr_expect_eq(fake_api_count(h.fa, "PATCH", CLAIMS "/foreign"), 0);
     cJSON_Delete(adopted);
@@ -199,11 +208,11 @@ Test(nodepool_ctrl, another_providers_pool_is_not_written)
 static void conflict_on_status(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx;
-    if (strcmp(req->method, "PATCH") != 0 || !strstr(req->path, "/status"))
-        return;
+    if (strcmp(req->method, "PATCH") != 0 || !strstr(req->path, "/status")) return;
     resp->status = 409;
-    resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Conflict\","
-                        "\"message\":\"the object has been modified\",\"code\":409}");
+    resp->body = strdup(
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Conflict\","
+        "\"message\":\"the object has been modified\",\"code\":409}");
 }
 
 Test(nodepool_ctrl, a_status_conflict_is_tried_again_soon)
@@ -214,7 +223,8 @@ Test(nodepool_ctrl, a_status_conflict_is_tried_again_soon)
     fake_api_set_hook(h.fa, conflict_on_status, NULL);
     int64_t requeue = 0;
     put_node("n1", "fake://n1", "2", "8Gi"); /* the status has something new to say */
-    cr_expect_eq(kp_nodepool_reconcile(&h.c, NULL, "default", &requeue), 0, "a conflict is not a failure");
+    cr_expect_eq(kp_nodepool_reconcile(&h.c, NULL, "default", &requeue), 0,
+                 "a conflict is not a failure");
     fake_api_set_hook(h.fa, NULL, NULL);
     cr_expect_eq(requeue, 100, "read again and retried in 100 ms");
 }

@@ -116,6 +116,28 @@ Test(ctrl_options, bad_values_name_the_source)
     }
 }
 
+Test(ctrl_options, caps_from_flags_and_environment)
+{
+    kp_ctrl_opts o;
+    const char *env[] = {"CLOUD_PROVIDER", "kwok", "MAX_NODES_TOTAL", "40", "MEMORY_TOTAL", "1Ti",
+                         "MAX_HOURLY_COST", "12.5", NULL};
+    const char *argv[] = {"run", "--cores-total", "96", "--max-nodes-total=30"};
+    cr_assert_eq(parse(&o, env, 4, argv), 0, "%s", kp_error_last());
+    cr_expect_eq(o.caps.max_nodes, 30, "the flag wins over the variable");
+    cr_expect(o.caps.has_cores && o.caps.cores == (kp_milli128)96000);
+    cr_expect(o.caps.has_memory && o.caps.memory == (kp_milli128)1024 * 1024 * 1024 * 1024 * 1000);
+    cr_expect_float_eq(o.caps.max_hourly_cost, 12.5, 1e-12);
+    const char *bad_env[] = {"CLOUD_PROVIDER", "kwok", "CORES_TOTAL", "0:96", NULL};
+    cr_expect_eq(parse(&o, bad_env, 1, argv), KP_EINVALID);
+    cr_expect(strstr(kp_error_last(), "CORES_TOTAL 0:96: give the maximum only") != NULL, "%s", kp_error_last());
+    kp_ctrl_opts d;
+    cr_assert_eq(parse(&d, env, 1, argv), 0);
+    cr_expect_eq(d.caps.max_nodes, 40);
+    const char *none[] = {"CLOUD_PROVIDER", "kwok", NULL};
+    cr_assert_eq(parse(&d, none, 1, argv), 0);
+    cr_expect_not(kp_caps_any(&d.caps), "no cap unless one is set");
+}
+
 Test(ctrl_options, help)
 {
     kp_ctrl_opts o;
@@ -182,6 +204,9 @@ CHECK(subnet, o->subnet_refresh_ms == 120000)
 CHECK(minver, o->kubernetes_min_version && !strcmp(o->kubernetes_min_version, "1.19.0-0"))
 CHECK(pod, o->identity && !strcmp(o->identity, "karpenter-0"))
 CHECK(repair, o->node_repair)
+CHECK(static_pools, o->static_capacity && !o->capacity_buffer)
+CHECK(buffers, o->capacity_buffer && !o->static_capacity)
+CHECK(overlay, o->node_overlay)
 CHECK(threshold, !strcmp(o->node_repair_threshold, "2"))
 
 /* Karpenter v1.14's settings reference (core and AWS), its Helm chart's
@@ -209,9 +234,9 @@ static const setting_case settings[] = {
     {"FEATURE_GATES", "NodeRepair=true", ACT(repair)},
     {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "2", ACT(threshold)},
     {"NODE_REPAIR_UNHEALTHY_THRESHOLD", "lots", REFUSED, NULL, "NODE_REPAIR_UNHEALTHY_THRESHOLD"},
-    {"FEATURE_GATES", "NodeOverlay=true", REFUSED, NULL, "NodeOverlay=true"},
-    {"FEATURE_GATES", "StaticCapacity=true", REFUSED, NULL, "StaticCapacity=true"},
-    {"FEATURE_GATES", "CapacityBuffer=true", REFUSED, NULL, "CapacityBuffer=true"},
+    {"FEATURE_GATES", "NodeOverlay=true", ACT(overlay)},
+    {"FEATURE_GATES", "StaticCapacity=true", ACT(static_pools)},
+    {"FEATURE_GATES", "CapacityBuffer=true", ACT(buffers)},
     {"FEATURE_GATES", "Drift=true", WARNS, NULL, "unknown feature gate Drift"},
     {"AWS_FEATURE_GATES", "RebootForRepair=true", REFUSED, NULL, "RebootForRepair=true"},
     {"AWS_FEATURE_GATES", "NodeClassCEL=false,Foo=true", WARNS, NULL, "unknown feature gate Foo"},

@@ -19,7 +19,9 @@ HARNESS_SUITE(podevents);
 /* A claim with provider ID `pid` and its registered node `name`. */
 static void put_pair(const char *name, const char *class_ref, const char *pid)
 {
-    harness_put_claim(&h, (harness_obj){.name = name, .class_ref = class_ref, .provider_id = pid, .node_name = name});
+    harness_put_claim(
+        &h,
+        (harness_obj){.name = name, .class_ref = class_ref, .provider_id = pid, .node_name = name});
     harness_put_node(&h, (harness_obj){.name = name, .provider_id = pid});
 }
 
@@ -47,25 +49,31 @@ Test(podevents, which_pod_changes_are_events)
         const char *old, *new;
         bool want;
     } cases[] = {
-        {NULL, "{\"spec\":{\"nodeName\":\"n1\"}}", true},                                  /* seen bound */
-        {"{\"spec\":{}}", "{\"spec\":{\"nodeName\":\"n1\"}}", true},                          /* bound now */
-        {NULL, "{\"spec\":{}}", false},                                                     /* not on a node */
+        {NULL, "{\"spec\":{\"nodeName\":\"n1\"}}", true},            /* seen bound */
+        {"{\"spec\":{}}", "{\"spec\":{\"nodeName\":\"n1\"}}", true}, /* bound now */
+        {NULL, "{\"spec\":{}}", false},                              /* not on a node */
         {"{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}}",
-         "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}}", false},       /* nothing new */
+         "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}}",
+         false}, /* nothing new */
         {"{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}}",
-         "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Succeeded\"}}", true},      /* finished */
+         "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Succeeded\"}}",
+         true}, /* finished */
         {"{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Failed\"}}",
-         "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Failed\"}}", false},        /* finished before */
+         "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Failed\"}}",
+         false}, /* finished before */
         {"{\"spec\":{\"nodeName\":\"n1\"}}",
-         "{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"nodeName\":\"n1\"}}",
+         "{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"nodeName\":"
+         "\"n1\"}}",
          true}, /* began terminating */
         {NULL,
-         "{\"metadata\":{\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"ds\"}]},\"spec\":{\"nodeName\":"
+         "{\"metadata\":{\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"ds\"}]},\"spec\":{"
+         "\"nodeName\":"
          "\"n1\"}}",
          false}, /* a DaemonSet's */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        cJSON *old = cases[i].old ? cJSON_Parse(cases[i].old) : NULL, *now = cJSON_Parse(cases[i].new);
+        cJSON *old = cases[i].old ? cJSON_Parse(cases[i].old) : NULL,
+              *now = cJSON_Parse(cases[i].new);
         cr_assert_not_null(now);
         cr_expect_eq(kp_podevent_is_event(old, now), cases[i].want, "case %zu", i);
         cJSON_Delete(old);
@@ -92,7 +100,8 @@ Test(podevents, the_claim_is_stamped_at_most_every_ten_seconds)
 Test(podevents, another_providers_claim_and_a_node_without_one)
 {
     put_pair("theirs", HARNESS_AWS_CLASS, HARNESS_AWS_ID);
-    harness_put_node(&h, (harness_obj){.name = "lonely", .provider_id = "fake://lonely", .labels = ""});
+    harness_put_node(&h,
+                     (harness_obj){.name = "lonely", .provider_id = "fake://lonely", .labels = ""});
     size_t before = fake_api_count(h.fa, NULL, NULL);
     reconcile("theirs");
     reconcile("lonely");

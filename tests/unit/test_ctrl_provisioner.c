@@ -40,35 +40,41 @@ TestSuite(provisioner, .init = setup, .fini = teardown, .timeout = 90);
  * (may be NULL) its status members. */
 static void put_pool(const char *name, const char *class_ref, const char *status)
 {
-    harness_put_pool(&h, (harness_obj){.name = name,
-                                       .class_ref = class_ref,
-                                       .template = ",\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
-                                                   "\"operator\":\"In\",\"values\":[\"on-demand\"]},{\"key\":"
-                                                   "\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]}]",
-                                       .status = status});
+    harness_put_pool(
+        &h, (harness_obj){.name = name,
+                          .class_ref = class_ref,
+                          .template =
+                              ",\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
+                              "\"operator\":\"In\",\"values\":[\"on-demand\"]},{\"key\":"
+                              "\"kubernetes.io/arch\",\"operator\":\"In\",\"values\":[\"amd64\"]}]",
+                          .status = status});
 }
 /* Pod `name` in namespace default: `meta_extra` goes inside its metadata
  * (starting with a comma, or ""), then its spec and status as given. */
-static void put_pod_raw(const char *name, const char *meta_extra, const char *spec, const char *status)
+static void put_pod_raw(const char *name, const char *meta_extra, const char *spec,
+                        const char *status)
 {
     char json[2048], key[128];
     snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\","
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+             "\"default\","
              "\"uid\":\"p-%s\"%s},\"spec\":%s,\"status\":%s}",
              name, name, meta_extra, spec, status);
     snprintf(key, sizeof(key), "default/%s", name);
     harness_put(&h, KP_CK_POD, HARNESS_PODS, key, json);
 }
 
-#define UNSCHEDULABLE                                                                                                  \
-    "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"             \
+#define UNSCHEDULABLE                                                                              \
+    "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","      \
+    "\"reason\":"                                                                                  \
     "\"Unschedulable\"}]}"
 
 static const char *spec_cpu(const char *cpu)
 {
     static char buf[256];
     snprintf(buf, sizeof(buf),
-             "{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"1Gi\"}}}]}",
+             "{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\","
+             "\"memory\":\"1Gi\"}}}]}",
              cpu);
     return buf;
 }
@@ -124,14 +130,16 @@ Test(provisioner, a_pending_pod_gets_a_nodeclaim_of_its_nodepool)
 Test(provisioner, the_nodepools_hash_annotation_is_used_when_current)
 {
     harness_put_pool(&h, (harness_obj){.name = "default",
-                                       .annotations = "\"" KP_ANNOTATION_NODEPOOL_HASH "\":\"1234\",\""
-                                                      KP_ANNOTATION_NODEPOOL_HASH_VERSION "\":\""
-                                                      KP_NODEPOOL_HASH_VERSION "\""});
+                                       .annotations =
+                                           "\"" KP_ANNOTATION_NODEPOOL_HASH
+                                           "\":\"1234\",\"" KP_ANNOTATION_NODEPOOL_HASH_VERSION
+                                           "\":\"" KP_NODEPOOL_HASH_VERSION "\""});
     put_pending("web", "1");
     run();
     cJSON *claim = posted_claim(0);
     cr_expect_str_eq(kp_obj_annotation(claim, KP_ANNOTATION_NODEPOOL_HASH), "1234");
-    cr_expect_str_eq(kp_obj_annotation(claim, KP_ANNOTATION_NODEPOOL_HASH_VERSION), KP_NODEPOOL_HASH_VERSION);
+    cr_expect_str_eq(kp_obj_annotation(claim, KP_ANNOTATION_NODEPOOL_HASH_VERSION),
+                     KP_NODEPOOL_HASH_VERSION);
     cJSON_Delete(claim);
 }
 
@@ -190,16 +198,19 @@ Test(provisioner, pods_it_does_not_provision_for)
 {
     put_pool("default", NULL, NULL);
     put_pod_raw("waiting", "", spec_cpu("1"), "{\"phase\":\"Pending\"}"); /* not marked yet */
-    put_pod_raw("bound", "", "{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}", UNSCHEDULABLE);
-    put_pod_raw("done", "", spec_cpu("1"),
-                "{\"phase\":\"Succeeded\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
-                "\"reason\":\"Unschedulable\"}]}");
-    put_pod_raw("daemon",
-                ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"ds\","
-                "\"uid\":\"ds1\",\"controller\":true}]",
-                spec_cpu("1"), UNSCHEDULABLE);
-    put_pod_raw("going", ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"finalizers\":[\"x\"]", spec_cpu("1"),
+    put_pod_raw("bound", "", "{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}",
                 UNSCHEDULABLE);
+    put_pod_raw(
+        "done", "", spec_cpu("1"),
+        "{\"phase\":\"Succeeded\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+        "\"reason\":\"Unschedulable\"}]}");
+    put_pod_raw(
+        "daemon",
+        ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"ds\","
+        "\"uid\":\"ds1\",\"controller\":true}]",
+        spec_cpu("1"), UNSCHEDULABLE);
+    put_pod_raw("going", ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"finalizers\":[\"x\"]",
+                spec_cpu("1"), UNSCHEDULABLE);
     kp_provision_result r = run();
     cr_expect_eq(r.pending, 0);
     cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
@@ -217,15 +228,19 @@ Test(provisioner, the_pod_informer_trigger_uses_the_same_rule)
          "\"SchedulingGated\"}]}}",
          false},
         {"{\"spec\":{\"nodeName\":\"n1\"},\"status\":" UNSCHEDULABLE "}", false},
-        {"{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},\"status\":" UNSCHEDULABLE "}", false},
-        {"{\"status\":{\"phase\":\"Failed\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+        {"{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},\"status\":" UNSCHEDULABLE
+         "}",
+         false},
+        {"{\"status\":{\"phase\":\"Failed\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":"
+         "\"False\","
          "\"reason\":\"Unschedulable\"}]}}",
          false},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cJSON *pod = cJSON_Parse(cases[i].json);
         cr_assert_not_null(pod, "case %zu", i);
-        cr_expect_eq(kp_pod_json_provisionable(pod), cases[i].want, "case %zu: %s", i, cases[i].json);
+        cr_expect_eq(kp_pod_json_provisionable(pod), cases[i].want, "case %zu: %s", i,
+                     cases[i].json);
         cJSON_Delete(pod);
     }
 }
@@ -270,10 +285,10 @@ Test(provisioner, a_nodepool_that_is_not_ready_provisions_nothing)
 static void refuse_claims(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx;
-    if (strcmp(req->method, "POST") != 0 || strcmp(req->path, CLAIMS) != 0)
-        return;
+    if (strcmp(req->method, "POST") != 0 || strcmp(req->path, CLAIMS) != 0) return;
     resp->status = 403;
-    resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Forbidden\","
+    resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+                        "\"reason\":\"Forbidden\","
                         "\"message\":\"refused by the test\",\"code\":403}");
 }
 
@@ -286,7 +301,8 @@ Test(provisioner, a_refused_create_is_counted_and_names_no_claim)
     fake_api_set_hook(h.fa, NULL, NULL);
     cr_expect_eq(r.claims_created, 0);
     cr_expect_eq(r.claims_failed, 1);
-    cr_expect_eq(harness_events(&h, "Nominated", NULL), 0, "no event names a claim that does not exist");
+    cr_expect_eq(harness_events(&h, "Nominated", NULL), 0,
+                 "no event names a claim that does not exist");
     r = run();
     cr_expect_eq(r.claims_created, 1, "the next batch tries again");
 }

@@ -578,7 +578,8 @@ static const decode_error_case toleration_and_spread_errors[] = {
     {"{'status':{'conditions':{}}}", "status.conditions: expected array, got object"},
     {"{'status':{'containerStatuses':{}}}", "status.containerStatuses: expected array, got object"},
     {"{'status':{'containerStatuses':[{'allocatedResources':{'cpu':'lots'}}]}}",
-     "status.containerStatuses[0].allocatedResources.cpu: quantity \"lots\": unexpected character 'l' at position 0"},
+     "status.containerStatuses[0].allocatedResources.cpu: quantity \"lots\": unexpected character "
+     "'l' at position 0"},
     {"{'status':{'initContainerStatuses':[{'resources':{'requests':[]}}]}}",
      "status.initContainerStatuses[0].resources.requests: expected object, got array"},
     {"{'status':{'resize':1}}", "status.resize: expected string, got number"},

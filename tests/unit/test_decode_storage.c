@@ -159,3 +159,50 @@ Test(decode_storage_class, errors)
 {
     RUN_ERROR_CASES("storage.k8s.io/v1", "StorageClass", sc_errors);
 }
+
+Test(decode_pv, in_tree_ebs_counts_as_the_ebs_csi_driver)
+{
+    kp_arena *arena = kp_arena_new();
+    kp_object obj;
+    decode_sq(arena,
+              "{'apiVersion':'v1','kind':'PersistentVolume','spec':{'awsElasticBlockStore':{'"
+              "volumeID':'vol-1'}}}",
+              &obj);
+    cr_expect_str_eq(obj.u.pv.csi_driver, "ebs.csi.aws.com");
+    kp_arena_free(arena);
+}
+
+Test(decode_csinode, full)
+{
+    kp_arena *arena = kp_arena_new();
+    kp_object obj;
+    decode_sq(
+        arena,
+        "{'apiVersion':'storage.k8s.io/v1','kind':'CSINode','metadata':{'name':'ip-10-0-1-2'},"
+        "'spec':{'drivers':[{'name':'ebs.csi.aws.com','nodeID':'i-1','allocatable':{'count':25},"
+        "'topologyKeys':['topology.ebs.csi.aws.com/"
+        "zone']},{'name':'efs.csi.aws.com','nodeID':'i-1'}]}}",
+        &obj);
+    cr_assert_eq(obj.kind, KP_KIND_CSINODE);
+    const kp_csinode *n = &obj.u.csinode;
+    cr_expect_str_eq(n->meta.name, "ip-10-0-1-2");
+    cr_assert_eq(n->n_drivers, 2);
+    cr_expect_str_eq(n->drivers[0].name, "ebs.csi.aws.com");
+    cr_expect(n->drivers[0].has_count);
+    cr_expect_eq(n->drivers[0].count, 25);
+    cr_expect_not(n->drivers[1].has_count, "no allocatable: no limit");
+    kp_arena_free(arena);
+}
+
+static const decode_error_case csinode_errors[] = {
+    {"{'spec':{'drivers':[{'name':'d','allocatable':{'count':-1}}]}}",
+     "spec.drivers[0].allocatable.count: Invalid value: -1: must be greater than or equal to 0"},
+    {"{'spec':{'drivers':[{'name':'d','allocatable':{'count':'x'}}]}}",
+     "spec.drivers[0].allocatable.count: expected..."},
+    {"{'spec':{'drivers':{}}}", "spec.drivers: expected array, got object"},
+};
+
+Test(decode_csinode, errors)
+{
+    RUN_ERROR_CASES("storage.k8s.io/v1", "CSINode", csinode_errors);
+}

@@ -25,7 +25,33 @@
 Test(disruption_expiration_2_regressions, node_do_not_disrupt_does_not_hold_expiration)
 {
     kp_scenario s;
-    KP_ASSERT_OK(kp_scenario_run( &s, "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\n" "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, " "name: default}, " "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: " "[on-demand]}]}}, " "disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: " "Never}}\n" "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD "', " "annotations: {karpenter.sh/do-not-disrupt: 'true'}, labels: {" "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', " "karpenter.sh/initialized: 'true', " "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, " "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: a}}\n" "spec: {providerID: 'aws:///us-east-1a/i-a'}\n" "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: " "Ready, status: 'True'}]}\n" "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, " "creationTimestamp: '2026-11-19T12:00:00Z', labels: {karpenter.sh/nodepool: default, " "karpenter.sh/capacity-type: on-demand}}\n" "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, " "expireAfter: 24h}\n" "status: {providerID: 'aws:///us-east-1a/i-a', nodeName: a, conditions: [{type: " "Launched, status: 'True'}, " "{type: Initialized, status: 'True', lastTransitionTime: '" OLD "'}]}\n", "builtin", NULL));
+    KP_ASSERT_OK(kp_scenario_run(
+        &s,
+        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\n"
+        "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, "
+        "name: default}, "
+        "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: "
+        "[on-demand]}]}}, "
+        "disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: "
+        "Never}}\n"
+        "---\napiVersion: v1\nkind: Node\nmetadata: {name: a, creationTimestamp: '" OLD "', "
+        "annotations: {karpenter.sh/do-not-disrupt: 'true'}, labels: {"
+        "karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', "
+        "karpenter.sh/initialized: 'true', "
+        "node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: us-east-1a, "
+        "karpenter.sh/capacity-type: on-demand, kubernetes.io/hostname: a}}\n"
+        "spec: {providerID: 'aws:///us-east-1a/i-a'}\n"
+        "status: {allocatable: {cpu: '4', memory: 16Gi, pods: '58'}, conditions: [{type: "
+        "Ready, status: 'True'}]}\n"
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: a-claim, "
+        "creationTimestamp: '2026-11-19T12:00:00Z', labels: {karpenter.sh/nodepool: default, "
+        "karpenter.sh/capacity-type: on-demand}}\n"
+        "spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, "
+        "expireAfter: 24h}\n"
+        "status: {providerID: 'aws:///us-east-1a/i-a', nodeName: a, conditions: [{type: "
+        "Launched, status: 'True'}, "
+        "{type: Initialized, status: 'True', lastTransitionTime: '" OLD "'}]}\n",
+        "builtin", NULL));
     KP_ASSERT_OK(kp_scenario_disrupt(&s, NOW, NULL));
     cr_assert_eq(kp_scenario_n_commands(&s), 1, "the expired node stayed: %s",
                  kp_scenario_blocked_reason(&s, "a") ? kp_scenario_blocked_reason(&s, "a") : "-");

@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "api/decode.h"
+#include "api/nodeoverlay.h"
 #include "base/error.h"
 #include "cloud/kwok/kwok.h"
+#include "cloud/overlay.h"
 #include "helpers/fake_apiserver.h"
 #include "kube/ops.h"
 #include "helpers/assert.h"
@@ -115,23 +117,28 @@ static void teardown(void)
 
 TestSuite(kwok, .init = setup, .fini = teardown);
 
-/* A NodeClaim named `name` with `reqs` (a JSON array body) as its requirements. */
-static kp_nodeclaim claim_with(const char *name, const char *reqs)
+/* A claim with `annotations` and `requests` (JSON object bodies). */
+static kp_nodeclaim claim_full(const char *name, const char *annotations, const char *reqs, const char *requests)
 {
     char json[4096];
     snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":"
-             "\"%s\",\"labels\":{\"karpenter.sh/nodepool\":\"default\",\"team\":\"web\"},"
-             "\"annotations\":{\"note\":\"hi\"}},\"spec\":{\"requirements\":[%s],"
-             "\"nodeClassRef\":{\"group\":\"karpenter.kwok.sh\",\"kind\":\"KWOKNodeClass\","
-             "\"name\":\"default\"}}}",
-             name, reqs);
+             "{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{\"karpenter.sh/nodepool\":\"default\",\"team\":\"web\"},\"annotations\":{%s}},\"spec\":{\"requirements\":"
+             "[%s],\"resources\":{\"requests\":{%s}},\"nodeClassRef\":{\"group\":\"karpenter.kwok.sh\",\"kind\":"
+             "\"KWOKNodeClass\",\"name\":\"default\"}}}",
+             name, annotations, reqs, requests);
     cJSON *obj = cJSON_Parse(json);
     cr_assert_not_null(obj, "bad test JSON: %s", json);
     kp_nodeclaim claim;
     KP_ASSERT_OK(kp_decode_nodeclaim(arena, obj, &claim));
     cJSON_Delete(obj);
     return claim;
+}
+
+/* A NodeClaim named `name` with `reqs` (a JSON array body) as its requirements. */
+static kp_nodeclaim claim_with(const char *name, const char *reqs)
+{
+    return claim_full(name, "\"note\":\"hi\"", reqs, "");
 }
 
 #define REQ(key, op, values) "{\"key\":\"" key "\",\"operator\":\"" op "\",\"values\":[" values "]}"
@@ -532,4 +539,61 @@ Test(kwok, default_catalog_is_the_builtin_one)
     cr_expect_lt(kp_resource_list_milli(&in.allocatable, "memory"),
                  kp_resource_list_milli(&in.capacity, "memory"));
     kp_cloud_free(p);
+}
+
+/* With NodeOverlays, create() launches from the catalog as the scheduler
+ * priced it: the hook hands it the overlaid catalog. */
+static kp_catalog *overlaid_hook(void *ctx, const kp_nodeclaim *claim, const kp_catalog *base)
+{
+    (void)claim;
+    kp_catalog *c = NULL;
+    cr_assert_eq(kp_overlay_store_apply(ctx, "default", base, &c), 0, "%s", kp_error_last());
+    return c;
+}
+
+Test(kwok, launches_at_the_prices_nodeoverlays_set)
+{
+    cJSON *ov = cJSON_Parse("{\"metadata\":{\"name\":\"cheap-large\"},\"spec\":{\"price\":\"0.001\","
+                            "\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\",\"operator\":\"In\","
+                            "\"values\":[\"large\"]}]}}");
+    cJSON *np = cJSON_Parse("{\"metadata\":{\"name\":\"default\"},\"spec\":{\"template\":{\"spec\":{}}}}");
+    kp_nodeoverlay overlay;
+    kp_nodepool pool;
+    cr_assert_eq(kp_nodeoverlay_from_json(arena, ov, &overlay), 0, "%s", kp_error_last());
+    cr_assert_eq(kp_decode_nodepool(arena, np, &pool), 0, "%s", kp_error_last());
+    const kp_nodeoverlay *overlays[] = {&overlay};
+    kp_overlay_pool pools[] = {{&pool, catalog}};
+    kp_overlay_store *store = NULL;
+    cr_assert_eq(kp_overlay_evaluate(overlays, 1, pools, 1, &store), 0, "%s", kp_error_last());
+
+    kp_kwok_opts ko = KP_KWOK_OPTS_INIT;
+    ko.catalog = catalog, ko.clock = &clk.base, ko.overlaid = overlaid_hook, ko.overlaid_ctx = store;
+    kp_cloud_provider *overlaid = NULL;
+    cr_assert_eq(kp_kwok_provider_new(client, &ko, &overlaid), 0, "%s", kp_error_last());
+    kp_cloud_instance in;
+    kp_nodeclaim c = claim_full("plain", "", TYPES("\"large\",\"small\""), "");
+    cr_assert_eq(cp->ops->create(cp, &c, arena, &in), 0, "%s", kp_error_last());
+    cr_expect_str_eq(in.instance_type, "small", "without overlays: the catalog's cheapest");
+    c = claim_full("overlaid", "", TYPES("\"large\",\"small\""), "");
+    cr_assert_eq(overlaid->ops->create(overlaid, &c, arena, &in), 0, "%s", kp_error_last());
+    cr_expect_str_eq(in.instance_type, "large", "at the overlaid price large is the cheaper");
+    kp_cloud_free(overlaid);
+    kp_overlay_store_unref(store);
+    cJSON_Delete(ov);
+    cJSON_Delete(np);
+}
+
+/* As Karpenter's kwok provider, a node offers what its claim asked for that
+ * the type lacks (the extended resources a NodeOverlay promised). */
+Test(kwok, requested_extended_resources_are_offered)
+{
+    kp_cloud_instance in;
+    kp_nodeclaim c = claim_full("fuse", "", TYPES("\"small\""), "\"cpu\":\"1\",\"example.com/fuse\":\"2\"");
+    cr_assert_eq(cp->ops->create(cp, &c, arena, &in), 0, "%s", kp_error_last());
+    cJSON *node = stored_node("fuse");
+    cr_assert_not_null(node);
+    cr_expect_str_eq(path_str(node, "status", "capacity", "example.com/fuse"), "2");
+    cr_expect_str_eq(path_str(node, "status", "allocatable", "example.com/fuse"), "2");
+    cr_expect_str_eq(path_str(node, "status", "capacity", "cpu"), "2", "the type's own resources stay");
+    cJSON_Delete(node);
 }

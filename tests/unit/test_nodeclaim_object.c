@@ -203,3 +203,36 @@ Test(nodepool_hash, stable_across_releases)
     cr_expect_str_eq(KP_NODEPOOL_HASH_VERSION, "c1");
     cr_expect_str_eq(h, PINNED_HASH, "hash is now %s", h);
 }
+
+#define OVERLAY(name, spec)                                                                                    \
+    "---\napiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: " name "}\nspec: " spec "\n"
+
+/* Karpenter marks a claim one of whose instance types a NodeOverlay changed. */
+Test(nodeclaim_object, overlay_annotations)
+{
+    static const char *const cases[][3] = {
+        {"", NULL, NULL},
+        {OVERLAY("discount", "{priceAdjustment: '-10%', requirements: []}"), "true", NULL},
+        {OVERLAY("fuse", "{capacity: {example.com/fuse: '1'}, requirements: []}"), NULL, "true"},
+        {OVERLAY("elsewhere", "{price: '1', requirements: [{key: karpenter.sh/nodepool, operator: In, values: [x]}]}"),
+         NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char yaml[4096];
+        snprintf(yaml, sizeof(yaml), "%s%s%s", POOL, POD, cases[i][0]);
+        kp_scenario s;
+        cr_assert_eq(kp_scenario_run(&s, yaml, "builtin", NULL), 0, "%s", kp_error_last());
+        cr_assert_eq(s.plan->n_claims, 1);
+        cJSON *nc = kp_nodeclaim_object(s.plan, s.snap, 0, NULL);
+        const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(nc, "metadata"), "annotations");
+        const char *price = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, "karpenter.sh/price-overlay-applied"));
+        const char *capacity =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, "karpenter.sh/capacity-overlay-applied"));
+        if (cases[i][1]) cr_expect(price && !strcmp(price, cases[i][1]), "case %zu: price %s", i, price);
+        else cr_expect_null(price, "case %zu", i);
+        if (cases[i][2]) cr_expect(capacity && !strcmp(capacity, cases[i][2]), "case %zu: capacity %s", i, capacity);
+        else cr_expect_null(capacity, "case %zu", i);
+        cJSON_Delete(nc);
+        kp_scenario_free(&s);
+    }
+}

@@ -12,18 +12,6 @@
 
 #include "solver_scenarios.h"
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint32_t rnd(rng *r, uint32_t n)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (uint32_t)((z ^ (z >> 31)) % n);
-}
-
 static const char *const cpus[] = {"100m", "250m", "500m", "1", "1500m", "3"};
 static const char *const mems[] = {"100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "6Gi"};
 static const char *const zones[] = {"test-zone-1", "test-zone-2", "test-zone-3"};

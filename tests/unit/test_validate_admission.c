@@ -17,6 +17,8 @@
  *       more: true                      # other errors may appear too
  *       warn: [no limits]               # fragments that some warning contains
  *       no_warnings: true
+ *       crd_admits: true                # a denial Karpenter makes after admission, not
+ *                                       # its CRDs (tests/e2e/test_cel_agreement.sh)
  *
  * Each expected error must match one error's path exactly and its rendered
  * message by substring; without `more`, the error count must match too.
@@ -184,6 +186,7 @@ static int kind_of(const char *name)
     if (strcmp(name, "NodePool") == 0) return KP_ADMIT_NODEPOOL;
     if (strcmp(name, "NodeClaim") == 0) return KP_ADMIT_NODECLAIM;
     if (strcmp(name, "EC2NodeClass") == 0) return KP_ADMIT_EC2NODECLASS;
+    if (strcmp(name, "NodeOverlay") == 0) return KP_ADMIT_NODEOVERLAY;
     cr_assert_fail("unknown kind %s", name);
     return -1;
 }

@@ -30,6 +30,11 @@ Test(admission, kind_names_and_lookup)
     cr_expect_eq(kp_admission_kind_lookup("karpenter.sh", "v1", "NodeClaim"), KP_ADMIT_NODECLAIM);
     cr_expect_eq(kp_admission_kind_lookup("karpenter.k8s.aws", "v1", "EC2NodeClass"),
                  KP_ADMIT_EC2NODECLASS);
+    cr_expect_str_eq(kp_admission_kind_name(KP_ADMIT_NODEOVERLAY), "NodeOverlay");
+    cr_expect_eq(kp_admission_kind_lookup("karpenter.sh", "v1alpha1", "NodeOverlay"),
+                 KP_ADMIT_NODEOVERLAY);
+    cr_expect_eq(kp_admission_kind_lookup("karpenter.sh", "v1", "NodeOverlay"), -1);
+    cr_expect_eq(kp_admission_kind_lookup("karpenter.sh", "v1alpha1", "NodePool"), -1);
     cr_expect_eq(kp_admission_kind_lookup("karpenter.sh", "v1beta1", "NodePool"), -1);
     cr_expect_eq(kp_admission_kind_lookup("karpenter.k8s.aws", "v1", "NodePool"), -1);
     cr_expect_eq(kp_admission_kind_lookup("karpenter.sh", "v1", "EC2NodeClass"), -1);

@@ -38,6 +38,13 @@ static const char *const full_nodeclaim =
     "nodepool\",\"operator\":\"In\",\"values\":[\"np\"]}],"
     "\"taints\":[{\"key\":\"a\",\"effect\":\"NoSchedule\"}]}}";
 
+static const char *const full_nodeoverlay =
+    "{\"apiVersion\":\"karpenter.sh/v1alpha1\",\"kind\":\"NodeOverlay\",\"metadata\":{\"name\":"
+    "\"o\"},\"spec\":{\"weight\":10,\"priceAdjustment\":\"-10%\",\"capacity\":{"
+    "\"example.com/fuse\":\"1\",\"hugepages-2Mi\":\"100Mi\"},\"requirements\":[{\"key\":"
+    "\"node.kubernetes.io/instance-type\",\"operator\":\"In\",\"values\":[\"m5.large\"]},"
+    "{\"key\":\"karpenter.k8s.aws/instance-cpu\",\"operator\":\"Gte\",\"values\":[\"4\"]}]}}";
+
 static const char *const full_ec2nodeclass =
     "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\",\"metadata\":{\"name\":"
     "\"d\"},\"spec\":{\"amiFamily\":\"AL2023\",\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}]"
@@ -136,6 +143,11 @@ Test(validate_robust, nodepool)
 Test(validate_robust, nodeclaim)
 {
     robust(KP_ADMIT_NODECLAIM, full_nodeclaim);
+}
+
+Test(validate_robust, nodeoverlay)
+{
+    robust(KP_ADMIT_NODEOVERLAY, full_nodeoverlay);
 }
 
 Test(validate_robust, ec2nodeclass)

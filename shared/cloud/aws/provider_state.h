@@ -40,8 +40,9 @@ typedef struct kp_awsp {
     kp_aws_lts *lts;
     kp_aws_launcher *launcher;
     kp_aws_reservations *crs;
-    kp_aws_cache *validations; /* dry-run results per class inputs, 30 min */
-    kp_metric *termination_failures; /* karpenter_cloudprovider_instance_termination_failures_total; NULL: none */
+    kp_aws_cache *validations;       /* dry-run results per class inputs, 30 min */
+    kp_metric *termination_failures; /* karpenter_cloudprovider_instance_termination_failures_total;
+                                        NULL: none */
     bool disable_dry_run, eks_control_plane;
     /* EKS discovery (kp_aws_provider_discover): what the options left unset */
     bool want_endpoint, want_ca, want_cidr;

@@ -62,8 +62,7 @@ static int end_of_line(toml_reader *r)
 static int put_utf8(kp_buf *b, unsigned long cp)
 {
     char u[4];
-    if (cp < 0x80)
-        return kp_buf_putc(b, (char)cp);
+    if (cp < 0x80) return kp_buf_putc(b, (char)cp);
     if (cp < 0x800) {
         u[0] = (char)(0xC0 | (cp >> 6)), u[1] = (char)(0x80 | (cp & 0x3F));
         return kp_buf_append(b, u, 2);

@@ -9,7 +9,8 @@
  * missing class is KP_EINSUFFICIENT_CAPACITY and one whose Ready condition
  * is False KP_ENOTREADY, as in Karpenter's kwok provider. It
  * picks the cheapest available offering the claim allows
- * across its instance types (ties: the first in the claim's order), and
+ * across its instance types (ties: the first in the claim's order; prices as
+ * the NodeOverlays make them when `overlaid` is set), and
  * creates a Node named after the claim with providerID "kwok://<name>":
  *
  *   labels       the claim's labels, every requirement key that comes down
@@ -22,6 +23,8 @@
  *   spec         providerID; taints [karpenter.sh/unregistered:NoExecute]
  *                (Karpenter's registration removes it and adds the claim's)
  *   status       capacity = the type's, allocatable = capacity - overhead,
+ *                plus what the claim requests that the type lacks (extended
+ *                resources, as Karpenter's kwok provider),
  *                Ready True (pressure conditions False), nodeInfo,
  *                addresses (a made-up InternalIP and the hostname)
  *
@@ -61,11 +64,16 @@ typedef struct kp_kwok_opts {
     const kp_catalog *catalog;
     const kp_clock *clock;       /* NULL: the system clock */
     const char *kubelet_version; /* nodeInfo.kubeletVersion; NULL: KP_KWOK_KUBELET_VERSION */
+    /* The instance types a claim is launched from as the scheduler priced
+     * them (NodeOverlays, cloud/overlay.h): a catalog create() frees after
+     * use, or NULL for `catalog` as it is. NULL: the catalog always. */
+    kp_catalog *(*overlaid)(void *ctx, const kp_nodeclaim *claim, const kp_catalog *catalog);
+    void *overlaid_ctx;
 } kp_kwok_opts;
 
 #define KP_KWOK_OPTS_INIT                                                                          \
     {                                                                                              \
-        NULL, NULL, NULL                                                                           \
+        NULL, NULL, NULL, NULL, NULL                                                               \
     }
 
 /* A provider creating Nodes through `client` (borrowed). `opts` may be NULL.

@@ -32,6 +32,8 @@ typedef struct kwok_provider {
     kp_catalog *owned_catalog; /* the default catalog, when the options gave none */
     const kp_clock *clock;
     char *kubelet_version;
+    kp_catalog *(*overlaid)(void *ctx, const kp_nodeclaim *claim, const kp_catalog *catalog);
+    void *overlaid_ctx;
 } kwok_provider;
 
 /* The offering create() launches and the labels it fixes. */

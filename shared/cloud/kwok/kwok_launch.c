@@ -234,7 +234,10 @@ static void add_quantity(cJSON *list, const char *resource, int64_t milli)
     cJSON_AddStringToObject(list, resource, buf);
 }
 
-static void add_resources(cJSON *status, const kp_instance_type *it)
+/* The type's resources; and, as Karpenter's kwok provider does, what the
+ * claim requests that the type lacks: the extended resources a NodeOverlay
+ * promised, which a device plugin would report on a real node. */
+static void add_resources(cJSON *status, const kp_instance_type *it, const kp_nodeclaim *claim)
 {
     cJSON *capacity = cJSON_AddObjectToObject(status, "capacity");
     cJSON *allocatable = cJSON_AddObjectToObject(status, "allocatable");
@@ -243,6 +246,13 @@ static void add_resources(cJSON *status, const kp_instance_type *it)
         int64_t left = r->milli - kp_it_overhead(it, r->name);
         add_quantity(capacity, r->name, r->milli);
         add_quantity(allocatable, r->name, left > 0 ? left : 0);
+    }
+    const kp_resource_list *requests = &claim->spec.resource_requests;
+    for (size_t i = 0; i < requests->count; i++) {
+        const kp_resource *r = &requests->items[i];
+        if (cJSON_HasObjectItem(capacity, r->name) || r->quantity.milli <= 0) continue;
+        add_quantity(capacity, r->name, r->quantity.milli);
+        add_quantity(allocatable, r->name, r->quantity.milli);
     }
 }
 
@@ -275,7 +285,7 @@ cJSON *kwok_node_object(const kwok_provider *p, const kp_nodeclaim *claim,
     cJSON_AddItemToObject(node, "metadata", node_metadata(claim, choice));
     cJSON_AddItemToObject(node, "spec", node_spec(claim->meta.name));
     cJSON *status = cJSON_AddObjectToObject(node, "status");
-    add_resources(status, choice->type);
+    add_resources(status, choice->type, claim);
     cJSON_AddItemToObject(status, "conditions", kwok_node_conditions(NULL, now));
     cJSON_AddItemToObject(status, "addresses", kwok_node_addresses(claim->meta.name));
     cJSON *endpoint = cJSON_AddObjectToObject(cJSON_AddObjectToObject(status, "daemonEndpoints"),

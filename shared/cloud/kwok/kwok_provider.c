@@ -100,9 +100,11 @@ static int kwok_create(kp_cloud_provider *cp, const kp_nodeclaim *claim, kp_aren
     int err = check_node_class(p, claim);
     if (err < 0) return err;
     kwok_choice choice;
-    err = kwok_choose(p->catalog, claim, &choice);
+    kp_catalog *overlaid = p->overlaid ? p->overlaid(p->overlaid_ctx, claim, p->catalog) : NULL;
+    err = kwok_choose(overlaid ? overlaid : p->catalog, claim, &choice);
+    cJSON *node = err < 0 ? NULL : kwok_node_object(p, claim, &choice), *created = NULL;
+    kp_catalog_free(overlaid); /* the choice points into it */
     if (err < 0) return err;
-    cJSON *node = kwok_node_object(p, claim, &choice), *created = NULL;
     cJSON_Delete(choice.labels);
     err = kp_kube_create(p->client, KP_RES_NODE, NULL, node, &created);
     if (err == KP_ECONFLICT) err = existing_node(p, name, &created);
@@ -260,6 +262,8 @@ int kp_kwok_provider_new(kp_kube_client *client, const kp_kwok_opts *opts, kp_cl
     p->catalog = o.catalog;
     p->owned_catalog = owned;
     p->clock = o.clock ? o.clock : kp_clock_system();
+    p->overlaid = o.overlaid;
+    p->overlaid_ctx = o.overlaid_ctx;
     p->kubelet_version =
         kp_xstrdup(o.kubelet_version ? o.kubelet_version : KP_KWOK_KUBELET_VERSION);
     *out = &p->base;

@@ -12,17 +12,17 @@
 #include <criterion/criterion.h>
 
 /* Stop the test unless `call` returns 0. */
-#define KP_ASSERT_OK(call)                                                                                             \
-    do {                                                                                                               \
-        long long kp_assert_ok_ = (call);                                                                              \
-        cr_assert_eq(kp_assert_ok_, 0, "%s: %lld: %s", #call, kp_assert_ok_, kp_error_last());                         \
+#define KP_ASSERT_OK(call)                                                                         \
+    do {                                                                                           \
+        long long kp_assert_ok_ = (call);                                                          \
+        cr_assert_eq(kp_assert_ok_, 0, "%s: %lld: %s", #call, kp_assert_ok_, kp_error_last());     \
     } while (0)
 
 /* Mark the test failed, and go on, unless `call` returns 0. */
-#define KP_EXPECT_OK(call)                                                                                             \
-    do {                                                                                                               \
-        long long kp_expect_ok_ = (call);                                                                              \
-        cr_expect_eq(kp_expect_ok_, 0, "%s: %lld: %s", #call, kp_expect_ok_, kp_error_last());                         \
+#define KP_EXPECT_OK(call)                                                                         \
+    do {                                                                                           \
+        long long kp_expect_ok_ = (call);                                                          \
+        cr_expect_eq(kp_expect_ok_, 0, "%s: %lld: %s", #call, kp_expect_ok_, kp_error_last());     \
     } while (0)
 
 #endif

@@ -96,6 +96,8 @@ static int fc_types(kp_cloud_provider *cp, const kp_nodepool *np, const kp_catal
 {
     fake_cloud *f = (fake_cloud *)cp;
     (void)np;
+    if (f->types_err)
+        return kp_error_set(f->types_err, "fake: instance types unavailable");
     if (!f->catalog && kp_catalog_builtin_aws(NULL, &f->catalog) < 0)
         return -1;
     *out = f->catalog;
@@ -140,7 +142,10 @@ static const enum kp_kube_res kinds[KP_CK_COUNT] = {
     [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
     [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
     [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
+    [KP_CK_CSINODE] = KP_RES_CSINODE,
     [KP_CK_NODECLASS] = KP_RES_COUNT,
+    [KP_CK_CAPACITYBUFFER] = KP_RES_CAPACITYBUFFER,
+    [KP_CK_NODEOVERLAY] = KP_RES_NODEOVERLAY,
 };
 
 static void informers(harness *h)

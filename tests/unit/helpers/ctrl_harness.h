@@ -44,6 +44,7 @@ typedef struct fake_cloud {
     const char *drift_reason;                      /* what is_drifted answers (NULL: not drifted) */
     int drift_checks;
     kp_catalog *catalog;                           /* instance_types(): the built-in AWS catalog */
+    int types_err;                                 /* forced answer of instance_types(); 0: normal */
     int n_instances;
 } fake_cloud;
 

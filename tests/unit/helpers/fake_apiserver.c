@@ -418,7 +418,9 @@ static answer patch(fake_api *fa, const route *r, const fake_req *req, const cJS
     if (!e) return failure(404, "NotFound", r, "%s \"%s\" not found");
     /* A merge patch that names a resourceVersion is an optimistic lock, as
      * on a real API server (client-go's MergeFromWithOptimisticLock). */
-    const char *rv = !fa->patch_locks || strstr(req->content_type, "json-patch") ? NULL : meta(body, "resourceVersion");
+    const char *rv = !fa->patch_locks || strstr(req->content_type, "json-patch")
+                         ? NULL
+                         : meta(body, "resourceVersion");
     if (rv && strcmp(rv, meta(e->obj, "resourceVersion")) != 0)
         return failure(409, "Conflict", r,
                        "Operation cannot be fulfilled on %s \"%s\": the object has been "

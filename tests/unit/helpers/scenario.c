@@ -4,6 +4,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "format/load.h"
+#include "scheduling/overlay_plan.h"
 #include "scheduling/plan_output.h"
 #include "helpers/assert.h"
 
@@ -35,9 +36,13 @@ static int run_docs(kp_scenario *s, kp_doc_list *docs, int err, const char *cata
     if (!err)
         err = open_catalog(catalog, &s->catalog);
     if (!err) {
+        const kp_nodeoverlay *const *overlays;
+        size_t n = kp_manifests_nodeoverlays(s->manifests, &overlays);
         kp_manifests_cluster(s->manifests, s->catalog, &cluster);
-        err = kp_snapshot_build(&cluster, &s->snap);
+        err = kp_overlay_plan(&cluster, overlays, n, &s->overlaid); /* as simulate does */
     }
+    if (!err)
+        err = kp_snapshot_build(&cluster, &s->snap);
     if (!err) {
         s->n_pending = kp_snapshot_pending_pods(s->snap, &pending, s->arena);
         err = kp_solve(s->snap, opts ? opts : &defaults, pending, s->n_pending, &s->plan);
@@ -76,6 +81,7 @@ void kp_scenario_free(kp_scenario *s)
     cJSON_Delete(s->json);
     kp_plan_free(s->plan);
     kp_snapshot_free(s->snap);
+    kp_overlay_catalogs_free(s->overlaid);
     kp_catalog_free(s->catalog);
     kp_manifests_free(s->manifests);
     kp_arena_free(s->arena);

@@ -18,6 +18,7 @@
 typedef struct kp_scenario {
     kp_manifests *manifests;
     kp_catalog *catalog;
+    struct kp_overlay_catalogs *overlaid; /* the manifests' NodeOverlays applied, as simulate does */
     kp_snapshot *snap;
     kp_plan *plan;
     kp_arena *arena;
