@@ -95,10 +95,10 @@ static void expect_condition(const cJSON *obj, const char *type, const char *sta
 static const char *condition_message(const cJSON *obj, const char *type)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
-                                                          "conditions"))
-        if (!strcmp(kp_obj_str(c, "type"), type))
-            return kp_obj_str(c, "message");
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(obj, "status"),
+                              "conditions")) if (!strcmp(kp_obj_str(c, "type"),
+                                                         type)) return kp_obj_str(c, "message");
     return "";
 }
 
@@ -146,7 +146,8 @@ Test(nodepool_ctrl, the_node_class_must_exist_and_be_ready)
     cJSON *pool = stored(POOLS, "default");
     expect_condition(pool, "NodeClassReady", "False", "NodeClassNotFound");
     expect_condition(pool, "Ready", "False", "UnhealthyDependents");
-    cr_expect_str_eq(condition_message(pool, "Ready"), "NodeClassReady=False", "Karpenter's status library's words");
+    cr_expect_str_eq(condition_message(pool, "Ready"), "NodeClassReady=False",
+                     "Karpenter's status library's words");
     cJSON_Delete(pool);
     harness_put(&h, KP_CK_NODECLASS, CLASSES, "d",
                 "{\"apiVersion\":\"karpenter.k8s.aws/"
