@@ -35,6 +35,7 @@ typedef struct kp_offering {
     const char *zone;
     const char *capacity_type;  /* "spot", "on-demand", "reserved" */
     const char *reservation_id; /* NULL unless reserved */
+    int32_t reservation_capacity; /* reserved: instances the reservation can still take */
     double price;               /* per hour */
     bool available;
 } kp_offering;

@@ -346,4 +346,22 @@ double cheapest_price_in(const solver *s, const kp_requirement *zone, const kp_r
                          const kp_sit *it);
 void sort_its_by_price(solver *s, const kp_requirements *reqs, uint32_t *its, uint32_t n);
 
+/* reservations.c: the places left in each capacity reservation as one
+ * solve's NodeClaims take them (Karpenter's ReservationManager). */
+typedef struct reservations {
+    kp_sym *ids;
+    int32_t *left; /* per id: places no NodeClaim of this solve holds */
+    uint32_t n;    /* 0: no reserved offering carries a count; nothing is tracked */
+    kp_sym key;    /* the reservation-id label */
+} reservations;
+void reservations_build(solver *s, reservations *r);
+/* Whether `of` may still be planned onto: not reserved, or its reservation
+ * has a place left and the requirements allow its id. */
+bool reservation_open(const solver *s, const reservations *r, const kp_requirements *reqs,
+                      const kp_soffering *of);
+/* A claim launching reserved holds a place in the cheapest reservation it
+ * could use, is pinned to its id and priced at its offering; false when
+ * none has a place left. */
+bool reservations_take(solver *s, reservations *r, kp_plan_claim *pc);
+
 #endif

@@ -175,6 +175,7 @@ static void add_reserved(kp_catalog *cat, kp_instance_type *it, const it_build_e
                   !kp_aws_cr_expiring(cr);
         kp_it_add_offering(cat, it, zone, "reserved", priced ? od / 10000000.0 : 0, ok);
         it->offerings[it->n_offerings - 1].reservation_id = kp_arena_strdup(cat->arena, cr->id);
+        it->offerings[it->n_offerings - 1].reservation_capacity = left > 0 ? left : 0;
     }
 }
 

@@ -276,6 +276,7 @@ static void copy_type(kp_catalog *dst, const kp_instance_type *it)
         if (o->reservation_id)
             t->offerings[t->n_offerings - 1].reservation_id =
                 kp_arena_strdup(dst->arena, o->reservation_id);
+        t->offerings[t->n_offerings - 1].reservation_capacity = o->reservation_capacity;
     }
 }
 
