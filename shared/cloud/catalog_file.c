@@ -3,7 +3,8 @@
  *   {"name", "capacity": {"cpu": "4", ...}, "overhead": {...},
  *    "labels": {"kubernetes.io/arch": "amd64", ...}, "operatingSystems": ["linux"],
  *    "offerings": [{"zone", "capacityType", "price", "available",
- *                   "reservationID", "reservationCapacity"}]}
+ *                   "reservationID", "reservationCapacity"}],
+ *    "ebsVolumeLimit": 26}   (optional; 0 or absent: volumes are not limited)
  * Labels become single-value requirements; the zone and capacity-type
  * requirements are the union of the offerings', as a provider would report,
  * and so is the capacity-reservation-id requirement of a type with reserved
@@ -184,6 +185,20 @@ static int load_offerings(kp_catalog *catalog, kp_instance_type *it, const cJSON
     return 0;
 }
 
+/* The optional "ebsVolumeLimit": volumes ebs.csi.aws.com may attach to a new node of the type. */
+static int load_ebs_limit(kp_instance_type *it, const cJSON *obj, const kp_path *path)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "ebsVolumeLimit");
+    if (!v)
+        return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 100000 ||
+        v->valuedouble != (double)(int32_t)v->valuedouble)
+        return kp_error_set(KP_EINVALID, "%s.ebsVolumeLimit: expected a whole number from 0 (no limit) to 100000",
+                            kp_path_cstr(path));
+    it->ebs_volume_limit = (int32_t)v->valuedouble;
+    return 0;
+}
+
 static int load_type(kp_catalog *catalog, const cJSON *obj, kp_path *path)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "name");
@@ -196,6 +211,8 @@ static int load_type(kp_catalog *catalog, const cJSON *obj, kp_path *path)
         return kp_error_set(KP_EINVALID, "%s.name: required non-empty string", kp_path_cstr(path));
     kp_instance_type *it = kp_catalog_add_type(catalog, name->valuestring);
     kp_it_add_label(catalog, it, "node.kubernetes.io/instance-type", name->valuestring);
+    if ((err = load_ebs_limit(it, obj, path)) < 0)
+        return err;
 
     kp_path_push_field(path, "capacity");
     err = load_resources(catalog, it, cJSON_GetObjectItemCaseSensitive(obj, "capacity"), path, false);

@@ -292,6 +292,10 @@ int node_try_order(const kp_snapshot *snap, uint32_t a, uint32_t b);
 bool enode_try(solver *s, enode *e, podstate *st);
 /* The pod's CSI volumes stay within the node's attach limits (volume_limits.c). */
 bool volumes_fit(solver *s, const enode *e, const kp_spod *p);
+/* Keep the options of NodeClaim `c` whose instance type can attach the EBS
+ * volumes of its pods and `p` (*need of them); returns how many are left. */
+uint32_t volumes_keep_types(solver *s, const claim *c, const kp_spod *p, uint32_t *its, uint32_t n,
+                            uint32_t *need);
 
 /* type_memo.c: bit i set when snapshot instance type i (one of NodePool
  * tmpl's) meets `reqs` on the keys types define and has an available offering
