@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-timeout: 900
 # --cloud-provider aws on the real control plane, with moto's server as EC2, IAM and
 # SQS: the EC2NodeClass resolves (subnets and security groups by tag, the AMI by id,
 # an instance profile for the role) and turns Ready; a pending pod leads to a
@@ -449,9 +450,10 @@ reserve_again() {
   check "into $CR" test "$(awk '{print $3}' <<<"$line")" = "$CR"
   check "the on-demand claim stays on-demand" test "$(reserved_claims | awk '$2 == "on-demand"' | grep -c .)" = 1
   # The capacity-type controller (every minute) relabels a reserved claim whose
-  # instance EC2 reports outside any reservation; this one's is inside.
+  # instance EC2 reports outside any reservation; this one's is inside. Other
+  # passes list instances too, so only a full minute is sure to include one of its.
   sleep 65
-  check "a minute on, after the capacity-type controller's pass, it is still reserved in $CR" test \
+  check "after the capacity-type controller's pass, it is still reserved in $CR" test \
     "$(reserved_claims | awk '$2 == "reserved" {print $3}')" = "$CR"
   check "the controller lists its instances through the double (DescribeInstances)" test "$(double_log DescribeInstances | grep -c .)" -gt 0
 }

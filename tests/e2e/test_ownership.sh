@@ -287,8 +287,9 @@ aws_leaves_foreign_alone() {
     test -z "$(moto instances)"
   check_ignored "$AWS_LOG" NodePool/$W_POOL "example.com/WidgetNodeClass"
   check_ignored "$AWS_LOG" NodeClaim/$W_CLAIM "example.com/WidgetNodeClass"
-  # Its aws:// provider ID is of our scheme: its claim says whose it is.
-  check_ignored "$AWS_LOG" Node/$W_NODE "NodeClaim $W_CLAIM is another provider's"
+  # Its aws:// provider ID is of our scheme: its claim says whose it is, or, when the
+  # Node is seen before its claim is in the cache, the NodePool it is labelled with.
+  check_ignored "$AWS_LOG" Node/$W_NODE "is another provider's: its nodeClassRef example.com/WidgetNodeClass"
   check_ignored "$AWS_LOG" NodePool/default "karpenter.kwok.sh/KWOKNodeClass"
   for n in $(k get nodeclaims -l karpenter.sh/nodepool=default -o name); do
     check_ignored "$AWS_LOG" "NodeClaim/${n#*/}" "karpenter.kwok.sh/KWOKNodeClass"
