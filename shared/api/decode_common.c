@@ -264,14 +264,24 @@ int kp_dec_int_or_string(kp_decoder *d, const cJSON *obj, const char *name, kp_i
 
 /* ------------------------------------------------------------------ enums */
 
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int kp_dec_unsupported(kp_decoder *d, const char *value, const char *const *supported,
                        size_t n_supported)
 {
+    const char *sorted[32];
+    if (n_supported > sizeof(sorted) / sizeof(sorted[0]))
+        n_supported = sizeof(sorted) / sizeof(sorted[0]);
+    memcpy(sorted, supported, n_supported * sizeof(*sorted));
+    qsort(sorted, n_supported, sizeof(*sorted), compare_names);
     char list[MSG_MAX / 2];
     size_t len = 0;
     list[0] = '\0';
     for (size_t i = 0; i < n_supported && len < sizeof(list); i++) {
-        int n = snprintf(list + len, sizeof(list) - len, "%s\"%s\"", i ? ", " : "", supported[i]);
+        int n = snprintf(list + len, sizeof(list) - len, "%s\"%s\"", i ? ", " : "", sorted[i]);
         if (n < 0) break;
         len += (size_t)n;
     }
@@ -466,8 +476,7 @@ int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resou
     return resources(d, obj, name, out, false);
 }
 
-int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name,
-                          kp_resource_list *out)
+int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out)
 {
     return resources(d, obj, name, out, true);
 }
