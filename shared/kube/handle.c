@@ -269,12 +269,14 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx)
     if (len <= sizeof(name) - 1 || strncasecmp(data, name, sizeof(name) - 1) != 0) return len;
     const char *text = data + sizeof(name) - 1;
     size_t tlen = len - (sizeof(name) - 1);
-    while (tlen && (*text == ' ' || *text == '\t')) text++, tlen--;
-    while (tlen && (text[tlen - 1] == '\r' || text[tlen - 1] == '\n')) tlen--;
+    while (tlen && (*text == ' ' || *text == '\t'))
+        text++, tlen--;
+    while (tlen && (text[tlen - 1] == '\r' || text[tlen - 1] == '\n'))
+        tlen--;
     char line[513];
     snprintf(line, sizeof(line), "%.*s", (int)(tlen < 512 ? tlen : 512), text);
-    KP_LOG(KP_LOG_WARN, "kube", "API server warning", "warning", line, "method", req->method, "path",
-           req->path);
+    KP_LOG(KP_LOG_WARN, "kube", "API server warning", "warning", line, "method", req->method,
+           "path", req->path);
     return len;
 }
 
