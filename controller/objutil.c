@@ -6,19 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *kp_obj_str(const cJSON *obj, const char *path)
-{
-    char buf[256];
-    size_t len = strlen(path);
-    if (len >= sizeof(buf))
-        return NULL;
-    memcpy(buf, path, len + 1);
-    const cJSON *cur = obj;
-    for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
-        cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
-    return cJSON_IsString(cur) ? cur->valuestring : NULL;
-}
-
 cJSON *kp_obj_ensure(cJSON *obj, const char *path)
 {
     char buf[256];
@@ -40,32 +27,10 @@ cJSON *kp_obj_ensure(cJSON *obj, const char *path)
 
 /* ------------------------------------------------------------ conditions */
 
-static cJSON *find_condition(const cJSON *obj, const char *type)
+/* The condition to edit: `obj` is the caller's to change. */
+static cJSON *find_condition(cJSON *obj, const char *type)
 {
-    const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
-    cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(status, "conditions"))
-    {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "type");
-        if (cJSON_IsString(t) && strcmp(t->valuestring, type) == 0)
-            return c;
-    }
-    return NULL;
-}
-
-const char *kp_obj_condition(const cJSON *obj, const char *type)
-{
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(find_condition(obj, type), "status");
-    return cJSON_IsString(s) ? s->valuestring : NULL;
-}
-
-int64_t kp_obj_condition_since(const cJSON *obj, const char *type)
-{
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(find_condition(obj, type), "lastTransitionTime");
-    int64_t ns = 0;
-    if (cJSON_IsString(t) && kp_time_parse_rfc3339(t->valuestring, &ns) < 0)
-        ns = 0;
-    return ns;
+    return (cJSON *)kp_obj_condition_get(obj, type);
 }
 
 static bool set_string(cJSON *o, const char *key, const char *value)

@@ -8,6 +8,7 @@
 #ifndef KP_CONTROLLER_OBJUTIL_H
 #define KP_CONTROLLER_OBJUTIL_H
 
+#include "kube/objutil.h" /* reading: paths, conditions, Node readiness */
 #include "kube/ops.h"
 
 #include <cjson/cJSON.h>
@@ -20,10 +21,6 @@ bool kp_obj_set_condition(cJSON *obj, const char *type, const char *status, cons
                           int64_t now_ns);
 /* Remove condition `type` (Karpenter's Clear); true when it was there. */
 bool kp_obj_clear_condition(cJSON *obj, const char *type);
-/* The status of condition `type` ("True", "False", "Unknown"), or NULL. */
-const char *kp_obj_condition(const cJSON *obj, const char *type);
-/* lastTransitionTime of condition `type` in ns, or 0. */
-int64_t kp_obj_condition_since(const cJSON *obj, const char *type);
 
 bool kp_obj_has_finalizer(const cJSON *obj, const char *finalizer);
 /* Add or remove; true when the list changed. */
@@ -36,8 +33,6 @@ const char *kp_obj_annotation(const cJSON *obj, const char *key);
 bool kp_obj_set_label(cJSON *obj, const char *key, const char *value);
 bool kp_obj_set_annotation(cJSON *obj, const char *key, const char *value);
 
-/* A string at a dotted path ("spec.providerID"), or NULL. */
-const char *kp_obj_str(const cJSON *obj, const char *path);
 /* The object at a dotted path, created (as objects) when missing. */
 cJSON *kp_obj_ensure(cJSON *obj, const char *path);
 

@@ -1,0 +1,85 @@
+/* Reading objects as JSON (shared/kube/objutil): paths, conditions, Node readiness. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "kube/objutil.h"
+
+static cJSON *parse(const char *json)
+{
+    cJSON *o = cJSON_Parse(json);
+    cr_assert_not_null(o, "bad test JSON");
+    return o;
+}
+
+Test(kube_objutil, paths)
+{
+    cJSON *o = parse("{\"spec\":{\"providerID\":\"kwok://a\",\"n\":3,\"list\":[1]},\"x\":null}");
+    cr_expect_str_eq(kp_obj_str(o, "spec.providerID"), "kwok://a");
+    cr_expect_null(kp_obj_str(o, "spec.n"), "a number is not a string");
+    cr_expect_null(kp_obj_str(o, "spec.missing"));
+    cr_expect_null(kp_obj_str(o, "spec.providerID.deeper"));
+    cr_expect(cJSON_IsArray(kp_obj_get(o, "spec.list")));
+    cr_expect(cJSON_IsNull(kp_obj_get(o, "x")));
+    cr_expect_eq(kp_obj_get(o, ""), o);
+    cr_expect_null(kp_obj_get(NULL, "spec"));
+    cr_expect_null(kp_obj_str(NULL, "spec.providerID"));
+    char long_field[300];
+    memset(long_field, 'a', sizeof(long_field) - 1);
+    long_field[sizeof(long_field) - 1] = '\0';
+    cr_expect_null(kp_obj_get(o, long_field), "a field longer than the buffer finds nothing");
+    cJSON_Delete(o);
+}
+
+Test(kube_objutil, conditions)
+{
+    cJSON *o = parse("{\"status\":{\"conditions\":["
+                     "{\"type\":\"Ready\",\"status\":\"True\","
+                     "\"lastTransitionTime\":\"2024-01-02T03:04:05Z\"},"
+                     "{\"type\":\"Launched\",\"status\":\"False\",\"lastTransitionTime\":\"bad\"},"
+                     "{\"type\":\"Registered\",\"status\":\"Unknown\"},"
+                     "{\"type\":\"Odd\",\"status\":true},"
+                     "{\"status\":\"True\"}]}}");
+    cr_expect_str_eq(kp_obj_str(kp_obj_condition_get(o, "Launched"), "status"), "False");
+    cr_expect_null(kp_obj_condition_get(o, "Initialized"));
+    cr_expect_str_eq(kp_obj_condition(o, "Registered"), "Unknown");
+    cr_expect_null(kp_obj_condition(o, "Odd"), "a status that is not a string is none");
+    cr_expect(kp_obj_condition_is_true(o, "Ready"));
+    cr_expect_not(kp_obj_condition_is_true(o, "Launched"));
+    cr_expect_not(kp_obj_condition_is_true(o, "Registered"));
+    cr_expect_not(kp_obj_condition_is_true(o, "Odd"));
+    cr_expect_not(kp_obj_condition_is_true(o, "Initialized"));
+    int64_t want = 0;
+    cr_assert_eq(kp_time_parse_rfc3339("2024-01-02T03:04:05Z", &want), 0);
+    cr_expect_eq(kp_obj_condition_since(o, "Ready"), want);
+    cr_expect_eq(kp_obj_condition_since(o, "Launched"), 0, "an unreadable time is 0");
+    cr_expect_eq(kp_obj_condition_since(o, "Registered"), 0);
+    cr_expect_not(kp_obj_condition_is_true(NULL, "Ready"));
+    cJSON_Delete(o);
+}
+
+Test(kube_objutil, node_ready)
+{
+    static const struct {
+        const char *json;
+        bool ready;
+    } cases[] = {
+        {"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}", true},
+        {"{\"status\":{\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
+         "{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+         true},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}", false},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\"}]}}", false},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"true\"}]}}", false},
+        {"{\"status\":{\"conditions\":[{\"type\":\"ready\",\"status\":\"True\"}]}}", false},
+        {"{\"status\":{\"conditions\":[]}}", false},
+        {"{\"status\":{}}", false},
+        {"{}", false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *n = parse(cases[i].json);
+        cr_expect_eq(kp_node_is_ready(n), cases[i].ready, "%s", cases[i].json);
+        cJSON_Delete(n);
+    }
+    cr_expect_not(kp_node_is_ready(NULL));
+}
