@@ -103,7 +103,8 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* What identifies a decision across passes: method, candidates, and the
- * replacements' cheapest types. */
+ * replacements' cheapest types. NULL when it would pass 1 MiB (thousands of
+ * candidates): a key cut short could be another command's. */
 static char *command_key(const kp_snapshot *snap, const kp_disrupt_command *cmd)
 {
     const char **v = kp_xcalloc(cmd->n_candidates + 1, sizeof(char *));
@@ -111,14 +112,14 @@ static char *command_key(const kp_snapshot *snap, const kp_disrupt_command *cmd)
         v[i] = snap->nodes[cmd->candidates[i]].name;
     qsort(v, cmd->n_candidates, sizeof(char *), cmp_str);
     kp_buf b = KP_BUF_INIT(1 << 20);
-    kp_buf_printf(&b, "%d", (int)cmd->method);
-    for (uint32_t i = 0; i < cmd->n_candidates; i++)
-        kp_buf_printf(&b, ",%s", v[i]);
-    for (uint32_t i = 0; cmd->simulation && i < cmd->simulation->n_claims; i++) {
+    int err = kp_buf_printf(&b, "%d", (int)cmd->method);
+    for (uint32_t i = 0; err == 0 && i < cmd->n_candidates; i++)
+        err = kp_buf_printf(&b, ",%s", v[i]);
+    for (uint32_t i = 0; err == 0 && cmd->simulation && i < cmd->simulation->n_claims; i++) {
         const kp_plan_claim *pc = &cmd->simulation->claims[i];
-        kp_buf_printf(&b, "+%s", pc->n_its ? kp_sym_str(snap->symtab, snap->its[pc->its[0]].name) : "?");
+        err = kp_buf_printf(&b, "+%s", pc->n_its ? kp_sym_str(snap->symtab, snap->its[pc->its[0]].name) : "?");
     }
-    char *key = kp_xstrdup(kp_buf_cstr(&b));
+    char *key = err == 0 ? kp_buf_detach(&b) : NULL;
     kp_buf_free(&b);
     free(v);
     return key;
@@ -134,6 +135,10 @@ static bool validated(kp_ctrl *c, kp_disruption_ctrl *d, kp_strmap *seen, const 
     if (!is_consolidation(cmd->method) || c->opts.consolidation_validation_ms <= 0)
         return true;
     char *key = command_key(snap, cmd);
+    if (!key) { /* not validated: the command waits rather than act unproven */
+        KP_LOG(KP_LOG_ERROR, LOGGER, "consolidation not validated", "error", kp_error_last());
+        return false;
+    }
     int64_t now = c->clock->now(c->clock);
     int64_t *since = kp_strmap_remove(&d->pending, key);
     if (!since) {
