@@ -7,7 +7,7 @@
 #include "cloud/aws/capacityreservation.h"
 #include "cloud/aws/provider.h"
 #include "controller/nodeclass_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,7 +15,7 @@
 #include "controller/nodeclass_ctrl.h"
 #include "controller/nodeoverlay_ctrl.h"
 #include "controller/nodepool_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "controller/podevents.h"
 #include "controller/provisioner.h"

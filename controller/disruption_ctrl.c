@@ -8,7 +8,7 @@
 #include "controller/disruption_metrics.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "controller/view.h"
 #include "disruption/disruption.h"

@@ -9,7 +9,7 @@
 #include "controller/eventq.h"
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/provisioner.h"
 #include "kube/ops.h"
 #include "provisioning/nodeclaim_object.h"

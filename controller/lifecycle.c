@@ -6,7 +6,7 @@
 #include "base/log.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/registration_health.h"
 #include "kube/ops.h"
 

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/registration_health.h"
 #include "kube/ops.h"
 

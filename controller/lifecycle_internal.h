@@ -19,7 +19,7 @@ typedef struct claim_ctx {
 } claim_ctx;
 
 void lc_requeue(claim_ctx *x, int64_t ms);
-/* kp_obj_condition_is_true under the name lifecycle_reconcile.c still uses. */
+/* kp_obj_condition_is_true (kube/objutil.h) under the name lifecycle_reconcile.c still uses. */
 static inline bool lc_cond_true(const cJSON *obj, const char *type)
 {
     return kp_obj_condition_is_true(obj, type);

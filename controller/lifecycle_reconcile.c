@@ -5,7 +5,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "kube/ops.h"
 

@@ -9,7 +9,7 @@
 #include "base/log.h"
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "controller/registration_health.h"
 #include "kube/ops.h"

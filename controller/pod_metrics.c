@@ -2,7 +2,7 @@
 #include "controller/pod_metrics.h"
 #include "base/clock.h"
 #include "base/xalloc.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "kube/strmap.h"
 
 #include <ctype.h>

@@ -3,7 +3,7 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "kube/ops.h"
 
 #include <pthread.h>

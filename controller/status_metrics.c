@@ -4,7 +4,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/xalloc.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 
 #include <ctype.h>
 #include <stdio.h>
