@@ -167,6 +167,7 @@ static void mark_in_flight(kp_disruption_ctrl *d, kp_snapshot *snap)
         if (kp_disrupt_queue_has(d->queue, n->name, n->nodeclaim))
             n->deleting = true;
     }
+    kp_disrupt_queue_place(d->queue, snap);
 }
 
 /* A consolidation found before and not found again failed its validation:
@@ -238,6 +239,7 @@ int kp_disruption_pass(kp_ctrl *c, void *state)
         d->cleaned = true;
     }
     int done = kp_disrupt_queue_progress(d->queue, c);
+    done += kp_disrupt_queue_released(d->queue, c); /* a budget freed */
     int64_t now = c->clock->monotonic(c->clock);
     bool due = !d->last_plan || now - d->last_plan >= c->opts.disruption_poll_ms * KP_NS_PER_MS || done > 0;
     /* One command at a time when asked to (--disruption-parallelism 1). */

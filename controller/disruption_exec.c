@@ -12,10 +12,12 @@
 #include "kube/objutil.h"
 #include "controller/provisioner.h"
 #include "kube/ops.h"
+#include "kube/strmap.h"
 #include "provisioning/nodeclaim_object.h"
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,10 @@ struct kp_disrupt_queue {
     size_t n, cap;
     command **done;
     size_t n_done, cap_done;
+    /* NodeClaims of finished commands whose instances are not terminating
+     * yet: they count against budgets until then (Karpenter's arithmetic),
+     * so the next plan is made as soon as the last of them is. */
+    names releasing;
 };
 
 static void names_add(names *n, const char *s)
@@ -99,6 +105,7 @@ kp_disrupt_queue *kp_disrupt_queue_free(kp_disrupt_queue *q)
         command_free(q->done[i]);
     free(q->cmds);
     free(q->done);
+    names_clear(&q->releasing);
     pthread_mutex_destroy(&q->mu);
     free(q);
     return NULL;
@@ -158,18 +165,26 @@ int kp_disruption_taint(kp_ctrl *c, const char *node, bool on)
 
 /* Karpenter's DisruptionReason condition on a candidate's NodeClaim (set when
  * it is marked, cleared when the command is abandoned). */
+/* Other controllers write the claim's conditions too (Drifted, often at
+ * the same moment): a conflict is tried again on the server's version,
+ * rather than abandoning the command. */
 static int claim_reason(kp_ctrl *c, const char *claim, const char *reason)
 {
     cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLAIM, claim);
-    if (!obj)
-        return 0;
-    cJSON *want = cJSON_Duplicate(obj, 1);
-    if (reason)
-        kp_obj_set_condition(want, "DisruptionReason", "True", reason, reason, c->clock->now(c->clock));
-    else
-        kp_obj_clear_condition(want, "DisruptionReason");
-    int err = kp_obj_patch(c->kube, KP_RES_NODECLAIM, obj, want, KP_KUBE_STATUS | KP_OBJ_LOCK);
-    cJSON_Delete(want);
+    int err = 0;
+    for (int attempt = 0; obj && attempt < 3; attempt++) {
+        cJSON *want = cJSON_Duplicate(obj, 1);
+        if (reason)
+            kp_obj_set_condition(want, "DisruptionReason", "True", reason, reason, c->clock->now(c->clock));
+        else
+            kp_obj_clear_condition(want, "DisruptionReason");
+        err = kp_obj_patch(c->kube, KP_RES_NODECLAIM, obj, want, KP_KUBE_STATUS | KP_OBJ_LOCK);
+        cJSON_Delete(want);
+        cJSON_Delete(obj);
+        obj = NULL;
+        if (err == KP_ECONFLICT && kp_kube_get(c->kube, KP_RES_NODECLAIM, NULL, claim, &obj) < 0)
+            obj = NULL;
+    }
     cJSON_Delete(obj);
     return err == KP_ENOTFOUND || err == KP_KUBE_UNCHANGED ? 0 : err;
 }
@@ -206,17 +221,20 @@ static void abandon(kp_ctrl *c, command *cmd, const char *why)
                   (const char *const[]){kp_disrupt_decision_name(cmd->decision), cmd->reason, cmd->consolidation_type});
 }
 
-static int delete_candidates(kp_ctrl *c, command *cmd)
+/* `announce`: DisruptionTerminating on each, as Karpenter's orchestration
+ * queue writes; its expiration controller deletes without a word. */
+static int delete_candidates(kp_ctrl *c, command *cmd, bool announce)
 {
     int first_err = 0;
     char msg[96];
-    for (size_t i = 0; i < cmd->nodes.n; i++) {
+    for (size_t i = 0; i < cmd->nodes.n && announce; i++) {
         snprintf(msg, sizeof(msg), "Disrupting Node: %s", cmd->reason);
         node_event(c, cmd->nodes.v[i], "DisruptionTerminating", msg);
     }
     for (size_t i = 0; i < cmd->claims.n; i++) {
         snprintf(msg, sizeof(msg), "Disrupting NodeClaim: %s", cmd->reason);
-        claim_event(c, cmd->claims.v[i], "DisruptionTerminating", msg);
+        if (announce)
+            claim_event(c, cmd->claims.v[i], "DisruptionTerminating", msg);
         int err = kp_kube_delete(c->kube, KP_RES_NODECLAIM, NULL, cmd->claims.v[i], NULL);
         if (err < 0 && err != KP_ENOTFOUND && !first_err)
             first_err = err;
@@ -255,7 +273,7 @@ static int advance(kp_ctrl *c, command *cmd)
         }
         return 0;
     }
-    int err = delete_candidates(c, cmd);
+    int err = delete_candidates(c, cmd, true);
     if (err < 0)
         kp_ctrl_log_error(LOGGER, "deleting disrupted nodeclaims", cmd->claims.n ? cmd->claims.v[0] : NULL, err);
     return 1;
@@ -286,8 +304,29 @@ static void forget_finished(kp_disrupt_queue *q, kp_ctrl *c)
         pthread_mutex_lock(&q->mu);
         q->done[i] = q->done[--q->n_done];
         pthread_mutex_unlock(&q->mu);
+        for (size_t k = 0; k < cmd->claims.n && now - cmd->finished < FINISHED_MARK_NS; k++)
+            names_add(&q->releasing, cmd->claims.v[k]);
         command_free(cmd);
     }
+}
+
+int kp_disrupt_queue_released(kp_disrupt_queue *q, kp_ctrl *c)
+{
+    int n = 0;
+    for (size_t i = 0; i < q->releasing.n;) {
+        cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLAIM, q->releasing.v[i]);
+        const char *t = obj ? kp_obj_condition(obj, "InstanceTerminating") : NULL;
+        bool gone = !obj || (t && !strcmp(t, "True"));
+        cJSON_Delete(obj);
+        if (!gone) {
+            i++;
+            continue;
+        }
+        free(q->releasing.v[i]);
+        q->releasing.v[i] = q->releasing.v[--q->releasing.n];
+        n++;
+    }
+    return n;
 }
 
 int kp_disrupt_queue_progress(kp_disrupt_queue *q, kp_ctrl *c)
@@ -376,7 +415,7 @@ int kp_disrupt_queue_start(kp_disrupt_queue *q, kp_ctrl *c, const kp_snapshot *s
     kp_disruption_metrics_decision(c, snap, k);
     int err = 0;
     if (k->forceful) { /* expiration: no budget, no replacement to wait for */
-        err = delete_candidates(c, cmd);
+        err = delete_candidates(c, cmd, false);
         command_free(cmd);
         return err;
     }
@@ -396,4 +435,75 @@ int kp_disrupt_queue_start(kp_disrupt_queue *q, kp_ctrl *c, const kp_snapshot *s
     q->cmds[q->n++] = cmd;
     pthread_mutex_unlock(&q->mu);
     return 0;
+}
+
+/* ------------------------------------------------------------- placing */
+
+static int32_t lookup(const kp_strmap *m, const char *key)
+{
+    return (int32_t)(uintptr_t)kp_strmap_get(m, key) - 1;
+}
+
+/* Each candidate node of a command in flight -> the command's index (-1: none). */
+static int32_t *owners(const kp_disrupt_queue *q, const kp_snapshot *snap, kp_strmap *by_claim)
+{
+    kp_strmap by_name = KP_STRMAP_INIT;
+    int32_t *owner = kp_xcalloc(snap->n_nodes ? snap->n_nodes : 1, sizeof(*owner));
+    for (uint32_t i = 0; i < snap->n_nodes; i++) {
+        owner[i] = -1;
+        kp_strmap_put(&by_name, snap->nodes[i].name, (void *)(uintptr_t)(i + 1));
+        if (snap->nodes[i].nodeclaim)
+            kp_strmap_put(by_claim, snap->nodes[i].nodeclaim, (void *)(uintptr_t)(i + 1));
+    }
+    for (size_t c = 0; c < q->n; c++)
+        for (size_t k = 0; k < q->cmds[c]->nodes.n; k++) {
+            int32_t n = lookup(&by_name, q->cmds[c]->nodes.v[k]);
+            if (n >= 0)
+                owner[n] = (int32_t)c;
+        }
+    kp_strmap_clear(&by_name, NULL);
+    return owner;
+}
+
+/* What is left of each node's allocatable after the pods on it. */
+static kp_resvec *rooms(const kp_snapshot *snap, uint32_t n_res)
+{
+    kp_resvec *room = kp_xcalloc(snap->n_nodes ? snap->n_nodes : 1, sizeof(*room));
+    for (uint32_t i = 0; i < snap->n_nodes; i++)
+        room[i] = snap->nodes[i].allocatable;
+    for (uint32_t i = 0; i < snap->n_pods; i++)
+        if (snap->pods[i].node >= 0 && !snap->pods[i].terminal)
+            kp_resvec_sub(&room[snap->pods[i].node], &snap->pods[i].requests, n_res);
+    return room;
+}
+
+void kp_disrupt_queue_place(kp_disrupt_queue *q, kp_snapshot *snap)
+{
+    pthread_mutex_lock(&q->mu);
+    if (!q->n) {
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
+    kp_strmap by_claim = KP_STRMAP_INIT;
+    uint32_t n_res = (uint32_t)snap->restab.count;
+    int32_t *owner = owners(q, snap, &by_claim);
+    kp_resvec *room = rooms(snap, n_res);
+    for (uint32_t i = 0; i < snap->n_pods; i++) {
+        kp_spod *s = &snap->pods[i];
+        if (s->node < 0 || owner[s->node] < 0 || s->daemon || s->terminal || s->terminating)
+            continue;
+        const names *to = &q->cmds[owner[s->node]]->replacements;
+        for (size_t k = 0; k < to->n; k++) { /* first fit, as the replacements were sized */
+            int32_t r = lookup(&by_claim, to->v[k]);
+            if (r < 0 || snap->nodes[r].deleting || !kp_resvec_fits(&s->requests, &room[r], n_res))
+                continue;
+            kp_resvec_sub(&room[r], &s->requests, n_res);
+            kp_resvec_add(&room[s->node], &s->requests, n_res);
+            s->node = r;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    free(owner), free(room);
+    kp_strmap_clear(&by_claim, NULL);
 }

@@ -47,11 +47,25 @@ int kp_disrupt_queue_start(kp_disrupt_queue *q, kp_ctrl *c, const kp_snapshot *s
  * in this call. */
 int kp_disrupt_queue_progress(kp_disrupt_queue *q, kp_ctrl *c);
 
+/* How many NodeClaims of finished commands have, since the last call, gone
+ * or had their instance start terminating: each frees a place in its
+ * NodePool's disruption budget (Karpenter counts a deleting node until then),
+ * so a plan made now may start more. Each is watched until it goes. */
+int kp_disrupt_queue_released(kp_disrupt_queue *q, kp_ctrl *c);
+
+/* Put the pods still on the candidates of each command in flight on that
+ * command's replacements (first fit, in `snap`): the room a command launched
+ * is its own pods'. The next plan leaves it to them, as the planner does for
+ * the commands of one pass, instead of sending another candidate's pods onto
+ * a replacement still booting (which Karpenter refuses: UninitializedTarget)
+ * and waiting for it. Call after the candidates are marked deleting. */
+void kp_disrupt_queue_place(kp_disrupt_queue *q, kp_snapshot *snap);
+
 /* Add (or remove) karpenter.sh/disrupted:NoSchedule on a cached node. */
 int kp_disruption_taint(kp_ctrl *c, const char *node, bool on);
 
 /* Say why, from one plan (disruption_explain.c): Karpenter's events for the
- * nodes kept (DisruptionBlocked, Unconsolidatable, ConsolidationRejected) on
+ * nodes kept (DisruptionBlocked, Unconsolidatable) on
  * the Node and NodeClaim, its Balanced events, the NodePools' blocked
  * budgets, and the plan's metrics. Events are rate-limited as Karpenter's. */
 void kp_disruption_explain(kp_ctrl *c, const kp_snapshot *snap, const kp_disruption_plan *plan);

@@ -57,10 +57,13 @@ void kp_disruption_metrics_decision(kp_ctrl *c, const kp_snapshot *snap, const k
         const kp_snode *n = &snap->nodes[k->candidates[i]];
         const char *pool = n->template_index >= 0 ? snap->templates[n->template_index].name : "";
         kp_ctrl_count(m->nodeclaims_disrupted, (const char *const[]){reason, pool, capacity_type(c, n)});
-        if (!pool_counted(snap, k, i, n->template_index)) /* once per NodePool of the command */
+        if (!k->forceful && !pool_counted(snap, k, i, n->template_index)) /* once per NodePool of the command */
             kp_ctrl_count(m->disruption_decisions_by_pool, (const char *const[]){pool, decision, reason, type});
     }
-    kp_ctrl_count(m->disruption_decisions, (const char *const[]){decision, reason, type});
+    /* Expiration is not a voluntary disruption decision in Karpenter: its
+     * own controller deletes and counts karpenter_nodeclaims_disrupted_total only. */
+    if (!k->forceful)
+        kp_ctrl_count(m->disruption_decisions, (const char *const[]){decision, reason, type});
 }
 
 void kp_disruption_metrics_failed_validation(kp_ctrl *c, enum kp_disrupt_method method, uint32_t candidates)

@@ -315,6 +315,27 @@ static void sync_node(cJSON *node, const cJSON *claim)
     kp_obj_set_label(node, KP_LABEL_REGISTERED, "true");
 }
 
+/* A node that joins without karpenter.sh/unregistered can take pods
+ * before its claim's labels and taints are on it: Karpenter registers it
+ * anyway and says so. */
+static void warn_unregistered_taint(claim_ctx *x, const cJSON *node)
+{
+    if (kp_obj_label(node, KP_LABEL_REGISTERED))
+        return;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints"))
+    {
+        if (lc_taint_matches(t, KP_TAINT_UNREGISTERED, "NoExecute"))
+            return;
+    }
+    KP_LOG(KP_LOG_ERROR, LOGGER, "node claim registration error", "NodeClaim", kp_obj_str(x->obj, "metadata.name"),
+           "taint", KP_TAINT_UNREGISTERED, "error",
+           "missing taint prevents registration-related race conditions on Karpenter-managed nodes");
+    lc_event(x, "Warning", "UnregisteredTaintMissing",
+             "Missing " KP_TAINT_UNREGISTERED " taint which prevents registration related race conditions on "
+             "Karpenter-managed nodes");
+}
+
 int lc_registration(claim_ctx *x)
 {
     if (!kp_obj_condition_is_true(x->obj, "Launched") || kp_obj_condition_is_true(x->obj, "Registered"))
@@ -332,6 +353,7 @@ int lc_registration(claim_ctx *x)
         lc_requeue(x, 10000);
         return 0;
     }
+    warn_unregistered_taint(x, node);
     cJSON *want = cJSON_Duplicate(node, 1);
     sync_node(want, x->obj);
     int err = kp_obj_patch(x->c->kube, KP_RES_NODE, node, want, KP_OBJ_LOCK);

@@ -172,16 +172,7 @@ static int persist(claim_ctx *x)
 static void ready(claim_ctx *x)
 {
     static const char *const steps[] = {"Launched", "Registered", "Initialized"};
-    for (size_t i = 0; i < 3; i++) {
-        if (!lc_cond_true(x->obj, steps[i])) {
-            const char *s = kp_obj_condition(x->obj, steps[i]);
-            char msg[64];
-            snprintf(msg, sizeof(msg), "%s=%s", steps[i], s ? s : "Unknown");
-            kp_obj_set_condition(x->obj, "Ready", "Unknown", "UnhealthyDependents", msg, x->now);
-            return;
-        }
-    }
-    kp_obj_set_condition(x->obj, "Ready", "True", "Ready", "", x->now);
+    kp_obj_set_root_condition(x->obj, "Ready", steps, 3, x->now);
 }
 
 static int steps(claim_ctx *x)

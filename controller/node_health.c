@@ -18,6 +18,7 @@
 
 #define LOGGER "node.health"
 #define BLOCKED_RECHECK_MS (5 * 60 * 1000)
+#define BLOCKED_EVENT_NS (15LL * 60 * KP_NS_PER_SEC)
 
 int64_t kp_node_health_allowed(const char *threshold, int64_t total)
 {
@@ -73,15 +74,24 @@ static bool pool_healthy(const kp_ctrl *c, const char *pool)
     return h.unhealthy <= allowed;
 }
 
+/* Karpenter's dedupe: once per 15 minutes per object, whatever the message. */
+static void post_blocked(kp_ctrl *c, enum kp_kube_res res, const cJSON *obj, const char *msg)
+{
+    const char *uid = kp_obj_str(obj, "metadata.uid");
+    char key[320];
+    snprintf(key, sizeof(key), "NodeRepairBlocked/%s", uid ? uid : kp_obj_str(obj, "metadata.name"));
+    kp_eventq_post_dedupe(c->events, res, obj, "Warning", "NodeRepairBlocked", msg, key, BLOCKED_EVENT_NS);
+}
+
 static void blocked(kp_ctrl *c, const cJSON *node, const cJSON *claim, const char *pool)
 {
     char msg[160];
     snprintf(msg, sizeof(msg), "more than %s nodes are unhealthy in the nodepool", c->opts.node_repair_threshold);
-    kp_eventq_post(c->events, KP_RES_NODE, node, "Warning", "NodeRepairBlocked", msg);
-    kp_eventq_post(c->events, KP_RES_NODECLAIM, claim, "Warning", "NodeRepairBlocked", msg);
+    post_blocked(c, KP_RES_NODE, node, msg);
+    post_blocked(c, KP_RES_NODECLAIM, claim, msg);
     cJSON *np = kp_ctrl_get(c, KP_CK_NODEPOOL, pool);
     if (np)
-        kp_eventq_post(c->events, KP_RES_NODEPOOL, np, "Warning", "NodeRepairBlocked", msg);
+        post_blocked(c, KP_RES_NODEPOOL, np, msg);
     cJSON_Delete(np);
 }
 

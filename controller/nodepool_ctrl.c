@@ -182,14 +182,7 @@ static void node_class(kp_ctrl *c, cJSON *want, const cJSON *pool, int64_t now)
 static void ready(cJSON *want, int64_t now)
 {
     static const char *const deps[] = {"ValidationSucceeded", "NodeClassReady"};
-    for (size_t i = 0; i < 2; i++) {
-        const char *s = kp_obj_condition(want, deps[i]);
-        if (!s || strcmp(s, "True")) {
-            kp_obj_set_condition(want, "Ready", "False", "UnhealthyDependents", deps[i], now);
-            return;
-        }
-    }
-    kp_obj_set_condition(want, "Ready", "True", "Ready", "", now);
+    kp_obj_set_root_condition(want, "Ready", deps, 2, now);
 }
 
 /* karpenter_nodepools_usage and _limit. Limits are read decoded: the API

@@ -286,6 +286,20 @@ static void pod_event(batch *b, uint32_t pod, const char *type, const char *reas
     cJSON_Delete(ref);
 }
 
+/* Karpenter names the NodeClaim and the Node it became, whichever exist:
+ * "nodeclaim/X" in flight, "nodeclaim/X, node/Y" once registered, "node/Y"
+ * for a node it does not manage. */
+static void nominated_on(const kp_snode *n, char *msg, size_t size)
+{
+    const char *claim = n->nodeclaim ? n->nodeclaim : n->in_flight ? n->name : NULL;
+    if (n->in_flight)
+        snprintf(msg, size, "Pod should schedule on: nodeclaim/%s", claim);
+    else if (claim)
+        snprintf(msg, size, "Pod should schedule on: nodeclaim/%s, node/%s", claim, n->name);
+    else
+        snprintf(msg, size, "Pod should schedule on: node/%s", n->name);
+}
+
 static void events(batch *b)
 {
     const kp_plan *plan = b->plan;
@@ -296,8 +310,7 @@ static void events(batch *b)
             pod_event(b, plan->claims[i].pods[k], "Normal", "Nominated", msg);
         }
     for (uint32_t i = 0; i < plan->n_nodes; i++) {
-        const kp_snode *n = &b->view->snap->nodes[plan->nodes[i].node];
-        snprintf(msg, sizeof(msg), "Pod should schedule on: %s/%s", n->in_flight ? "nodeclaim" : "node", n->name);
+        nominated_on(&b->view->snap->nodes[plan->nodes[i].node], msg, sizeof(msg));
         for (uint32_t k = 0; k < plan->nodes[i].n_pods; k++)
             pod_event(b, plan->nodes[i].pods[k], "Normal", "Nominated", msg);
     }

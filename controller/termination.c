@@ -20,6 +20,8 @@
 /* Karpenter's MinDrainTime: a drain is not over before this long, so pods
  * scheduled just before the taint was seen are drained too. */
 #define MIN_DRAIN_NS (5 * KP_NS_PER_SEC)
+/* What the API server says when a pod is selected by several PDBs. */
+#define MULTIPLE_PDBS "more than one PodDisruptionBudget"
 
 typedef struct term_ctx {
     kp_ctrl *c;
@@ -222,10 +224,15 @@ static void evict(term_ctx *t, const kp_pod *p)
     kp_ctrl_count(c->m ? c->m->eviction_requests : NULL, (const char *const[]){http_code(err)});
     if (err == KP_ENOTFOUND || err == KP_ECONFLICT)
         return; /* gone, or another pod of that name */
-    if (err == KP_ERETRY) {
+    /* The API server refuses a pod under several PDBs with a 500 whose
+     * message says so, whatever the budgets allow: Karpenter reports it as
+     * a drain failure too, not as an error. */
+    bool multiple = err < 0 && strstr(kp_error_last(), MULTIPLE_PDBS) != NULL;
+    if (err == KP_ERETRY || multiple) {
         char msg[600];
-        snprintf(msg, sizeof(msg), "Failed to drain node, evicting pod violates a PDB (Pod=%s/%s)", p->meta.namespace,
-                 p->meta.name);
+        snprintf(msg, sizeof(msg), "Failed to drain node, %s (Pod=%s/%s)",
+                 multiple ? "eviction does not support multiple PDBs" : "evicting pod violates a PDB",
+                 p->meta.namespace, p->meta.name);
         node_event(t, "Warning", "FailedDraining", msg);
         return;
     }
@@ -240,10 +247,10 @@ static void evict(term_ctx *t, const kp_pod *p)
     kp_ctrl_count(c->m ? c->m->pods_drained : NULL, (const char *const[]){reason});
 }
 
-/* Evict the first non-empty group; true while any pod is still waited for.
+/* Evict the first non-empty group; the number of pods still waited for.
  * do-not-disrupt pods (durations counted, kp_pod_do_not_disrupt) are waited
  * for and never evicted, until the node's deadline. */
-static bool drain(term_ctx *t)
+static size_t drain(term_ctx *t)
 {
     pod_list l = pods_on_node(t);
     size_t n_waiting = 0;
@@ -268,7 +275,7 @@ static bool drain(term_ctx *t)
         else if (!p->meta.deletion_timestamp.set && kp_pod_is_evictable(p, t->now))
             evict(t, p);
     }
-    return n_waiting > 0;
+    return n_waiting;
 }
 
 /* Karpenter's awaitDrain: Drained Unknown while pods remain (and for at
@@ -277,8 +284,13 @@ static int await_drain(term_ctx *t)
 {
     if (t->claim_want && !kp_obj_condition(t->claim_want, "Drained"))
         set_condition(t, "Drained", "Unknown", "Draining");
-    if (drain(t))
+    size_t waiting = drain(t);
+    if (waiting) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "Failed to drain node, %zu pods are waiting to be evicted", waiting);
+        node_event(t, "Warning", "FailedDraining", msg);
         return 1;
+    }
     if (t->claim_want) {
         const char *s = kp_obj_condition(t->claim_want, "Drained");
         int64_t since = kp_obj_condition_since(t->claim_want, "Drained");

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "cloud/aws_allocatable.h"
 #include "cloud/aws_catalog.h"
+#include "cloud/aws_ebs_limits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,7 @@ int kp_catalog_builtin_aws(const kp_aws_alloc_opts *opts, kp_catalog **out)
         add_labels(cat, it, &rows[i]);
         add_offerings(cat, it, &rows[i]);
         kp_aws_allocatable_to_catalog(cat, it, &a);
+        it->ebs_volume_limit = kp_aws_ebs_volume_limit(&rows[i]);
     }
     *out = cat;
     return 0;

@@ -2,9 +2,13 @@
  * Instance types from a JSON file (`--instance-types FILE.json`): an array of
  *   {"name", "capacity": {"cpu": "4", ...}, "overhead": {...},
  *    "labels": {"kubernetes.io/arch": "amd64", ...}, "operatingSystems": ["linux"],
- *    "offerings": [{"zone", "capacityType", "price", "available"}]}
+ *    "offerings": [{"zone", "capacityType", "price", "available",
+ *                   "reservationID", "reservationCapacity"}],
+ *    "ebsVolumeLimit": 26}   (optional; 0 or absent: volumes are not limited)
  * Labels become single-value requirements; the zone and capacity-type
- * requirements are the union of the offerings', as a provider would report.
+ * requirements are the union of the offerings', as a provider would report,
+ * and so is the capacity-reservation-id requirement of a type with reserved
+ * offerings (each names its reservation and the instances it can still take).
  * Every label key a type declares is a well-known label of the catalog's
  * provider, as a cloud provider's own labels are in Karpenter: pods and
  * DaemonSets may select it although no NodePool mentions it, and a type that
@@ -106,6 +110,27 @@ static void add_unique(const char **set, uint32_t *n, uint32_t max, const char *
 
 enum { MAX_SET = 64 };
 
+/* A reserved offering's reservation: both fields or neither, only on "reserved". */
+static int load_reservation(kp_catalog *catalog, kp_offering *of, const cJSON *o, kp_path *path)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "reservationID");
+    const cJSON *count = cJSON_GetObjectItemCaseSensitive(o, "reservationCapacity");
+    if (!id && !count)
+        return 0;
+    if (strcmp(of->capacity_type, "reserved") != 0)
+        return kp_error_set(KP_EINVALID, "%s: reservationID and reservationCapacity need capacityType \"reserved\"",
+                            kp_path_cstr(path));
+    if (!cJSON_IsString(id) || !*id->valuestring)
+        return kp_error_set(KP_EINVALID, "%s.reservationID: expected a non-empty string", kp_path_cstr(path));
+    if (!cJSON_IsNumber(count) || count->valuedouble < 0 || count->valuedouble > INT32_MAX ||
+        count->valuedouble != (double)(int32_t)count->valuedouble)
+        return kp_error_set(KP_EINVALID, "%s.reservationCapacity: expected an integer from 0 to %d",
+                            kp_path_cstr(path), INT32_MAX);
+    of->reservation_id = kp_arena_strdup(catalog->arena, id->valuestring);
+    of->reservation_capacity = (int32_t)count->valuedouble;
+    return 0;
+}
+
 static int load_offering(kp_catalog *catalog, kp_instance_type *it, const cJSON *o, kp_path *path)
 {
     const cJSON *zone = cJSON_GetObjectItemCaseSensitive(o, "zone");
@@ -123,13 +148,13 @@ static int load_offering(kp_catalog *catalog, kp_instance_type *it, const cJSON 
         return kp_error_set(KP_EINVALID, "%s.available: expected true or false", kp_path_cstr(path));
     kp_it_add_offering(catalog, it, zone->valuestring, ct->valuestring, price->valuedouble,
                        !available || cJSON_IsTrue(available));
-    return 0;
+    return load_reservation(catalog, &it->offerings[it->n_offerings - 1], o, path);
 }
 
 static int load_offerings(kp_catalog *catalog, kp_instance_type *it, const cJSON *arr, kp_path *path)
 {
-    const char *zones[MAX_SET], *cts[MAX_SET];
-    uint32_t n_zones = 0, n_cts = 0;
+    const char *zones[MAX_SET], *cts[MAX_SET], *ids[MAX_SET];
+    uint32_t n_zones = 0, n_cts = 0, n_ids = 0;
     size_t index = 0;
     const cJSON *o;
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
@@ -148,10 +173,29 @@ static int load_offerings(kp_catalog *catalog, kp_instance_type *it, const cJSON
         add_unique(zones, &n_zones, MAX_SET, it->offerings[i].zone);
         add_unique(cts, &n_cts, MAX_SET, it->offerings[i].capacity_type);
     }
+    for (uint32_t i = 0; i < it->n_offerings; i++)
+        if (it->offerings[i].reservation_id)
+            add_unique(ids, &n_ids, MAX_SET, it->offerings[i].reservation_id);
+    if (n_ids)
+        kp_it_add_req(catalog, it, "karpenter.k8s.aws/capacity-reservation-id", KP_OP_IN, ids, n_ids);
     kp_it_add_req(catalog, it, "topology.kubernetes.io/zone", n_zones ? KP_OP_IN : KP_OP_DOES_NOT_EXIST,
                   zones, n_zones);
     kp_it_add_req(catalog, it, "karpenter.sh/capacity-type", n_cts ? KP_OP_IN : KP_OP_DOES_NOT_EXIST,
                   cts, n_cts);
+    return 0;
+}
+
+/* The optional "ebsVolumeLimit": volumes ebs.csi.aws.com may attach to a new node of the type. */
+static int load_ebs_limit(kp_instance_type *it, const cJSON *obj, const kp_path *path)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "ebsVolumeLimit");
+    if (!v)
+        return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 100000 ||
+        v->valuedouble != (double)(int32_t)v->valuedouble)
+        return kp_error_set(KP_EINVALID, "%s.ebsVolumeLimit: expected a whole number from 0 (no limit) to 100000",
+                            kp_path_cstr(path));
+    it->ebs_volume_limit = (int32_t)v->valuedouble;
     return 0;
 }
 
@@ -167,6 +211,8 @@ static int load_type(kp_catalog *catalog, const cJSON *obj, kp_path *path)
         return kp_error_set(KP_EINVALID, "%s.name: required non-empty string", kp_path_cstr(path));
     kp_instance_type *it = kp_catalog_add_type(catalog, name->valuestring);
     kp_it_add_label(catalog, it, "node.kubernetes.io/instance-type", name->valuestring);
+    if ((err = load_ebs_limit(it, obj, path)) < 0)
+        return err;
 
     kp_path_push_field(path, "capacity");
     err = load_resources(catalog, it, cJSON_GetObjectItemCaseSensitive(obj, "capacity"), path, false);

@@ -103,6 +103,7 @@ void kp_it_add_offering(kp_catalog *catalog, kp_instance_type *it, const char *z
     o->zone = kp_arena_strdup(catalog->arena, zone);
     o->capacity_type = kp_arena_strdup(catalog->arena, capacity_type);
     o->reservation_id = NULL;
+    o->reservation_capacity = 0;
     o->price = price;
     o->available = available;
 }

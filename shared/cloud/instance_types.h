@@ -35,6 +35,7 @@ typedef struct kp_offering {
     const char *zone;
     const char *capacity_type;  /* "spot", "on-demand", "reserved" */
     const char *reservation_id; /* NULL unless reserved */
+    int32_t reservation_capacity; /* reserved: instances the reservation can still take */
     double price;               /* per hour */
     bool available;
 } kp_offering;
@@ -49,6 +50,10 @@ typedef struct kp_instance_type {
     uint32_t n_overhead, cap_overhead;
     kp_offering *offerings;
     uint32_t n_offerings, cap_offerings;
+    /* How many volumes the EBS CSI driver (ebs.csi.aws.com) would let a new
+     * node of this type attach: its CSINode's allocatable.count before the
+     * node exists (cloud/aws_ebs_limits.h); 0 = unknown, not limited. */
+    int32_t ebs_volume_limit;
     /* A NodeOverlay changed its offerings' prices / its capacity
      * (cloud/overlay.h): NodeClaims launched from it say so. */
     bool price_overlaid, capacity_overlaid;

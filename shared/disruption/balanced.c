@@ -78,7 +78,9 @@ static void score(const planner *p, kp_disrupt_score *s, double savings, double 
 
 static void describe(planner *p, kp_disrupt_score *s)
 {
-    s->event_reason = s->approved ? "ConsolidationApproved" : "ConsolidationRejected";
+    /* Karpenter writes approvals only: rejections are too many, and would
+     * bury them (karpenter_consolidation_moves_total counts both). */
+    s->event_reason = s->approved ? "ConsolidationApproved" : NULL;
     s->message = kp_arena_printf(p->plan->arena, "score %.2f %s threshold %.2f (k: %d, savings %.1f%%, disruption %.1f%%)",
                                  s->score, s->approved ? ">=" : "<", s->threshold, s->k, s->savings_fraction * 100,
                                  s->disruption_fraction * 100);

@@ -145,7 +145,8 @@ typedef struct kp_disrupt_score {
     /* The event Karpenter writes, "score %.2f >= threshold %.2f (k: %d,
      * savings %.1f%%, disruption %.1f%%)" ("<" when rejected): reason
      * ConsolidationApproved (single-node: on the Node and NodeClaim;
-     * multi-node: on the NodePool) or ConsolidationRejected. NULL when not scored. */
+     * multi-node: on the NodePool) when approved; NULL when rejected (Karpenter
+     * counts rejections in metrics only) or not scored. */
     const char *event_reason;
     const char *message;
 } kp_disrupt_score;
@@ -212,7 +213,7 @@ enum kp_disrupt_block {
     KP_BLOCK_SPOT_TO_SPOT_DISABLED,
     KP_BLOCK_SPOT_TO_SPOT_OPTIONS,
     KP_BLOCK_BUFFER_PODS,            /* empty, but hosting CapacityBuffer virtual pods; object: the node */
-    KP_BLOCK_BALANCED,               /* Balanced rejected the move (ConsolidationRejected); object: the
+    KP_BLOCK_BALANCED,               /* Balanced rejected the move (no event); object: the
                                         NodePool; score: the move's (or deleting the node's, when even that
                                         cannot pass: Karpenter's CanPassThreshold, no simulation) */
     /* Drift that cannot proceed (DisruptionBlocked). */
@@ -231,8 +232,8 @@ typedef struct kp_disrupt_blocked {
     bool replacement;
     enum kp_disrupt_block kind;
     const char *reason;        /* our explanation, as `simulate` prints it */
-    /* The event for the Node and its NodeClaim: "DisruptionBlocked",
-     * "Unconsolidatable" or "ConsolidationRejected", or NULL where Karpenter
+    /* The event for the Node and its NodeClaim: "DisruptionBlocked" or
+     * "Unconsolidatable", or NULL where Karpenter
      * writes none; `message` is Karpenter's text for it. */
     const char *event_reason;
     const char *message;

@@ -49,7 +49,8 @@ static const kind_info kinds[] = {
                                         "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node"},
     [KP_BLOCK_SPOT_TO_SPOT_OPTIONS] = {"SpotToSpotOptions", UNCONSOLIDATABLE, NULL},
     [KP_BLOCK_BUFFER_PODS] = {"BufferPods", UNCONSOLIDATABLE, "Node \"%s\" has buffer pods"},
-    [KP_BLOCK_BALANCED] = {"BalancedScore", "ConsolidationRejected", NULL},
+    /* Karpenter counts Balanced rejections in metrics only, no event. */
+    [KP_BLOCK_BALANCED] = {"BalancedScore", NULL, NULL},
     [KP_BLOCK_DRIFT_UNSCHEDULABLE] = {"DriftUnschedulable", BLOCKED, NULL},
     [KP_BLOCK_IN_PLAN] = {"InPlan", NULL, NULL},
     [KP_BLOCK_NOTHING_TO_DO] = {"NothingCheaper", NULL, NULL},

@@ -45,6 +45,13 @@ bool kp_node_is_ready(const cJSON *node);
  * changed. `status` "True", "False" or "Unknown". */
 bool kp_obj_set_condition(cJSON *obj, const char *type, const char *status, const char *reason,
                           const char *message, int64_t now_ns);
+/* The root condition (`root`, "Ready") over its `n` (at most 8) dependents,
+ * as Karpenter's status library computes it: True when all are True; else
+ * False "UnhealthyDependents" when one is False, Unknown
+ * "ReconcilingDependents" otherwise, the message listing every dependent not
+ * True, the latest transition first: "Registered=Unknown, Initialized=Unknown"
+ * (a missing dependent counts as Unknown). True when anything changed. */
+bool kp_obj_set_root_condition(cJSON *obj, const char *root, const char *const *deps, size_t n, int64_t now_ns);
 /* Remove condition `type` (Karpenter's Clear); true when it was there. */
 bool kp_obj_clear_condition(cJSON *obj, const char *type);
 

@@ -7,6 +7,8 @@
  */
 #include "scheduling/solver_internal.h"
 #include "api/wellknown.h"
+#include "base/buf.h"
+#include "cloud/aws_ebs_limits.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -350,6 +352,35 @@ static uint32_t caps_keep(solver *s, const claim *c, const kp_requirements *reqs
     return left;
 }
 
+/* Drop the options whose instance type cannot attach the claim's EBS
+ * volumes with the pod's. Claims only gain volumes, so a dropped option
+ * never comes back; the lazily kept list (filter_fits) is settled here. */
+static uint32_t volume_keep(solver *s, const claim *c, const kp_spod *p, const kp_requirements *reqs,
+                            const kp_resvec *requests, uint32_t *its, uint32_t n, kept *k, uint32_t *need)
+{
+    if (k->same)
+        memcpy(its, c->its, n * sizeof(uint32_t));
+    uint32_t left = volumes_keep_types(s, c, p, its, n, need);
+    if (left == n)
+        return n;
+    kept fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    if (c->n_pods)
+        fresh.max = k->max;
+    uint32_t fit = 0;
+    for (uint32_t i = 0; i < left; i++) {
+        const kp_resvec *room = &s->ts[c->tmpl].room[its[i]];
+        if (kp_resvec_fits(requests, room, s->n_res)) {
+            keep(s, c, &fresh, room, its[i]);
+            its[fit++] = its[i];
+        }
+    }
+    *k = fresh;
+    if (fit && !s->opts->min_values_best_effort && !min_values_ok(s, reqs, its, fit))
+        return 0;
+    return fit;
+}
+
 /* Try one volume-topology alternative (or none when `vol` is NULL). `node`
  * holds the claim's requirements with the pod's added; it is scratch. */
 static bool try_alternative(solver *s, claim *c, podstate *st, kp_requirements *node,
@@ -383,11 +414,20 @@ static bool try_alternative(solver *s, claim *c, podstate *st, kp_requirements *
     kept k;
     const kp_requirements *base = c->n_pods ? &c->reqs : &s->snap->templates[c->tmpl].reqs;
     uint32_t n = filter_its(s, c, p, node, base, &requests, its, &k, &rep, why != NULL);
+    uint32_t volumes = 0;
+    bool too_many_volumes = false;
+    if (n > 0 && p->n_csi_volumes) {
+        n = volume_keep(s, c, p, node, &requests, its, n, &k, &volumes);
+        too_many_volumes = n == 0;
+    }
     const char *capped = NULL;
     if (n > 0 && c->n_pods == 0 && s->caps)
         n = caps_keep(s, c, node, its, n, &k, why ? &capped : NULL);
     if (n == 0) {
-        if (why)
+        if (why && too_many_volumes)
+            *why = kp_arena_printf(s->arena, "no instance type can attach %u volumes of %s", volumes,
+                                   KP_EBS_CSI_DRIVER);
+        else if (why)
             *why = capped ? capped : filter_text(s, &rep, node, &requests);
         return false;
     }

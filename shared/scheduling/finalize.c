@@ -5,7 +5,9 @@
  * cheapest instance types (at most opts->max_instance_types), and are priced
  * at the offering a launch would pick (reserved, then spot, then on-demand;
  * the cheapest within that capacity type); one that launches into a
- * reservation is pinned to reserved capacity, as Karpenter does.
+ * reservation is pinned to reserved capacity and to the reservations it
+ * holds, as Karpenter does, and no reservation is planned for more NodeClaims
+ * than it has places (reservations.c): the rest fall back.
  */
 #include "scheduling/solver_internal.h"
 #include "api/wellknown.h"
@@ -66,7 +68,7 @@ static kp_resvec min_daemon_overhead(const solver *s, const claim *c)
 static const kp_sym ct_priority[] = {KP_SYM_RESERVED, KP_SYM_SPOT, KP_SYM_ON_DEMAND};
 
 /* The offering a launch would use: first capacity type by priority, cheapest within it. */
-static void choose_offering(solver *s, kp_plan_claim *pc)
+static void choose_offering(solver *s, const reservations *rs, kp_plan_claim *pc)
 {
     offer_filter f = offer_filter_of(&pc->reqs);
     double best[3] = {-1, -1, -1};
@@ -78,7 +80,8 @@ static void choose_offering(solver *s, kp_plan_claim *pc)
             size_t k = 0;
             while (k < 3 && of->capacity_type != ct_priority[k])
                 k++;
-            if (k == 3 || (best[k] >= 0 && of->price >= best[k]) || !offer_ok(s, &f, of))
+            if (k == 3 || (best[k] >= 0 && of->price >= best[k]) || !offer_ok(s, &f, of) ||
+                !reservation_open(s, rs, &pc->reqs, of))
                 continue;
             best[k] = of->price;
             zone[k] = of->zone;
@@ -121,7 +124,7 @@ static void add_in_requirement(solver *s, kp_requirements *reqs, kp_sym key, kp_
 }
 
 /* Pin instance-type and capacity-type to what the kept options offer. */
-static void pin_requirements(solver *s, kp_plan_claim *pc)
+static void pin_requirements(solver *s, const reservations *rs, kp_plan_claim *pc)
 {
     kp_sym *names = KP_ARENA_NEW(s->scratch, kp_sym, pc->n_its ? pc->n_its : 1);
     kp_sym cts[3];
@@ -135,7 +138,8 @@ static void pin_requirements(solver *s, kp_plan_claim *pc)
             bool seen = false;
             for (uint32_t j = 0; j < n_cts && !seen; j++)
                 seen = cts[j] == ct;
-            if (!seen && n_cts < 3 && offer_ok(s, &f, &it->offerings[o]))
+            if (!seen && n_cts < 3 && offer_ok(s, &f, &it->offerings[o]) &&
+                reservation_open(s, rs, &pc->reqs, &it->offerings[o]))
                 cts[n_cts++] = ct;
         }
     }
@@ -258,7 +262,21 @@ static bool truncation_keeps_min_values(solver *s, kp_plan *plan, const claim *c
     return false;
 }
 
-static void finalize_claim(solver *s, kp_plan *plan, price_cache *cache, const claim *c)
+/* The reservations the claim could use are held by NodeClaims planned before
+ * it, and it has no other offering: its pods wait for a later solve, as in
+ * Karpenter's strict mode (a fallback needs a NodePool offering more). */
+static bool keeps_an_offering(kp_plan *plan, const kp_plan_claim *pc)
+{
+    if (pc->capacity_type != KP_SYM_NONE)
+        return true;
+    const char *why = "one or more instance types with compatible reserved offerings are available, but could "
+                      "not be reserved";
+    for (uint32_t i = 0; i < pc->n_pods; i++)
+        add_error(plan, pc->pods[i], why);
+    return false;
+}
+
+static void finalize_claim(solver *s, kp_plan *plan, price_cache *cache, reservations *rs, const claim *c)
 {
     kp_plan_claim *pc = &plan->claims[plan->n_claims];
     memset(pc, 0, sizeof(*pc));
@@ -281,9 +299,11 @@ static void finalize_claim(solver *s, kp_plan *plan, price_cache *cache, const c
     pc->n_pods = c->n_pods;
     if (!truncation_keeps_min_values(s, plan, c, pc))
         return;
-    pin_requirements(s, pc);
-    choose_offering(s, pc);
-    if (pc->capacity_type == KP_SYM_RESERVED)
+    pin_requirements(s, rs, pc);
+    choose_offering(s, rs, pc);
+    if (!keeps_an_offering(plan, pc))
+        return;
+    if (pc->capacity_type == KP_SYM_RESERVED && reservations_take(s, rs, pc))
         pin_reserved(s, pc, its);
     plan->hourly_cost += pc->price;
     plan->n_claims++;
@@ -327,8 +347,10 @@ int plan_finalize(solver *s, kp_plan *plan)
     price_cache cache = {0};
     cache.stamp = KP_ARENA_NEW(s->scratch, uint32_t, s->snap->n_its ? s->snap->n_its : 1);
     cache.ordered = KP_ARENA_NEW(s->scratch, uint32_t, s->snap->n_its ? s->snap->n_its : 1);
+    reservations rs;
+    reservations_build(s, &rs);
     for (uint32_t i = 0; i < s->n_claims; i++)
-        finalize_claim(s, plan, &cache, &s->claims[i]);
+        finalize_claim(s, plan, &cache, &rs, &s->claims[i]);
     for (uint32_t i = 0; i < s->n_enodes; i++) {
         const enode *e = &s->enodes[i];
         if (e->n_pods == 0)

@@ -54,6 +54,7 @@ static bool pod_is_free(const solver *s, uint32_t pod)
     const kp_spod *p = &s->snap->pods[pod];
     const podstate *st = &s->ps[s->ps_of_pod[pod]];
     return st->n_groups == 0 && st->n_inverse == 0 && p->n_ports == 0 && p->n_volume_alts == 0 &&
+           p->n_csi_volumes == 0 /* attach limits: claim_try keeps them */ &&
            !selected_by_any_group(s, p);
 }
 

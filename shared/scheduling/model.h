@@ -128,6 +128,10 @@ typedef struct kp_soffering {
     kp_sym capacity_type;
     double price;
     bool available;
+    /* Reserved offerings: the reservation and the instances it can still
+     * take (one solve plans no more claims into it than that). */
+    kp_sym reservation; /* KP_SYM_NONE when not reserved */
+    int32_t reservation_capacity;
 } kp_soffering;
 
 /* An instance type, compiled. */

@@ -127,6 +127,9 @@ static int compile_type(kp_snapshot *snap, const kp_instance_type *src, kp_sit *
         offs[i].capacity_type = kp_sym_intern(snap->symtab, src->offerings[i].capacity_type);
         offs[i].price = src->offerings[i].price;
         offs[i].available = src->offerings[i].available;
+        const char *cr = src->offerings[i].reservation_id;
+        offs[i].reservation = cr && *cr ? kp_sym_intern(snap->symtab, cr) : KP_SYM_NONE;
+        offs[i].reservation_capacity = src->offerings[i].reservation_capacity;
     }
     it->offerings = offs;
     it->n_offerings = src->n_offerings;

@@ -292,6 +292,10 @@ int node_try_order(const kp_snapshot *snap, uint32_t a, uint32_t b);
 bool enode_try(solver *s, enode *e, podstate *st);
 /* The pod's CSI volumes stay within the node's attach limits (volume_limits.c). */
 bool volumes_fit(solver *s, const enode *e, const kp_spod *p);
+/* Keep the options of NodeClaim `c` whose instance type can attach the EBS
+ * volumes of its pods and `p` (*need of them); returns how many are left. */
+uint32_t volumes_keep_types(solver *s, const claim *c, const kp_spod *p, uint32_t *its, uint32_t n,
+                            uint32_t *need);
 
 /* type_memo.c: bit i set when snapshot instance type i (one of NodePool
  * tmpl's) meets `reqs` on the keys types define and has an available offering
@@ -345,5 +349,23 @@ double cheapest_price(const solver *s, const kp_requirements *reqs, const kp_sit
 double cheapest_price_in(const solver *s, const kp_requirement *zone, const kp_requirement *ct,
                          const kp_sit *it);
 void sort_its_by_price(solver *s, const kp_requirements *reqs, uint32_t *its, uint32_t n);
+
+/* reservations.c: the places left in each capacity reservation as one
+ * solve's NodeClaims take them (Karpenter's ReservationManager). */
+typedef struct reservations {
+    kp_sym *ids;
+    int32_t *left; /* per id: places no NodeClaim of this solve holds */
+    uint32_t n;    /* 0: no reserved offering carries a count; nothing is tracked */
+    kp_sym key;    /* the reservation-id label */
+} reservations;
+void reservations_build(solver *s, reservations *r);
+/* Whether `of` may still be planned onto: not reserved, or its reservation
+ * has a place left and the requirements allow its id. */
+bool reservation_open(const solver *s, const reservations *r, const kp_requirements *reqs,
+                      const kp_soffering *of);
+/* A claim launching reserved holds a place in the cheapest reservation it
+ * could use, is pinned to its id and priced at its offering; false when
+ * none has a place left. */
+bool reservations_take(solver *s, reservations *r, kp_plan_claim *pc);
 
 #endif

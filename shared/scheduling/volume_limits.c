@@ -1,5 +1,6 @@
-/* CSI attach limits (see volume_limits.h): driver names, and the solver's check. */
+/* CSI attach limits (see volume_limits.h): driver names, and the solver's checks. */
 #include "scheduling/volume_limits.h"
+#include "cloud/aws_ebs_limits.h"
 #include "scheduling/solver_internal.h"
 
 #include <string.h>
@@ -73,4 +74,40 @@ bool volumes_fit(solver *s, const enode *e, const kp_spod *p)
         ok = driver_fits(s, e, p, &n->csi_limits[i]);
     kp_arena_rewind(s->scratch, m);
     return ok;
+}
+
+/* The distinct claims of `driver` the pods of NodeClaim `c` and `p` mount. */
+static uint32_t claim_volumes(solver *s, const claim *c, const kp_spod *p, kp_sym driver)
+{
+    uint32_t cap = pod_volumes(p, driver);
+    if (!cap) return 0;
+    for (uint32_t i = 0; i < c->n_pods; i++)
+        cap += pod_volumes(&s->snap->pods[c->pods[i]], driver);
+    kp_arena_mark m = kp_arena_mark_get(s->scratch);
+    kp_sym *seen = KP_ARENA_NEW(s->scratch, kp_sym, cap);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->n_pods; i++)
+        count_claims(&s->snap->pods[c->pods[i]], driver, seen, &n);
+    count_claims(p, driver, seen, &n);
+    kp_arena_rewind(s->scratch, m);
+    return n;
+}
+
+/* A new node has no CSINode yet: its instance type's estimate stands in
+ * for the EBS driver's count (kp_instance_type.ebs_volume_limit; 0 means
+ * unknown, so not limited). Other drivers' counts are not known before the
+ * node registers. */
+uint32_t volumes_keep_types(solver *s, const claim *c, const kp_spod *p, uint32_t *its, uint32_t n,
+                            uint32_t *need)
+{
+    kp_sym ebs = p->n_csi_volumes ? kp_sym_lookup(s->symtab, KP_EBS_CSI_DRIVER) : KP_SYM_NONE;
+    *need = ebs != KP_SYM_NONE ? claim_volumes(s, c, p, ebs) : 0;
+    if (!*need) return n;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const kp_instance_type *src = s->snap->its[its[i]].src;
+        int32_t limit = src ? src->ebs_volume_limit : 0;
+        if (limit <= 0 || *need <= (uint32_t)limit) its[kept++] = its[i];
+    }
+    return kept;
 }

@@ -43,6 +43,7 @@ KINDS = {
     "NodePool": ("karpenter.sh", "v1", "nodepools"),
     "NodeClaim": ("karpenter.sh", "v1", "nodeclaims"),
     "EC2NodeClass": ("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
+    "NodeOverlay": ("karpenter.sh", "v1alpha1", "nodeoverlays"),
 }
 TIMEOUT = 30
 

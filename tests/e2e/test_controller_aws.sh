@@ -8,8 +8,21 @@
 # terminates the instance; a spot interruption warning on the queue does too;
 # moving the class to a new AMI (a new image registered in moto) drifts the claim
 # (Drifted, the provider's reason) and replaces its instance with one on the new
-# image, the pod moving over; deleting the class deletes its instance profile and
-# launch templates. EC2 being an emulator, nothing else is faked.
+# image, the pod moving over; a class selecting a capacity reservation with one
+# place left reports it in status.capacityReservations, and of two pods that each
+# need a node, one launches into the reservation (capacity-type reserved, its id and
+# type as labels, the launch template targeting it) and the other on-demand, the
+# place being used up; terminating the reserved instance gives the place back and
+# the next pod launches reserved again; deleting the class deletes its instance
+# profile and launch templates.
+#
+# EC2 is moto, behind one double (tests/e2e/ec2_reservation_double.py) for the
+# one API moto lacks: DescribeCapacityReservations (moto answers HTTP 500, not
+# implemented; scripts/moto-probe.py). The double also remembers which launches
+# targeted the reservation, as EC2 does (moto drops the launch template's
+# CapacityReservationSpecification): the reservation's available count, and
+# DescribeInstances' capacityReservationId for those instances, follow them.
+# Everything else goes to moto unchanged.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +32,8 @@ readonly ROOT="$HERE/../.."
 readonly NS=e2e-aws
 MOTO_DIR=""
 MOTO_URL=""
+EC2_URL="" # the reservation double in front of moto: what the controller talks to
+readonly CR=cr-0e2e0000000000001
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 
 # ec2py EXPR: a boto3 call against moto from Debian's python.
@@ -75,6 +90,41 @@ PY
 
 stop_moto() { bash "$ROOT/scripts/moto-server.sh" stop "$MOTO_DIR" >/dev/null 2>&1 || true; }
 
+# The DescribeCapacityReservations double: reservation $CR, m5.large in us-east-1a
+# (a zone of the account's subnets), one instance in all.
+start_double() {
+  local pid
+  cat >"$MOTO_DIR/reservations.json" <<EOF2
+[{"id": "$CR", "instanceType": "m5.large", "zone": "us-east-1a", "zoneId": "use1-az6", "total": 1,
+  "tags": {"karpenter.sh/discovery": "e2e"}}]
+EOF2
+  /usr/bin/python3 "$HERE/ec2_reservation_double.py" "$MOTO_URL" "$MOTO_DIR/reservations.json" \
+    "$MOTO_DIR/double.log" "$MOTO_DIR/double.port" 2>"$MOTO_DIR/double.err" &
+  pid=$!
+  e2e_cleanup e2e_stop_pid "$pid"
+  wait_for "[ -s '$MOTO_DIR/double.port' ]" 30 || fail "the reservation double did not start: $(cat "$MOTO_DIR/double.err")"
+  EC2_URL="http://127.0.0.1:$(cat "$MOTO_DIR/double.port")"
+  pass "the DescribeCapacityReservations double at $EC2_URL answers for $CR and forwards the rest to moto"
+}
+
+# nodeclass_yaml NAME [SPEC-LINE]: an EC2NodeClass of the account's tagged subnets,
+# security group, role and first AMI.
+IMAGE=""
+nodeclass_yaml() {
+  cat <<EOF2
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: $1}
+spec:
+  role: KarpenterNodeRole-e2e
+  amiFamily: AL2023
+  amiSelectorTerms: [{id: $IMAGE}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: e2e}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: e2e}}]
+  ${2:-}
+EOF2
+}
+
 setup() {
   local image
   e2e_setup
@@ -85,19 +135,13 @@ setup() {
   e2e_cleanup stop_moto
   image=$(boto account)
   pass "moto at $MOTO_URL with a VPC, two tagged subnets, a security group, role and AMI $image"
+  start_double
+  IMAGE=$image
   e2e_namespace $NS
   e2e_karpenter_rbac
   wait_for "k get ec2nodeclasses" 30 || fail "the EC2NodeClass CRD is not served"
   k apply -f - >/dev/null <<EOF2
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  role: KarpenterNodeRole-e2e
-  amiFamily: AL2023
-  amiSelectorTerms: [{id: $image}]
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: e2e}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: e2e}}]
+$(nodeclass_yaml default)
 ---
 apiVersion: karpenter.sh/v1
 kind: NodePool
@@ -114,7 +158,7 @@ spec:
   disruption: {consolidateAfter: Never}
 EOF2
   e2e_start_controller controller --disable-leader-election --cloud-provider aws --cluster-name e2e \
-    --aws-endpoint-url "$MOTO_URL" --cluster-endpoint "$KP_E2E_API_URL" --cluster-cidr 10.96.0.0/16 \
+    --aws-endpoint-url "$EC2_URL" --cluster-endpoint "$KP_E2E_API_URL" --cluster-cidr 10.96.0.0/16 \
     --interruption-queue e2e-interruption --batch-idle-duration 500ms \
     --disable-dry-run # moto launches a fleet asked for as a dry run
 }
@@ -301,6 +345,136 @@ EOF2
   wait_for '[ "$(count nodeclaims)" -eq 0 ]' 90 || fail "claims left after the drift: $(k get nodeclaims -o name)"
 }
 
+# ---------------------------------------------------------- capacity reservations
+
+# claims of the NodePool "reserved", one per line: name capacity-type reservation-id providerID
+reserved_claims() {
+  k get nodeclaims -l karpenter.sh/nodepool=reserved -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.labels.karpenter\.sh/capacity-type}{" "}{.metadata.labels.karpenter\.k8s\.aws/capacity-reservation-id}{" "}{.status.providerID}{"\n"}{end}'
+}
+launched_reserved_claims() { reserved_claims | awk '$NF ~ /^aws:/' | grep -c . || true; }
+claim_label() { k get nodeclaim "$1" -o jsonpath="{.metadata.labels.$2}"; }
+claim_req() { k get nodeclaim "$1" -o jsonpath="{.spec.requirements[?(@.key==\"$2\")].values}"; }
+# double_log ACTION: the double's log lines for one action
+double_log() { grep -F "\"action\": \"$1\"" "$MOTO_DIR/double.log" || true; }
+
+# pods NAME...: pods of the reserved pool, 1500m CPU each (an m5.large has room for one)
+reserved_pods() {
+  local name
+  for name in "$@"; do
+    cat <<EOF2
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $name, namespace: $NS}
+spec:
+  terminationGracePeriodSeconds: 0
+  nodeSelector: {karpenter.sh/nodepool: reserved}
+  tolerations: [{key: e2e/reserved, operator: Exists}]
+  containers: [{name: pause, image: registry.k8s.io/pause:3.7, resources: {requests: {cpu: 1500m}}}]
+EOF2
+  done | k apply -f - >/dev/null
+}
+
+reservation_class() {
+  k apply -f - >/dev/null <<EOF2
+$(nodeclass_yaml reserved "capacityReservationSelectorTerms: [{id: $CR}]")
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: reserved}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [reserved, on-demand]}
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
+      taints: [{key: e2e/reserved, effect: NoSchedule}]
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: reserved}
+      expireAfter: Never
+  disruption: {consolidateAfter: Never}
+EOF2
+  wait_for "[ \"\$(k get ec2nodeclass reserved -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}')\" = True ]" 60 ||
+    fail "EC2NodeClass reserved not Ready: $(k get ec2nodeclass reserved -o jsonpath='{.status.conditions}')"
+  pass "EC2NodeClass reserved is Ready, status.capacityReservations: $(k get ec2nodeclass reserved -o jsonpath='{.status.capacityReservations}')"
+  check "CapacityReservationsReady is True" test \
+    "$(k get ec2nodeclass reserved -o jsonpath='{.status.conditions[?(@.type=="CapacityReservationsReady")].status}')" = True
+  check "status.capacityReservations holds $CR: m5.large in us-east-1a, default, targeted" test \
+    "$(k get ec2nodeclass reserved -o jsonpath='{range .status.capacityReservations[*]}{.id} {.instanceType} {.availabilityZone} {.reservationType} {.instanceMatchCriteria}{end}')" \
+    = "$CR m5.large us-east-1a default targeted"
+  check "the controller asked the double for it by id" grep -q "\"ids\": \[\"$CR\"\]" <<<"$(double_log DescribeCapacityReservations)"
+}
+
+# Two pods needing a node each, in one batch, with one place in the reservation:
+# one claim launches into it, the other on-demand (the solve counted the place).
+reserve_two() {
+  local line r_claim r_pid o_claim
+  reserved_pods r1 r2
+  wait_for '[ "$(launched_reserved_claims)" -ge 2 ]' 90 ||
+    fail "two launched claims expected: $(reserved_claims)"
+  pass "two claims launched: $(reserved_claims | tr '\n' ';')"
+  line=$(reserved_claims | awk '$2 == "reserved"')
+  check "exactly one of them is reserved" test "$(grep -c . <<<"$line")" = 1
+  read -r r_claim _ _ r_pid <<<"$line"
+  o_claim=$(reserved_claims | awk '$2 != "reserved" {print $1}')
+  check "the reserved claim carries $CR as its capacity-reservation-id" test "$(claim_label "$r_claim" 'karpenter\.k8s\.aws/capacity-reservation-id')" = "$CR"
+  check "and capacity-reservation-type default" test "$(claim_label "$r_claim" 'karpenter\.k8s\.aws/capacity-reservation-type')" = default
+  check "it was planned onto the reservation: requirements capacity-type [reserved], reservation-id [$CR]" test \
+    "$(claim_req "$r_claim" karpenter.sh/capacity-type) $(claim_req "$r_claim" karpenter.k8s.aws/capacity-reservation-id)" = "[\"reserved\"] [\"$CR\"]"
+  check "the other claim ($o_claim) is on-demand" test "$(claim_label "$o_claim" 'karpenter\.sh/capacity-type')" = on-demand
+  check "and has no reservation label" test -z "$(claim_label "$o_claim" 'karpenter\.k8s\.aws/capacity-reservation-id')"
+  check "its requirements do not allow reserved: the place was counted in the solve ($(claim_req "$o_claim" karpenter.sh/capacity-type))" \
+    bash -c "! grep -q reserved <<<'$(claim_req "$o_claim" karpenter.sh/capacity-type)'"
+  check "the launch template targets $CR with capacity-reservations-only" grep -q \
+    "\"preference\": \"capacity-reservations-only\", \"reservation\": \"$CR\"" <<<"$(double_log CreateLaunchTemplate)"
+  check "the CreateFleet of ${r_pid##*/} used that template" grep -q \
+    "\"instances\": \[\"${r_pid##*/}\"\], \"reservations\": \[\"$CR\"\]" <<<"$(double_log CreateFleet)"
+  check "no other launch went into the reservation" test "$(double_log CreateFleet | grep -c "\"reservations\": \[\"$CR")" = 1
+  R_CLAIM=$r_claim
+  R_PID=$r_pid
+}
+
+# The place comes back when the reserved instance terminates; the next pod takes it.
+reserve_again() {
+  local line
+  k -n $NS delete pod r1 --grace-period=0 --force >/dev/null 2>&1 || true
+  k delete nodeclaim "$R_CLAIM" --wait=false >/dev/null
+  wait_for "! k get nodeclaim $R_CLAIM" 90 || fail "claim $R_CLAIM not gone"
+  check "TerminateInstances ended ${R_PID##*/}" grep -q "${R_PID##*/}" <<<"$(double_log TerminateInstances)"
+  pass "the reserved claim is gone; the reservation has its place back"
+  reserved_pods r3
+  wait_for '[ "$(reserved_claims | awk '"'"'$2 == "reserved" && $NF ~ /^aws:/'"'"' | grep -c .)" = 1 ]' 120 ||
+    fail "no reserved claim for the third pod: $(reserved_claims)"
+  line=$(reserved_claims | awk '$2 == "reserved"')
+  pass "the third pod's claim launched reserved: $line"
+  check "into $CR" test "$(awk '{print $3}' <<<"$line")" = "$CR"
+  check "the on-demand claim stays on-demand" test "$(reserved_claims | awk '$2 == "on-demand"' | grep -c .)" = 1
+  # The capacity-type controller (every minute) relabels a reserved claim whose
+  # instance EC2 reports outside any reservation; this one's is inside.
+  sleep 65
+  check "a minute on, after the capacity-type controller's pass, it is still reserved in $CR" test \
+    "$(reserved_claims | awk '$2 == "reserved" {print $3}')" = "$CR"
+  check "the controller lists its instances through the double (DescribeInstances)" test "$(double_log DescribeInstances | grep -c .)" -gt 0
+}
+
+reservation_cleanup() {
+  k -n $NS delete pod r2 r3 --grace-period=0 --force >/dev/null 2>&1 || true
+  k delete nodepool reserved --wait=false >/dev/null
+  k delete nodeclaims -l karpenter.sh/nodepool=reserved --wait=false >/dev/null
+  wait_for '[ "$(count nodeclaims)" -eq 0 ]' 90 || fail "reserved claims left: $(reserved_claims)"
+  k delete ec2nodeclass reserved --wait=false >/dev/null
+  wait_for "! k get ec2nodeclass reserved" 60 || fail "EC2NodeClass reserved still there"
+  pass "the reserved pool, its claims and class are gone"
+}
+
+R_CLAIM=""
+R_PID=""
+reservations() {
+  reservation_class
+  reserve_two
+  reserve_again
+  reservation_cleanup
+}
+
 setup
 nodeclass_ready
 launch
@@ -310,4 +484,5 @@ launch
 join
 interrupt
 drift
+reservations
 delete_class

@@ -6,7 +6,8 @@
 #   blocking budget; its claim turns Consolidatable only once consolidateAfter (40s)
 #   has passed since its last pod event;
 # - NodePool `balanced` (consolidationPolicy Balanced): a node left with a 250m pod
-#   on 4 CPUs is scored, with a ConsolidationApproved or ConsolidationRejected event;
+#   on 4 CPUs is scored: a ConsolidationApproved event, or a rejection counted in
+#   karpenter_consolidation_moves_total (Karpenter writes no event for those);
 # - /metrics serves karpenter_nodepools_nodes_consuming_budgets and
 #   karpenter_voluntary_disruption_eligible_nodes.
 set -euo pipefail
@@ -135,10 +136,21 @@ balanced() {
   node=$(pod_node steady)
   claim=$(claim_of_node "$node")
   k -n $NS set resources deployment steady --requests=cpu=250m >/dev/null
-  wait_for "grep -Eq '^Consolidation(Approved|Rejected): score' <<<\"\$(events NodeClaim $claim; events NodePool balanced)\"" 120 ||
-    fail "no ConsolidationApproved/Rejected event for node $node: $(events NodeClaim "$claim")"
-  pass "Balanced: $(events NodeClaim "$claim" | awk '/^Consolidation(Approved|Rejected)/' | head -n 1)"
-  check "on the Node too" grep -Eq '^Consolidation(Approved|Rejected): score' <<<"$(events Node "$node")"
+  # An approval is an event (Karpenter's ConsolidationApproved); a rejection
+  # is counted in karpenter_consolidation_moves_total only, as in Karpenter.
+  scored() {
+    grep -Eq '^ConsolidationApproved: score' <<<"$(events NodeClaim "$claim"; events NodePool balanced)" ||
+      metric 'karpenter_consolidation_moves_total{' | grep -q 'decision="rejected",nodepool="balanced"'
+  }
+  wait_for scored 120 || fail "node $node was never scored: $(events NodeClaim "$claim")"
+  if grep -Eq '^ConsolidationApproved: score' <<<"$(events NodeClaim "$claim")"; then
+    pass "Balanced: $(events NodeClaim "$claim" | awk '/^ConsolidationApproved/' | head -n 1)"
+    check "on the Node too" grep -Eq '^ConsolidationApproved: score' <<<"$(events Node "$node")"
+  else
+    pass "Balanced rejected the move: $(metric 'karpenter_consolidation_moves_total{' | grep balanced | head -n 1)"
+    check "and wrote no ConsolidationRejected event" \
+      bash -c "! grep -q '^ConsolidationRejected' <<<\"\$1\"" _ "$(events NodeClaim "$claim")"
+  fi
 }
 
 metrics() {

@@ -6,13 +6,16 @@
 # budget allows; every node is replaced, the claims say DisruptionTerminating and
 # the replacements DisruptionLaunching. The same roll is then timed with
 # DISRUPTION_PARALLELISM=1 (one command at a time, Karpenter's serial loop): it
-# takes one command in flight at a time, and longer. Both times are printed.
+# takes one command in flight at a time, and longer. Both times are printed, and
+# their ratio (the issue asks for under half; timings are not asserted).
 #
-# Why not "under half the serial time": budgets count the initialized
-# replacements in the NodePool's size (Karpenter's arithmetic), and a drifted
-# node whose pod would land on a replacement still booting waits
-# (UninitializedTarget), so the six went in three rounds (3, 2, 1): three boots in a
-# row against six, plus the last drain in both, a little over half.
+# The rounds: budgets count only initialized nodes, deleting ones until their
+# instance terminates (Karpenter's arithmetic), so 3 commands start, then 2 when
+# their replacements are up, then the last one as soon as the first three
+# candidates' instances terminate (the controller plans at once when a budget
+# frees). A replacement still booting holds the pods of its own command in the
+# next plans, so the last drifted node gets a replacement of its own instead of
+# waiting for that one (UninitializedTarget).
 #
 # A kwok node is up in a second; a real one takes a while to boot and become
 # ready, and that wait is what running commands side by side saves. So the
@@ -212,7 +215,8 @@ serial() {
 }
 
 compare() {
-  e2e_say "rolling $NODES drifted nodes (${BOOT}s to boot) under nodes \"50%\": parallel ${PARALLEL_S}s, serial ${SERIAL_S}s"
+  e2e_say "rolling $NODES drifted nodes (${BOOT}s to boot) under nodes \"50%\": parallel ${PARALLEL_S}s, serial ${SERIAL_S}s" \
+    "(parallel/serial $(awk -v p="$PARALLEL_S" -v s="$SERIAL_S" 'BEGIN { printf "%.2f", p / s }'))"
   check "the parallel roll (${PARALLEL_S}s) is faster than the serial one (${SERIAL_S}s)" \
     awk -v p="$PARALLEL_S" -v s="$SERIAL_S" 'BEGIN { exit !(p < s) }'
 }

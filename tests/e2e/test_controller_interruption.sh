@@ -84,7 +84,7 @@ malformed() {
 
 state_metrics() {
   local m
-  wait_for "grep -q 'karpenter_pods_state{.*namespace=\"$NS\".*phase=\"Running\"} 1' <<<\"\$(curl -fsS http://127.0.0.1:$METRICS/metrics)\"" 30 ||
+  wait_for "grep -q 'karpenter_pods_state{.*namespace=\"$NS\".*phase=\"Running\"[^}]*} 1' <<<\"\$(curl -fsS http://127.0.0.1:$METRICS/metrics)\"" 30 ||
     fail "no karpenter_pods_state series for the Running pods"
   m=$(curl -fsS "http://127.0.0.1:$METRICS/metrics")
   check "one pods_state series per inflate pod" \

@@ -62,7 +62,7 @@ check_start_and_stop() {
     >"$WORK/run.log" 2>&1 &
   local pid=$! rc=0
   e2e_cleanup e2e_stop_pid "$pid"
-  wait_for "curl -fsS http://127.0.0.1:$port/metrics | grep -q '^karpenter_build_info{'" 30 ||
+  wait_for "curl -fsS http://127.0.0.1:$port/metrics | grep '^karpenter_build_info{' >/dev/null" 30 ||
     fail "no karpenter_build_info on /metrics"
   pass "karpenter_build_info is on /metrics: $(curl -fsS "http://127.0.0.1:$port/metrics" | grep '^karpenter_build_info{')"
   wait_for "grep -q 'leading: controllers started' '$WORK/file.log'" 30 || fail "it did not lead"

@@ -108,6 +108,14 @@ first_node() {
 full_node_gets_no_second_volume() {
   claim data-1
   pod second data-1
+  # A real node's CSI plugin registers its CSINode once the node is up; kwok has
+  # no plugin, so the test plays it. kube-scheduler (1.3x) re-queues a pod its
+  # volume limits refused on that CSINode event, not on the Node's.
+  wait_for '[ "$(count nodes)" -ge 2 ]' 90 || fail "no second node: $(k get nodeclaims,nodes)"
+  local n
+  for n in $(k get nodes -o jsonpath='{.items[*].metadata.name}'); do
+    [ "$n" = "$FIRST" ] || csinode "$n" 25
+  done
   wait_for "running second" 120 ||
     fail "pod second not Running: $(k get pods -n $NS -o wide; k get nodeclaims; k get events -n $NS)"
   check "pod second runs on another node ($(node_of second)), not on the full $FIRST" \

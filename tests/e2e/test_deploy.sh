@@ -67,8 +67,9 @@ check_base() {
   local b="$WORK/base.json" dep='.[] | select(.kind == "Deployment")' role
   render "$DEPLOY" "$b" || fail "kubectl kustomize deploy/"
   pass "deploy/ renders"
-  check "three CRDs, with CEL rules (1.25+)" \
-    is "$b" '[.[] | select(.kind == "CustomResourceDefinition")] | length' 3
+  check "Karpenter v1.14's five CRDs, with CEL rules (1.25+)" \
+    is "$b" '[.[] | select(.kind == "CustomResourceDefinition") | .metadata.name] | sort | join(" ")' \
+    "capacitybuffers.autoscaling.x-k8s.io ec2nodeclasses.karpenter.k8s.aws nodeclaims.karpenter.sh nodeoverlays.karpenter.sh nodepools.karpenter.sh"
   check "the CRDs are the full variant" grep -q x-kubernetes-validations "$b.yaml"
   check "one service account: karpenter in kube-system, as Karpenter's" \
     is "$b" '[.[] | select(.kind == "ServiceAccount") | "\(.metadata.namespace)/\(.metadata.name)"] | join(" ")' \

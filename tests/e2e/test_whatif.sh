@@ -224,7 +224,7 @@ caps_on_run() {
   pass "a pod held back gets: $(k -n $NS get events --field-selector reason=FailedScheduling -o jsonpath='{.items[*].message}' | grep -o 'Failed to schedule pod, [^)]*)' | head -n 1)"
   check "the controller stops at the cap: $(count nodeclaims) NodeClaims for $cap" [ "$(count nodeclaims)" = "$cap" ]
   check "... as simulate said: $planned more" [ "$(count nodeclaims)" = "$((nodes + planned))" ]
-  wait_for "curl -fsS http://127.0.0.1:$port/metrics | grep -q '^karpenter_caps_headroom{cap=\"max-nodes-total\",nodepool=\"\"} 0$'" 30 ||
+  wait_for "curl -fsS http://127.0.0.1:$port/metrics | grep '^karpenter_caps_headroom{cap=\"max-nodes-total\",nodepool=\"\"} 0$' >/dev/null" 30 ||
     fail "no headroom gauge at 0: $(curl -fsS "http://127.0.0.1:$port/metrics" | grep caps_headroom)"
   got=$(curl -fsS "http://127.0.0.1:$port/metrics" | grep '^karpenter_caps_headroom')
   pass "the headroom gauge: $got"

@@ -182,3 +182,36 @@ Test(disruption_ctrl, a_do_not_disrupt_pod_is_named_on_its_node)
     cr_expect_eq(harness_events(&h, "DisruptionBlocked", "default/guarded"), 2, "naming the pod");
 }
 
+
+/* Pod `name` (uid `uid`) of 1200m on node `node`. */
+static void put_busy_pod(const char *name, const char *uid, const char *node)
+{
+    char json[768], key[96];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\","
+             "\"uid\":\"%s\",\"creationTimestamp\":\"2025-12-01T00:00:00Z\"},\"spec\":{\"nodeName\":\"%s\","
+             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1200m\",\"memory\":\"1Gi\"}}}]},"
+             "\"status\":{\"phase\":\"Running\"}}",
+             name, uid, node);
+    snprintf(key, sizeof(key), "default/%s", name);
+    harness_put(&h, KP_CK_POD, PODS, key, json);
+}
+
+/* A command's replacement, still coming up, holds the pods its plan put
+ * there: the next pass sends another drifted node's pod to a replacement of
+ * its own, rather than onto that one (UninitializedTarget) to wait for it. */
+Test(disruption_ctrl, a_replacement_coming_up_keeps_its_room_for_its_own_pods)
+{
+    put_pool("100%");
+    put_drifted("n1");
+    put_busy_pod("first", "p-b", "n1");
+    pass();
+    cr_assert_eq(kp_disruption_ctrl_in_flight(d), 1, "n1 is replaced");
+    cr_assert_eq(fake_api_count(h.fa, "POST", CLAIMS), 1, "by one NodeClaim, not up yet");
+    put_drifted("n2");
+    put_busy_pod("second", "p-a", "n2"); /* first in Karpenter's queue order (uid) */
+    pass();
+    cr_expect_eq(harness_events(&h, "DisruptionBlocked", "would schedule against uninitialized"), 0);
+    cr_expect_eq(kp_disruption_ctrl_in_flight(d), 2, "n2 goes at once, with a replacement of its own");
+    cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 2);
+}

@@ -91,6 +91,72 @@ Test(disruption_queue, finished_candidates_stay_marked_until_the_cache_sees_them
     cr_expect_not(kp_disrupt_queue_has(q, "n1", "n1"), "once the cache shows it deleting, the mark goes");
 }
 
+/* Karpenter's expiration controller deletes the claim and counts
+ * karpenter_nodeclaims_disrupted_total only: no DisruptionTerminating event,
+ * no voluntary disruption decision. */
+Test(disruption_queue, expiration_deletes_without_events_or_a_decision)
+{
+    kp_disrupt_command cmd = drift_n1();
+    cmd.method = KP_DISRUPT_EXPIRATION;
+    cmd.reason = "Expired";
+    cmd.forceful = true;
+    cr_assert_eq(kp_disrupt_queue_start(q, &h.c, snap, &cmd), 0);
+    cr_expect_eq(kp_disrupt_queue_len(q), 0, "nothing to wait for");
+    cr_assert(deletion_cached(), "the claim was deleted");
+    cr_expect_eq(harness_events(&h, "DisruptionTerminating", NULL), 0);
+    kp_buf out = KP_BUF_INIT(1 << 20);
+    kp_metrics_write(h.c.metrics, &out);
+    const char *text = kp_buf_cstr(&out);
+    cr_expect(strstr(text, "karpenter_nodeclaims_disrupted_total{reason=\"expired\""), "%s", text);
+    cr_expect_null(strstr(text, "karpenter_voluntary_disruption_decisions_total{"), "%s", text);
+    cr_expect_null(strstr(text, "karpenter_voluntary_disruption_decisions_by_nodepool_total{"), "%s", text);
+    kp_buf_free(&out);
+}
+
+/* A finished command's candidates count against their NodePool's budget
+ * until their instances terminate: the queue says when that happened, so
+ * the next plan need not wait for the poll interval. */
+Test(disruption_queue, a_budget_freed_by_a_finished_command_is_reported_once)
+{
+    kp_disrupt_command cmd = drift_n1();
+    cr_assert_eq(kp_disrupt_queue_start(q, &h.c, snap, &cmd), 0);
+    cr_expect_eq(kp_disrupt_queue_released(q, &h.c), 0, "in flight: nothing freed");
+    cr_assert_eq(kp_disrupt_queue_progress(q, &h.c), 1);
+    cr_assert(deletion_cached(), "the claim was deleted");
+    kp_disrupt_queue_progress(q, &h.c);
+    cr_expect_eq(kp_disrupt_queue_released(q, &h.c), 1, "its claim is gone: its place in the budget is free");
+    cr_expect_eq(kp_disrupt_queue_released(q, &h.c), 0, "said once");
+}
+
+/* The first status write of a NodeClaim answered 409, as when another
+ * controller wrote the claim (its Drifted condition) at the same moment. */
+static int conflicts;
+static void conflict_once(void *ctx, const fake_req *req, fake_resp *resp)
+{
+    (void)ctx;
+    if (strcmp(req->method, "PATCH") == 0 && strstr(req->path, "/status") && conflicts++ == 0) {
+        resp->status = 409;
+        resp->body = strdup("{\"kind\":\"Status\",\"code\":409,\"reason\":\"Conflict\",\"message\":\"the "
+                            "object has been modified\"}");
+    }
+}
+
+Test(disruption_queue, a_conflicting_write_of_the_disruption_reason_is_tried_again)
+{
+    kp_disrupt_command cmd = drift_n1();
+    conflicts = 0;
+    fake_api_set_hook(h.fa, conflict_once, NULL);
+    cr_expect_eq(kp_disrupt_queue_start(q, &h.c, snap, &cmd), 0, "not abandoned");
+    fake_api_set_hook(h.fa, NULL, NULL);
+    cr_expect_eq(conflicts, 2, "written again after the conflict");
+    cr_expect_eq(kp_disrupt_queue_len(q), 1);
+    cJSON *claim = fake_api_get(h.fa, CLAIMS "/n1");
+    char *text = claim ? cJSON_PrintUnformatted(claim) : NULL;
+    cr_expect(text && strstr(text, "\"DisruptionReason\""), "%s", text ? text : "(none)");
+    cJSON_free(text);
+    cJSON_Delete(claim);
+}
+
 /* Deletes of NodeClaims answered 500, so the cache never shows one deleting. */
 static void refuse_claim_deletes(void *ctx, const fake_req *req, fake_resp *resp)
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "controller/lifecycle.h"
+#include "controller/objutil.h"
 #include "helpers/ctrl_harness.h"
 
 #define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
@@ -78,6 +79,70 @@ Test(lifecycle, a_launch_writes_labels_before_the_launched_condition)
     cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, "node.kubernetes.io/instance-type")),
                      "fake.large");
     cJSON_Delete(obj);
+}
+
+/* Ready as Karpenter's status library computes it: Unknown with
+ * ReconcilingDependents while no step is False, naming every step not True. */
+Test(lifecycle, ready_is_reconciling_its_dependents_until_they_are_true)
+{
+    put_new_claim("c1");
+    launch("c1");
+    cJSON *obj = harness_get(&h, KP_CK_NODECLAIM, "c1");
+    cr_assert(obj);
+    const cJSON *c, *ready = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
+                                                          "conditions"))
+        if (!strcmp(kp_obj_str(c, "type"), "Ready"))
+            ready = c;
+    cr_assert_not_null(ready);
+    cr_expect_str_eq(kp_obj_str(ready, "status"), "Unknown");
+    cr_expect_str_eq(kp_obj_str(ready, "reason"), "ReconcilingDependents");
+    cr_expect_str_eq(kp_obj_str(ready, "message"), "Registered=Unknown, Initialized=Unknown");
+    cJSON_Delete(obj);
+}
+
+/* Node `name` for claim c1's instance (fake://c1), with `taints` (JSON). */
+static void put_joining_node(const char *name, const char *taints)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"n-%s\"},"
+             "\"spec\":{\"providerID\":\"fake://c1\",\"taints\":%s}}",
+             name, name, taints);
+    harness_put(&h, KP_CK_NODE, "/api/v1/nodes", name, json);
+}
+
+static void register_c1(void)
+{
+    int64_t requeue = 0;
+    cr_assert_geq(kp_lifecycle_reconcile(&h.c, NULL, "c1", &requeue), 0);
+}
+
+/* Karpenter registers a node that joined without karpenter.sh/unregistered,
+ * and warns on the NodeClaim (UnregisteredTaintMissing). */
+Test(lifecycle, a_node_joining_without_the_unregistered_taint_is_warned_about)
+{
+    put_new_claim("c1");
+    launch("c1");
+    put_joining_node("n1", "[]");
+    register_c1();
+    cr_expect_eq(harness_events(&h, "UnregisteredTaintMissing",
+                                "Missing karpenter.sh/unregistered taint which prevents registration related race "
+                                "conditions on Karpenter-managed nodes"),
+                 1);
+    char buf[32];
+    harness_sync(&h, KP_CK_NODECLAIM, CLAIMS "/c1", "c1");
+    cr_expect_str_eq(harness_condition(&h, KP_CK_NODECLAIM, "c1", "Registered", buf, sizeof(buf)), "True",
+                     "registered all the same");
+}
+
+Test(lifecycle, a_node_joining_with_the_unregistered_taint_is_not)
+{
+    put_new_claim("c1");
+    launch("c1");
+    put_joining_node("n1", "[{\"key\":\"karpenter.sh/unregistered\",\"effect\":\"NoExecute\"}]");
+    register_c1();
+    cr_expect_eq(harness_events(&h, "UnregisteredTaintMissing", NULL), 0);
 }
 
 /* A reconcile that reads the claim as it was before the launch (a stale

@@ -109,6 +109,20 @@ Test(node_health, repair_stops_above_the_threshold)
     cr_expect(claim_gone("sick1"), "a threshold of 2 lets it go");
 }
 
+/* Karpenter's NodeRepairBlocked repeats once per 15 minutes per object,
+ * even when its message changes (the threshold was edited). */
+Test(node_health, repair_blocked_is_written_once_per_object_within_its_window)
+{
+    put_node("ok", "True", "2025-12-31T00:00:00Z");
+    put_node("sick1", "Unknown", "2025-12-31T00:00:00Z");
+    put_node("sick2", "False", "2025-12-31T00:00:00Z");
+    pass("sick1");
+    h.c.opts.node_repair_threshold = "10%";
+    pass("sick1");
+    cr_expect_eq(harness_events(&h, "NodeRepairBlocked", "more than 20% nodes"), 2, "node and claim");
+    cr_expect_eq(harness_events(&h, "NodeRepairBlocked", "more than 10% nodes"), 0, "not again within 15 minutes");
+}
+
 Test(node_health, off_without_the_gate_and_for_other_providers)
 {
     put_node("sick", "False", "2025-12-31T00:00:00Z");

@@ -92,6 +92,16 @@ static void expect_condition(const cJSON *obj, const char *type, const char *sta
     cr_expect_fail("no condition %s", type);
 }
 
+static const char *condition_message(const cJSON *obj, const char *type)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+                              cJSON_GetObjectItemCaseSensitive(obj, "status"),
+                              "conditions")) if (!strcmp(kp_obj_str(c, "type"),
+                                                         type)) return kp_obj_str(c, "message");
+    return "";
+}
+
 Test(nodepool_ctrl, hash_status_and_conditions_of_a_valid_pool)
 {
     put_pool("default", NULL);
@@ -136,6 +146,8 @@ Test(nodepool_ctrl, the_node_class_must_exist_and_be_ready)
     cJSON *pool = stored(POOLS, "default");
     expect_condition(pool, "NodeClassReady", "False", "NodeClassNotFound");
     expect_condition(pool, "Ready", "False", "UnhealthyDependents");
+    cr_expect_str_eq(condition_message(pool, "Ready"), "NodeClassReady=False",
+                     "Karpenter's status library's words");
     cJSON_Delete(pool);
     harness_put(&h, KP_CK_NODECLASS, CLASSES, "d",
                 "{\"apiVersion\":\"karpenter.k8s.aws/"

@@ -155,6 +155,55 @@ Test(provisioner, a_claim_in_flight_takes_the_next_batchs_pods)
     cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 1);
 }
 
+/* A registered, initialized node "n1" of pool default, made for NodeClaim
+ * "c1", with room for a 1-CPU pod. */
+static void put_registered_node(void)
+{
+    const char *labels =
+        "\"karpenter.sh/nodepool\":\"default\",\"node.kubernetes.io/instance-type\":\"m5.large\","
+        "\"topology.kubernetes.io/zone\":\"us-east-1a\",\"karpenter.sh/"
+        "capacity-type\":\"on-demand\","
+        "\"karpenter.sh/registered\":\"true\",\"karpenter.sh/initialized\":\"true\","
+        "\"kubernetes.io/arch\":\"amd64\",\"kubernetes.io/os\":\"linux\"";
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"uid\":\"n-"
+             "n1\",\"labels\":"
+             "{%s,\"kubernetes.io/hostname\":\"n1\"}},\"spec\":{\"providerID\":\"fake://"
+             "c1\"},\"status\":{"
+             "\"capacity\":{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"29\"},\"allocatable\":{"
+             "\"cpu\":\"1930m\","
+             "\"memory\":\"7Gi\",\"pods\":\"29\"},\"conditions\":[{\"type\":\"Ready\",\"status\":"
+             "\"True\"}]}}",
+             labels);
+    harness_put(&h, KP_CK_NODE, HARNESS_NODES, "n1", json);
+    snprintf(
+        json, sizeof(json),
+        "{\"apiVersion\":\"karpenter.sh/"
+        "v1\",\"kind\":\"NodeClaim\",\"metadata\":{\"name\":\"c1\",\"uid\":"
+        "\"c-c1\",\"labels\":{%s}},\"spec\":{\"nodeClassRef\":" HARNESS_OUR_CLASS "},\"status\":{"
+        "\"providerID\":\"fake://c1\",\"nodeName\":\"n1\",\"conditions\":["
+        "{\"type\":\"Launched\",\"status\":\"True\",\"reason\":\"Launched\",\"message\":\"\"},"
+        "{\"type\":\"Registered\",\"status\":\"True\",\"reason\":\"Registered\",\"message\":\"\"},"
+        "{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"Initialized\",\"message\":\"\"}"
+        "]}}",
+        labels);
+    harness_put(&h, KP_CK_NODECLAIM, CLAIMS, "c1", json);
+}
+
+/* Karpenter names both the NodeClaim and its Node (NominatePodEvent). */
+Test(provisioner, a_pod_nominated_onto_a_node_names_its_nodeclaim_too)
+{
+    put_pool("default", NULL, NULL);
+    put_registered_node();
+    put_pending("web", "1");
+    kp_provision_result r = run();
+    cr_expect_eq(r.on_existing, 1, "placed on n1");
+    cr_expect_eq(r.claims_created, 0);
+    cr_expect_eq(harness_events(&h, "Nominated", "Pod should schedule on: nodeclaim/c1, node/n1"),
+                 1);
+}
+
 Test(provisioner, pods_it_does_not_provision_for)
 {
     put_pool("default", NULL, NULL);

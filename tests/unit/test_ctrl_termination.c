@@ -201,3 +201,40 @@ Test(termination, a_pdb_refusal_is_a_failed_draining_event_and_counted)
               kp_buf_cstr(&out));
     kp_buf_free(&out);
 }
+
+/* Every drain pass that leaves pods behind says how many (Karpenter's
+ * NodeDrainError), whatever keeps them. */
+Test(termination, a_drain_pass_with_pods_left_says_how_many)
+{
+    put_node("n1", "fake://n1");
+    put_claim("c1", "fake://n1", "");
+    put_pod("web", "n1", "");
+    put_pod("guarded", "n1", "\"karpenter.sh/do-not-disrupt\":\"true\"");
+    fake_api_set_hook(h.fa, refuse_evictions, NULL);
+    pass("n1");
+    cr_expect_eq(harness_events(&h, "FailedDraining", "Failed to drain node, 2 pods are waiting to be evicted"), 1);
+}
+
+static void refuse_multiple_pdbs(void *ctx, const fake_req *req, fake_resp *resp)
+{
+    (void)ctx;
+    if (!strcmp(req->method, "POST") && strstr(req->path, "/eviction")) {
+        resp->status = 500;
+        resp->body = strdup("{\"kind\":\"Status\",\"code\":500,\"reason\":\"InternalError\",\"message\":\"This pod "
+                            "has more than one PodDisruptionBudget, which the eviction subresource does not "
+                            "support.\"}");
+    }
+}
+
+Test(termination, a_pod_under_several_pdbs_is_a_failed_draining_event)
+{
+    put_node("n1", "fake://n1");
+    put_claim("c1", "fake://n1", "");
+    put_pod("web", "n1", "");
+    fake_api_set_hook(h.fa, refuse_multiple_pdbs, NULL);
+    pass("n1");
+    cr_expect(harness_wait(&h, KP_CK_POD, "default/web", true));
+    cr_expect_eq(harness_events(&h, "FailedDraining",
+                                "Failed to drain node, eviction does not support multiple PDBs (Pod=default/web)"),
+                 1);
+}

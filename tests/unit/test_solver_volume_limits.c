@@ -45,7 +45,8 @@ static void bound_claim(const char *name, const char *driver)
         name, driver, name);
     add("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, namespace: default, "
         "annotations: {pv.kubernetes.io/bind-completed: 'yes'}}\n"
-        "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}, volumeName: pv-%s}\n"
+        "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}, volumeName: "
+        "pv-%s}\n"
         "status: {phase: Bound}",
         name, name);
 }
@@ -54,7 +55,8 @@ static void bound_claim(const char *name, const char *driver)
 static void claim(const char *name, const char *class)
 {
     add("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, namespace: default}\n"
-        "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}, storageClassName: %s}",
+        "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}, "
+        "storageClassName: %s}",
         name, class);
 }
 
@@ -88,7 +90,8 @@ Test(volume_limits, a_pod_past_the_drivers_count_goes_to_a_new_node)
     pod("b", "app: db", "1", mounts("data-2"));
     solve(FAKE_CATALOG);
     int on_n1 = !strcmp(place("a"), "node:n1") + !strcmp(place("b"), "node:n1");
-    cr_expect_eq(on_n1, 1, "one of a (%s) and b (%s) fits the second attachment", place("a"), place("b"));
+    cr_expect_eq(on_n1, 1, "one of a (%s) and b (%s) fits the second attachment", place("a"),
+                 place("b"));
     cr_expect_eq(sc.plan->n_claims, 1, "the other gets a NodeClaim");
 }
 
@@ -142,4 +145,94 @@ Test(volume_limits, pods_without_claims_are_not_limited)
     pod("plain", "app: web", "1", "");
     solve(FAKE_CATALOG);
     cr_expect_str_eq(place("plain"), "node:n1");
+}
+
+/* --- new NodeClaims: the instance type's EBS estimate stands in for a CSINode --- */
+
+/* One type that holds every pod of these tests; `limit` < 0 leaves ebsVolumeLimit out. */
+static const char *one_type_catalog(int limit)
+{
+    return frag("json:[{\"name\":\"big\",\"capacity\":{\"cpu\":\"16\",\"memory\":\"64Gi\",\"pods\":"
+                "\"110\"},"
+                "\"labels\":{\"kubernetes.io/arch\":\"amd64\"}%s,\"offerings\":" OFFERS("1.0") "}]",
+                limit < 0 ? "" : frag(",\"ebsVolumeLimit\":%d", limit));
+}
+
+/* Pod `name` mounting `n` fresh claims of class gp3. */
+static void pod_with_volumes(const char *name, int n)
+{
+    kp_buf b = KP_BUF_INIT(1 << 16);
+    for (int i = 0; i < n; i++) {
+        const char *c = frag("%s-data-%d", name, i);
+        claim(c, "gp3");
+        cr_assert(kp_buf_printf(&b, "%s{name: v%d, persistentVolumeClaim: {claimName: %s}}",
+                                i ? ", " : "", i, c) == 0);
+    }
+    pod(name, "app: db", "100m", frag(", volumes: [%s]", kp_buf_cstr(&b)));
+    kp_buf_free(&b);
+}
+
+static void many_volume_pods(void)
+{
+    nodepool("default", "");
+    storage_class("gp3", EBS);
+    for (int i = 0; i < 3; i++)
+        pod_with_volumes(frag("db-%d", i), 12);
+}
+
+Test(volume_limits, a_new_claim_takes_no_more_ebs_volumes_than_its_type_attaches)
+{
+    many_volume_pods();
+    solve(one_type_catalog(26));
+    cr_expect_eq(sc.plan->n_claims, 2, "36 volumes on types that attach 26: two NodeClaims, not %u",
+                 sc.plan->n_claims);
+    for (int i = 0; i < 3; i++)
+        expect_scheduled(frag("db-%d", i));
+}
+
+Test(volume_limits, types_without_an_estimate_are_not_limited)
+{
+    many_volume_pods();
+    solve(one_type_catalog(-1));
+    cr_expect_eq(sc.plan->n_claims, 1, "no ebsVolumeLimit: the pods share one NodeClaim");
+    teardown(), setup();
+    many_volume_pods();
+    solve(one_type_catalog(0));
+    cr_expect_eq(sc.plan->n_claims, 1, "ebsVolumeLimit 0: unknown, not limited");
+    teardown(), setup();
+    many_volume_pods();
+    solve(FAKE_CATALOG);
+    cr_expect_eq(sc.plan->n_claims, 1, "Karpenter's fake types carry no estimate");
+}
+
+Test(volume_limits, a_pod_past_every_types_limit_is_unschedulable_with_the_reason)
+{
+    nodepool("default", "");
+    storage_class("gp3", EBS);
+    pod_with_volumes("huge", 30);
+    solve(one_type_catalog(26));
+    cr_expect_eq(sc.plan->n_claims, 0);
+    const char *why = NULL;
+    for (uint32_t i = 0; i < sc.plan->n_errors; i++)
+        why = sc.plan->errors[i].reason;
+    cr_assert_not_null(why);
+    cr_expect(strstr(why, "30 volumes of " EBS) != NULL, "%s", why);
+}
+
+Test(volume_limits, a_smaller_type_is_dropped_for_a_larger_one)
+{
+    nodepool("default", "");
+    storage_class("gp3", EBS);
+    pod_with_volumes("db", 20);
+    solve(
+        "json:[{\"name\":\"cheap\",\"capacity\":{\"cpu\":\"2\",\"memory\":\"4Gi\",\"pods\":\"20\"},"
+        "\"ebsVolumeLimit\":10,\"offerings\":" OFFERS(
+            "0.1") "},"
+                   "{\"name\":\"roomy\",\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":"
+                   "\"20\"},"
+                   "\"ebsVolumeLimit\":31,\"offerings\":" OFFERS("0.2") "}]");
+    cr_assert_eq(sc.plan->n_claims, 1);
+    const kp_plan_claim *c = &sc.plan->claims[0];
+    cr_assert_eq(c->n_its, 1, "only the type that attaches 20 volumes remains");
+    cr_expect_str_eq(sc.snap->its[c->its[0]].src->name, "roomy");
 }

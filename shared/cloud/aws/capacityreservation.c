@@ -62,11 +62,13 @@ static avail_entry *entry(kp_aws_reservations *r, const char *id)
     return NULL;
 }
 
-/* Set a count, noting when availability flips. Lock held. */
+/* Set a count, noting any change: catalogs carry the count, and a solve
+ * plans no more claims into a reservation than it has left. Lock held. */
 static void set_count(kp_aws_reservations *r, avail_entry *e, int32_t count)
 {
-    if ((e->count > 0) != (count > 0)) r->seq++;
-    e->count = count < 0 ? 0 : count;
+    count = count < 0 ? 0 : count;
+    if (e->count != count) r->seq++;
+    e->count = count;
 }
 
 void kp_aws_crs_set_available(kp_aws_reservations *r, const char *id, int32_t count)

@@ -16,8 +16,8 @@
  * it lists (kept KP_AWS_CR_AVAILABILITY_TTL_NS); a launch into a reservation
  * takes one, a termination gives one back, and a launch EC2 refused for
  * capacity (or an interruption warning) sets it to zero until the next
- * answer. A sequence number moves whenever a reservation becomes available
- * or unavailable, so catalogs know to rebuild.
+ * answer. A sequence number moves whenever a count changes, so catalogs
+ * (whose reserved offerings carry the count a solve plans against) rebuild.
  *
  * The status form (kp_aws_crs_status_json) is what EC2NodeClass
  * status.capacityReservations holds, sorted by id; a capacity block within

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "cloud/aws/capacityreservation.h"
 #include "cloud/aws/instancetypes_internal.h"
+#include "cloud/aws_ebs_limits.h"
 
 #define AWS_LABEL "karpenter.k8s.aws/"
 
@@ -175,6 +176,7 @@ static void add_reserved(kp_catalog *cat, kp_instance_type *it, const it_build_e
                   !kp_aws_cr_expiring(cr);
         kp_it_add_offering(cat, it, zone, "reserved", priced ? od / 10000000.0 : 0, ok);
         it->offerings[it->n_offerings - 1].reservation_id = kp_arena_strdup(cat->arena, cr->id);
+        it->offerings[it->n_offerings - 1].reservation_capacity = left > 0 ? left : 0;
     }
 }
 
@@ -247,6 +249,7 @@ static int add_type(kp_catalog *cat, const it_build_env *env, const kp_aws_type_
     add_offerings(cat, it, env, row, zones, n, compatible, n_crs > 0);
     add_reserved(cat, it, env, crs, n_crs, zones, n, compatible);
     kp_aws_allocatable_to_catalog(cat, it, &a);
+    it->ebs_volume_limit = kp_aws_ebs_volume_limit(&row->info);
     return 0;
 }
 

@@ -263,6 +263,7 @@ int kp_aws_launch_select(const kp_catalog *catalog, const kp_nodeclaim *claim,
 static void copy_type(kp_catalog *dst, const kp_instance_type *it)
 {
     kp_instance_type *t = kp_catalog_add_type(dst, it->name);
+    t->ebs_volume_limit = it->ebs_volume_limit;
     for (uint32_t i = 0; i < it->n_reqs; i++)
         kp_it_add_req(dst, t, it->reqs[i].key, it->reqs[i].op, it->reqs[i].values,
                       it->reqs[i].n_values);
@@ -276,6 +277,7 @@ static void copy_type(kp_catalog *dst, const kp_instance_type *it)
         if (o->reservation_id)
             t->offerings[t->n_offerings - 1].reservation_id =
                 kp_arena_strdup(dst->arena, o->reservation_id);
+        t->offerings[t->n_offerings - 1].reservation_capacity = o->reservation_capacity;
     }
 }
 
