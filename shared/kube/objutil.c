@@ -138,7 +138,8 @@ bool kp_obj_set_condition(cJSON *obj, const char *type, const char *status, cons
     return changed;
 }
 
-bool kp_obj_set_root_condition(cJSON *obj, const char *root, const char *const *deps, size_t n, int64_t now_ns)
+bool kp_obj_set_root_condition(cJSON *obj, const char *root, const char *const *deps, size_t n,
+                               int64_t now_ns)
 {
     const char *pending[8];
     int64_t since[8];
@@ -146,8 +147,7 @@ bool kp_obj_set_root_condition(cJSON *obj, const char *root, const char *const *
     bool any_false = false;
     for (size_t i = 0; i < n && m < 8; i++) {
         const char *s = kp_obj_condition(obj, deps[i]);
-        if (s && !strcmp(s, "True"))
-            continue;
+        if (s && !strcmp(s, "True")) continue;
         any_false |= s && !strcmp(s, "False");
         size_t j = m++;
         int64_t t = kp_obj_condition_since(obj, deps[i]);
@@ -155,15 +155,16 @@ bool kp_obj_set_root_condition(cJSON *obj, const char *root, const char *const *
             pending[j] = pending[j - 1], since[j] = since[j - 1];
         pending[j] = deps[i], since[j] = t;
     }
-    if (!m)
-        return kp_obj_set_condition(obj, root, "True", root, "", now_ns);
+    if (!m) return kp_obj_set_condition(obj, root, "True", root, "", now_ns);
     char msg[512] = "";
     for (size_t i = 0, len = 0; i < m && len < sizeof(msg); i++, len = strlen(msg)) {
         const char *s = kp_obj_condition(obj, pending[i]);
-        snprintf(msg + len, sizeof(msg) - len, "%s%s=%s", i ? ", " : "", pending[i], s ? s : "Unknown");
+        snprintf(msg + len, sizeof(msg) - len, "%s%s=%s", i ? ", " : "", pending[i],
+                 s ? s : "Unknown");
     }
     return kp_obj_set_condition(obj, root, any_false ? "False" : "Unknown",
-                                any_false ? "UnhealthyDependents" : "ReconcilingDependents", msg, now_ns);
+                                any_false ? "UnhealthyDependents" : "ReconcilingDependents", msg,
+                                now_ns);
 }
 
 bool kp_obj_clear_condition(cJSON *obj, const char *type)

@@ -51,7 +51,8 @@ bool kp_obj_set_condition(cJSON *obj, const char *type, const char *status, cons
  * "ReconcilingDependents" otherwise, the message listing every dependent not
  * True, the latest transition first: "Registered=Unknown, Initialized=Unknown"
  * (a missing dependent counts as Unknown). True when anything changed. */
-bool kp_obj_set_root_condition(cJSON *obj, const char *root, const char *const *deps, size_t n, int64_t now_ns);
+bool kp_obj_set_root_condition(cJSON *obj, const char *root, const char *const *deps, size_t n,
+                               int64_t now_ns);
 /* Remove condition `type` (Karpenter's Clear); true when it was there. */
 bool kp_obj_clear_condition(cJSON *obj, const char *type);
 
