@@ -1,6 +1,5 @@
 /* The disruption controller: plan, validate, start, progress (see disruption_ctrl.h). */
 #include "controller/disruption_ctrl.h"
-#include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
@@ -64,15 +63,9 @@ static void find_leftover(void *ctx, const char *key, const cJSON *node)
     untaint_ctx *u = ctx;
     if (kp_obj_str(node, "metadata.deletionTimestamp") || !kp_ctrl_owns_node(u->c, node))
         return;
-    const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints"))
-    {
-        const char *k = kp_obj_str(t, "key");
-        if (k && !strcmp(k, KP_TAINT_DISRUPTED)) {
-            u->left = kp_xgrow(u->left, &u->cap, u->n + 1, sizeof(char *));
-            u->left[u->n++] = kp_xstrdup(key);
-            return;
-        }
+    if (kp_node_has_disrupted_taint(node)) {
+        u->left = kp_xgrow(u->left, &u->cap, u->n + 1, sizeof(char *));
+        u->left[u->n++] = kp_xstrdup(key);
     }
 }
 

@@ -1,7 +1,6 @@
 /* Disruption commands in flight (see disruption_exec.h). */
 #include "controller/disruption_exec.h"
 #include "api/nodepool_hash.h"
-#include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
@@ -137,26 +136,7 @@ int kp_disruption_taint(kp_ctrl *c, const char *node, bool on)
     if (!obj)
         return 0;
     cJSON *want = cJSON_Duplicate(obj, 1);
-    cJSON *spec = kp_obj_ensure(want, "spec");
-    cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "taints");
-    int idx = -1, i = 0;
-    for (cJSON *t = list ? list->child : NULL; t; t = t->next, i++) {
-        const char *k = kp_obj_str(t, "key");
-        if (k && !strcmp(k, KP_TAINT_DISRUPTED))
-            idx = i;
-    }
-    if (on && idx < 0) {
-        if (!cJSON_IsArray(list)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
-            list = cJSON_AddArrayToObject(spec, "taints");
-        }
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "key", KP_TAINT_DISRUPTED);
-        cJSON_AddStringToObject(t, "effect", "NoSchedule");
-        cJSON_AddItemToArray(list, t);
-    } else if (!on && idx >= 0) {
-        cJSON_DeleteItemFromArray(list, idx);
-    }
+    kp_node_set_disrupted_taint(want, on);
     int err = kp_obj_patch(c->kube, KP_RES_NODE, obj, want, KP_OBJ_LOCK);
     cJSON_Delete(want);
     cJSON_Delete(obj);

@@ -85,38 +85,14 @@ static const char *eviction_reason(const term_ctx *t)
 
 /* --------------------------------------------------------------- taint */
 
-static bool has_disrupted_taint(const cJSON *node)
-{
-    const cJSON *taint;
-    cJSON_ArrayForEach(taint, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"),
-                                                              "taints"))
-    {
-        const char *k = kp_obj_str(taint, "key"), *e = kp_obj_str(taint, "effect");
-        if (k && e && !strcmp(k, KP_TAINT_DISRUPTED) && !strcmp(e, "NoSchedule"))
-            return true;
-    }
-    return false;
-}
-
 /* 0 when tainted, 1 when the write lost a race (try again), or KP_E*. */
 static int taint(term_ctx *t)
 {
-    if (has_disrupted_taint(t->node) &&
+    if (kp_node_has_disrupted_taint(t->node) &&
         kp_obj_label(t->node, "node.kubernetes.io/exclude-from-external-load-balancers"))
         return 0;
     cJSON *want = cJSON_Duplicate(t->node, 1);
-    if (!has_disrupted_taint(want)) {
-        cJSON *spec = kp_obj_ensure(want, "spec");
-        cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "taints");
-        if (!cJSON_IsArray(list)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
-            list = cJSON_AddArrayToObject(spec, "taints");
-        }
-        cJSON *taint = cJSON_CreateObject();
-        cJSON_AddStringToObject(taint, "key", KP_TAINT_DISRUPTED);
-        cJSON_AddStringToObject(taint, "effect", "NoSchedule");
-        cJSON_AddItemToArray(list, taint);
-    }
+    kp_node_set_disrupted_taint(want, true);
     kp_obj_set_label(want, "node.kubernetes.io/exclude-from-external-load-balancers", "karpenter");
     int err = kp_obj_patch(t->c->kube, KP_RES_NODE, t->node, want, KP_OBJ_LOCK);
     cJSON_Delete(want);

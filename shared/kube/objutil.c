@@ -1,6 +1,7 @@
 /* Objects as JSON (see objutil.h). */
 #include "kube/objutil.h"
 
+#include "api/wellknown.h"
 #include "base/clock.h"
 #include "base/error.h"
 
@@ -60,6 +61,47 @@ int64_t kp_obj_condition_since(const cJSON *obj, const char *type)
 bool kp_node_is_ready(const cJSON *node)
 {
     return kp_obj_condition_is_true(node, "Ready");
+}
+
+/* ------------------------------------------------------------------ nodes */
+
+static bool is_disrupted_taint(const cJSON *taint)
+{
+    const char *k = kp_obj_str(taint, "key"), *e = kp_obj_str(taint, "effect");
+    return k && e && strcmp(k, KP_TAINT_DISRUPTED) == 0 && strcmp(e, "NoSchedule") == 0;
+}
+
+bool kp_node_has_disrupted_taint(const cJSON *node)
+{
+    const cJSON *taint;
+    cJSON_ArrayForEach(taint, kp_obj_get(node, "spec.taints"))
+    {
+        if (is_disrupted_taint(taint)) return true;
+    }
+    return false;
+}
+
+bool kp_node_set_disrupted_taint(cJSON *node, bool on)
+{
+    if (kp_node_has_disrupted_taint(node) == on) return false;
+    cJSON *spec = kp_obj_ensure(node, "spec");
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "taints");
+    if (!on) {
+        for (cJSON *t = list->child, *next; t; t = next) {
+            next = t->next;
+            if (is_disrupted_taint(t)) cJSON_Delete(cJSON_DetachItemViaPointer(list, t));
+        }
+        return true;
+    }
+    if (!cJSON_IsArray(list)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
+        list = cJSON_AddArrayToObject(spec, "taints");
+    }
+    cJSON *taint = cJSON_CreateObject();
+    cJSON_AddStringToObject(taint, "key", KP_TAINT_DISRUPTED);
+    cJSON_AddStringToObject(taint, "effect", "NoSchedule");
+    cJSON_AddItemToArray(list, taint);
+    return true;
 }
 
 cJSON *kp_obj_ensure(cJSON *obj, const char *path)

@@ -41,6 +41,15 @@ int64_t kp_obj_condition_since(const cJSON *obj, const char *type);
 /* A Node whose Ready condition is True. */
 bool kp_node_is_ready(const cJSON *node);
 
+/* ------------------------------------------------------------------ nodes */
+
+/* Whether spec.taints holds karpenter.sh/disrupted:NoSchedule, matched on key
+ * and effect (Kubernetes' Taint.MatchTaint: the value is not compared). */
+bool kp_node_has_disrupted_taint(const cJSON *node);
+/* Add (`on`) or remove that taint in spec.taints; true when the list
+ * changed. The one place that writes Karpenter's disrupted taint. */
+bool kp_node_set_disrupted_taint(cJSON *node, bool on);
+
 /* Set condition `type` in `status.conditions` of `obj`. True when anything
  * changed. `status` "True", "False" or "Unknown". */
 bool kp_obj_set_condition(cJSON *obj, const char *type, const char *status, const char *reason,

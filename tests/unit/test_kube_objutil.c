@@ -85,6 +85,35 @@ Test(kube_objutil, node_ready)
     cr_expect_not(kp_node_is_ready(NULL));
 }
 
+Test(kube_objutil, disrupted_taint_on_and_off)
+{
+    /* Another effect under the same key is someone else's: kept, and not the taint. */
+    cJSON *n = parse("{\"spec\":{\"taints\":[{\"key\":\"a\",\"effect\":\"NoSchedule\"},"
+                     "{\"key\":\"karpenter.sh/disrupted\",\"effect\":\"NoExecute\"}]}}");
+    cr_expect_not(kp_node_has_disrupted_taint(n));
+    cr_expect_not(kp_node_set_disrupted_taint(n, false));
+    cr_expect(kp_node_set_disrupted_taint(n, true));
+    cr_expect(kp_node_has_disrupted_taint(n));
+    cr_expect_not(kp_node_set_disrupted_taint(n, true), "added once");
+    cr_expect_eq(cJSON_GetArraySize(kp_obj_get(n, "spec.taints")), 3);
+    cr_expect(kp_node_set_disrupted_taint(n, false));
+    cr_expect_not(kp_node_has_disrupted_taint(n));
+    const cJSON *left = kp_obj_get(n, "spec.taints");
+    cr_expect_eq(cJSON_GetArraySize(left), 2);
+    cr_expect_str_eq(kp_obj_str(cJSON_GetArrayItem(left, 1), "effect"), "NoExecute");
+    cJSON_Delete(n);
+    /* No spec, or taints that are not a list: made into one. */
+    n = parse("{\"spec\":{\"taints\":\"x\"}}");
+    cr_expect(kp_node_set_disrupted_taint(n, true));
+    cr_expect_eq(cJSON_GetArraySize(kp_obj_get(n, "spec.taints")), 1);
+    cJSON_Delete(n);
+    n = parse("{}");
+    cr_expect(kp_node_set_disrupted_taint(n, true));
+    cr_expect(kp_node_has_disrupted_taint(n));
+    cJSON_Delete(n);
+    cr_expect_not(kp_node_has_disrupted_taint(NULL));
+}
+
 #define T0 INT64_C(1700000000000000000)
 
 Test(kube_objutil, set_condition_moves_the_time_only_on_a_new_status)
