@@ -228,8 +228,7 @@ static bool claim_initialized(kp_ctrl *c, const char *name, bool *gone)
 {
     cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLAIM, name);
     *gone = !obj || kp_obj_str(obj, "metadata.deletionTimestamp");
-    const char *s = obj ? kp_obj_condition(obj, "Initialized") : NULL;
-    bool ok = s && !strcmp(s, "True");
+    bool ok = kp_obj_condition_is_true(obj, "Initialized");
     cJSON_Delete(obj);
     return ok;
 }
@@ -295,8 +294,7 @@ int kp_disrupt_queue_released(kp_disrupt_queue *q, kp_ctrl *c)
     int n = 0;
     for (size_t i = 0; i < q->releasing.n;) {
         cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLAIM, q->releasing.v[i]);
-        const char *t = obj ? kp_obj_condition(obj, "InstanceTerminating") : NULL;
-        bool gone = !obj || (t && !strcmp(t, "True"));
+        bool gone = !obj || kp_obj_condition_is_true(obj, "InstanceTerminating");
         cJSON_Delete(obj);
         if (!gone) {
             i++;

@@ -72,14 +72,9 @@ static void read_deadline(term_ctx *t)
 /* Karpenter's eviction reason: the claim's DisruptionReason, else forceful. */
 static const char *eviction_reason(const term_ctx *t)
 {
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t->claim, "status"),
-                                                          "conditions"))
-    {
-        const char *type = kp_obj_str(c, "type"), *status = kp_obj_str(c, "status");
-        if (type && status && !strcmp(type, "DisruptionReason") && !strcmp(status, "True") && kp_obj_str(c, "reason"))
-            return kp_obj_str(c, "reason");
-    }
+    const char *reason = kp_obj_str(kp_obj_condition_get(t->claim, "DisruptionReason"), "reason");
+    if (reason && kp_obj_condition_is_true(t->claim, "DisruptionReason"))
+        return reason;
     return "Forceful Termination";
 }
 
@@ -391,12 +386,6 @@ static int let_go(term_ctx *t)
     return 0;
 }
 
-static bool node_ready(const cJSON *node)
-{
-    const char *s = kp_obj_condition(node, "Ready");
-    return s && !strcmp(s, "True");
-}
-
 /* The claim's conditions as this pass left them, under the resourceVersion
  * lock; nodes_drained counts Drained turning True once, after it is stored. */
 static int persist_claim(term_ctx *t, int64_t *requeue_ms)
@@ -410,8 +399,8 @@ static int persist_claim(term_ctx *t, int64_t *requeue_ms)
     }
     if (err < 0 && err != KP_ENOTFOUND && err != KP_KUBE_UNCHANGED)
         return err;
-    const char *before = kp_obj_condition(t->claim, "Drained"), *after = kp_obj_condition(t->claim_want, "Drained");
-    if (err >= 0 && err != KP_KUBE_UNCHANGED && after && !strcmp(after, "True") && (!before || strcmp(before, "True")))
+    bool was = kp_obj_condition_is_true(t->claim, "Drained"), is = kp_obj_condition_is_true(t->claim_want, "Drained");
+    if (err >= 0 && err != KP_KUBE_UNCHANGED && is && !was)
         kp_ctrl_count(t->c->m ? t->c->m->nodes_drained : NULL,
                       (const char *const[]){kp_obj_label(t->node, KP_LABEL_NODEPOOL)});
     return 0;
@@ -445,7 +434,7 @@ static int finish(term_ctx *t, int64_t *requeue_ms)
     int err = delete_claim(t);
     if (err < 0)
         return err;
-    if (!node_ready(t->node)) {
+    if (!kp_node_is_ready(t->node)) {
         kp_cloud_instance in;
         int64_t start = t->c->clock->monotonic(t->c->clock);
         int gerr = t->c->cloud->ops->get(t->c->cloud, kp_obj_str(t->node, "spec.providerID"), t->arena, &in);
