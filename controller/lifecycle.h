@@ -20,10 +20,6 @@
 #include "api/wellknown.h" /* the finalizer, taint, label and annotation names */
 #include "controller/ctrl.h"
 
-/* The old name of KP_ANNOTATION_TERMINATION_TIMESTAMP (wellknown.h), which
- * termination.c, node_health.c and lifecycle_reconcile.c still use. */
-#define KP_ANNOTATION_TERMINATION_TIME KP_ANNOTATION_TERMINATION_TIMESTAMP
-
 /* The reconcile function for NodeClaim keys (state unused: NULL). */
 int kp_lifecycle_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *requeue_ms);
 

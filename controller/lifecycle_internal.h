@@ -19,11 +19,6 @@ typedef struct claim_ctx {
 } claim_ctx;
 
 void lc_requeue(claim_ctx *x, int64_t ms);
-/* kp_obj_condition_is_true (kube/objutil.h) under the name lifecycle_reconcile.c still uses. */
-static inline bool lc_cond_true(const cJSON *obj, const char *type)
-{
-    return kp_obj_condition_is_true(obj, type);
-}
 void lc_event(claim_ctx *x, const char *type, const char *reason, const char *msg);
 void lc_observe_cloud(kp_ctrl *c, const char *method, int64_t start, int err);
 bool lc_taint_matches(const cJSON *t, const char *key, const char *effect);

@@ -58,7 +58,7 @@ static int delete_claim(term_ctx *t)
 
 static void read_deadline(term_ctx *t)
 {
-    const char *when = t->claim ? kp_obj_annotation(t->claim, KP_ANNOTATION_TERMINATION_TIME) : NULL;
+    const char *when = t->claim ? kp_obj_annotation(t->claim, KP_ANNOTATION_TERMINATION_TIMESTAMP) : NULL;
     if (!when || kp_time_parse_rfc3339(when, &t->deadline) < 0) {
         t->deadline = 0;
         return;
