@@ -3,7 +3,7 @@
 #include "api/caps.h"
 #include "base/xalloc.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/view.h"
 #include "scheduling/caps.h"
 

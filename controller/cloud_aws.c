@@ -1,12 +1,13 @@
 /* Wiring the AWS provider into the controller, and its upkeep (see cloud_aws.h). */
 #include "controller/cloud_aws.h"
 #include "api/quantity.h"
+#include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "cloud/aws/capacityreservation.h"
 #include "cloud/aws/provider.h"
 #include "controller/nodeclass_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,6 @@
 
 #define ANNOTATION_TAGGED "karpenter.k8s.aws/tagged"
 #define ANNOTATION_CLUSTER_TAGGED "compatibility.karpenter.k8s.aws/cluster-name-tagged"
-#define LABEL_CAPACITY_TYPE "karpenter.sh/capacity-type"
 
 bool kp_cloud_is_aws(const kp_ctrl *c)
 {
@@ -186,10 +186,10 @@ static int expire_blocks(kp_ctrl *c, claims *cs)
 static int demote(kp_ctrl *c, enum kp_kube_res res, const cJSON *obj)
 {
     static const char *const gone[] = {KP_AWS_LABEL_CR_ID, KP_AWS_LABEL_CR_TYPE, KP_AWS_LABEL_CR_INTERRUPTIBLE};
-    const char *ct = kp_obj_label(obj, LABEL_CAPACITY_TYPE);
+    const char *ct = kp_obj_label(obj, KP_LABEL_CAPACITY_TYPE);
     if (!ct || strcmp(ct, "reserved") != 0) return 0;
     cJSON *want = cJSON_Duplicate(obj, 1);
-    kp_obj_set_label(want, LABEL_CAPACITY_TYPE, "on-demand");
+    kp_obj_set_label(want, KP_LABEL_CAPACITY_TYPE, KP_CAPACITY_ON_DEMAND);
     cJSON *labels = kp_obj_ensure(want, "metadata.labels");
     for (size_t i = 0; i < 3; i++)
         cJSON_DeleteItemFromObjectCaseSensitive(labels, gone[i]);

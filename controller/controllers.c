@@ -15,7 +15,7 @@
 #include "controller/nodeclass_ctrl.h"
 #include "controller/nodeoverlay_ctrl.h"
 #include "controller/nodepool_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "controller/podevents.h"
 #include "controller/provisioner.h"
@@ -178,8 +178,7 @@ static void static_pool_event(kp_controllers *cs, const cJSON *old_obj, const cJ
     if (old_obj) {
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(old_obj, "spec"), "replicas");
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "replicas");
-        const char *was = kp_obj_condition(old_obj, "Ready"), *is = kp_obj_condition(obj, "Ready");
-        bool ready_now = is && !strcmp(is, "True") && !(was && !strcmp(was, "True"));
+        bool ready_now = kp_obj_condition_is_true(obj, "Ready") && !kp_obj_condition_is_true(old_obj, "Ready");
         if (!ready_now && cJSON_IsNumber(a) && a->valuedouble == b->valuedouble)
             return;
     }

@@ -55,6 +55,28 @@ void kp_ctrl_free_json(void *obj)
     cJSON_Delete(obj);
 }
 
+enum kp_kube_res kp_ctrl_kind_res(enum kp_ctrl_kind kind)
+{
+    static const enum kp_kube_res res[KP_CK_COUNT] = {
+        [KP_CK_POD] = KP_RES_POD,
+        [KP_CK_NODE] = KP_RES_NODE,
+        [KP_CK_NODECLAIM] = KP_RES_NODECLAIM,
+        [KP_CK_NODEPOOL] = KP_RES_NODEPOOL,
+        [KP_CK_DAEMONSET] = KP_RES_DAEMONSET,
+        [KP_CK_PDB] = KP_RES_PDB,
+        [KP_CK_PVC] = KP_RES_PVC,
+        [KP_CK_PV] = KP_RES_PV,
+        [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
+        [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
+        [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
+        [KP_CK_CSINODE] = KP_RES_CSINODE,
+        [KP_CK_NODECLASS] = KP_RES_COUNT, /* the provider's node class: node_class_informer() in runtime.c */
+        [KP_CK_CAPACITYBUFFER] = KP_RES_CAPACITYBUFFER, /* with its gate only */
+        [KP_CK_NODEOVERLAY] = KP_RES_NODEOVERLAY, /* with the NodeOverlay gate only */
+    };
+    return (unsigned)kind < KP_CK_COUNT ? res[kind] : KP_RES_COUNT;
+}
+
 cJSON *kp_ctrl_get(const kp_ctrl *c, enum kp_ctrl_kind kind, const char *key)
 {
     kp_informer *inf = c->informers[kind];

@@ -201,6 +201,10 @@ kp_loop *kp_loop_stop(kp_loop *loop);
 
 /* ---- small helpers every controller uses ---- */
 
+/* The API resource a kind is watched as (the runtime's informers and the
+ * test harness's). KP_RES_COUNT for KP_CK_NODECLASS, whose resource the
+ * cloud provider names, and for a value outside the enum. */
+enum kp_kube_res kp_ctrl_kind_res(enum kp_ctrl_kind kind);
 /* A copy of a cached object (cJSON_Delete it), or NULL. */
 cJSON *kp_ctrl_get(const kp_ctrl *c, enum kp_ctrl_kind kind, const char *key);
 /* cJSON_Delete for a void * (a map's values). */

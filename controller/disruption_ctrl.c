@@ -1,6 +1,5 @@
 /* The disruption controller: plan, validate, start, progress (see disruption_ctrl.h). */
 #include "controller/disruption_ctrl.h"
-#include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
@@ -8,7 +7,7 @@
 #include "controller/disruption_metrics.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "controller/view.h"
 #include "disruption/disruption.h"
@@ -64,15 +63,9 @@ static void find_leftover(void *ctx, const char *key, const cJSON *node)
     untaint_ctx *u = ctx;
     if (kp_obj_str(node, "metadata.deletionTimestamp") || !kp_ctrl_owns_node(u->c, node))
         return;
-    const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints"))
-    {
-        const char *k = kp_obj_str(t, "key");
-        if (k && !strcmp(k, KP_TAINT_DISRUPTED)) {
-            u->left = kp_xgrow(u->left, &u->cap, u->n + 1, sizeof(char *));
-            u->left[u->n++] = kp_xstrdup(key);
-            return;
-        }
+    if (kp_node_has_disrupted_taint(node)) {
+        u->left = kp_xgrow(u->left, &u->cap, u->n + 1, sizeof(char *));
+        u->left[u->n++] = kp_xstrdup(key);
     }
 }
 
@@ -103,7 +96,8 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* What identifies a decision across passes: method, candidates, and the
- * replacements' cheapest types. */
+ * replacements' cheapest types. NULL when it would pass 1 MiB (thousands of
+ * candidates): a key cut short could be another command's. */
 static char *command_key(const kp_snapshot *snap, const kp_disrupt_command *cmd)
 {
     const char **v = kp_xcalloc(cmd->n_candidates + 1, sizeof(char *));
@@ -111,14 +105,14 @@ static char *command_key(const kp_snapshot *snap, const kp_disrupt_command *cmd)
         v[i] = snap->nodes[cmd->candidates[i]].name;
     qsort(v, cmd->n_candidates, sizeof(char *), cmp_str);
     kp_buf b = KP_BUF_INIT(1 << 20);
-    kp_buf_printf(&b, "%d", (int)cmd->method);
-    for (uint32_t i = 0; i < cmd->n_candidates; i++)
-        kp_buf_printf(&b, ",%s", v[i]);
-    for (uint32_t i = 0; cmd->simulation && i < cmd->simulation->n_claims; i++) {
+    int err = kp_buf_printf(&b, "%d", (int)cmd->method);
+    for (uint32_t i = 0; err == 0 && i < cmd->n_candidates; i++)
+        err = kp_buf_printf(&b, ",%s", v[i]);
+    for (uint32_t i = 0; err == 0 && cmd->simulation && i < cmd->simulation->n_claims; i++) {
         const kp_plan_claim *pc = &cmd->simulation->claims[i];
-        kp_buf_printf(&b, "+%s", pc->n_its ? kp_sym_str(snap->symtab, snap->its[pc->its[0]].name) : "?");
+        err = kp_buf_printf(&b, "+%s", pc->n_its ? kp_sym_str(snap->symtab, snap->its[pc->its[0]].name) : "?");
     }
-    char *key = kp_xstrdup(kp_buf_cstr(&b));
+    char *key = err == 0 ? kp_buf_detach(&b) : NULL;
     kp_buf_free(&b);
     free(v);
     return key;
@@ -134,6 +128,10 @@ static bool validated(kp_ctrl *c, kp_disruption_ctrl *d, kp_strmap *seen, const 
     if (!is_consolidation(cmd->method) || c->opts.consolidation_validation_ms <= 0)
         return true;
     char *key = command_key(snap, cmd);
+    if (!key) { /* not validated: the command waits rather than act unproven */
+        KP_LOG(KP_LOG_ERROR, LOGGER, "consolidation not validated", "error", kp_error_last());
+        return false;
+    }
     int64_t now = c->clock->now(c->clock);
     int64_t *since = kp_strmap_remove(&d->pending, key);
     if (!since) {

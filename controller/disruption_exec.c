@@ -1,7 +1,6 @@
 /* Disruption commands in flight (see disruption_exec.h). */
 #include "controller/disruption_exec.h"
 #include "api/nodepool_hash.h"
-#include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
@@ -9,7 +8,7 @@
 #include "controller/eventq.h"
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/provisioner.h"
 #include "kube/ops.h"
 #include "kube/strmap.h"
@@ -137,26 +136,7 @@ int kp_disruption_taint(kp_ctrl *c, const char *node, bool on)
     if (!obj)
         return 0;
     cJSON *want = cJSON_Duplicate(obj, 1);
-    cJSON *spec = kp_obj_ensure(want, "spec");
-    cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "taints");
-    int idx = -1, i = 0;
-    for (cJSON *t = list ? list->child : NULL; t; t = t->next, i++) {
-        const char *k = kp_obj_str(t, "key");
-        if (k && !strcmp(k, KP_TAINT_DISRUPTED))
-            idx = i;
-    }
-    if (on && idx < 0) {
-        if (!cJSON_IsArray(list)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
-            list = cJSON_AddArrayToObject(spec, "taints");
-        }
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "key", KP_TAINT_DISRUPTED);
-        cJSON_AddStringToObject(t, "effect", "NoSchedule");
-        cJSON_AddItemToArray(list, t);
-    } else if (!on && idx >= 0) {
-        cJSON_DeleteItemFromArray(list, idx);
-    }
+    kp_node_set_disrupted_taint(want, on);
     int err = kp_obj_patch(c->kube, KP_RES_NODE, obj, want, KP_OBJ_LOCK);
     cJSON_Delete(want);
     cJSON_Delete(obj);
@@ -248,8 +228,7 @@ static bool claim_initialized(kp_ctrl *c, const char *name, bool *gone)
 {
     cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLAIM, name);
     *gone = !obj || kp_obj_str(obj, "metadata.deletionTimestamp");
-    const char *s = obj ? kp_obj_condition(obj, "Initialized") : NULL;
-    bool ok = s && !strcmp(s, "True");
+    bool ok = kp_obj_condition_is_true(obj, "Initialized");
     cJSON_Delete(obj);
     return ok;
 }
@@ -315,8 +294,7 @@ int kp_disrupt_queue_released(kp_disrupt_queue *q, kp_ctrl *c)
     int n = 0;
     for (size_t i = 0; i < q->releasing.n;) {
         cJSON *obj = kp_ctrl_get(c, KP_CK_NODECLAIM, q->releasing.v[i]);
-        const char *t = obj ? kp_obj_condition(obj, "InstanceTerminating") : NULL;
-        bool gone = !obj || (t && !strcmp(t, "True"));
+        bool gone = !obj || kp_obj_condition_is_true(obj, "InstanceTerminating");
         cJSON_Delete(obj);
         if (!gone) {
             i++;

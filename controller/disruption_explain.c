@@ -3,7 +3,7 @@
 #include "controller/disruption_metrics.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 
 #include <ctype.h>
 #include <stdio.h>

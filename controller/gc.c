@@ -6,7 +6,7 @@
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
 #include "cloud/ownership.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "kube/ops.h"
 #include "kube/strmap.h"

@@ -1,12 +1,13 @@
 /* Acting on cloud interruption notices (see interruption_ctrl.h). */
 #include "controller/interruption_ctrl.h"
+#include "api/wellknown.h"
 #include "cloud/interruption.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "kube/ops.h"
 
@@ -138,7 +139,7 @@ static int act_on_claim(kp_ctrl *c, const kp_interruption *m, const char *key)
     if (c->interruption->ops->observe)
         c->interruption->ops->observe(c->interruption, m, kp_obj_label(claim, "node.kubernetes.io/instance-type"),
                                       kp_obj_label(claim, "topology.kubernetes.io/zone"),
-                                      kp_obj_label(claim, "karpenter.sh/capacity-type"),
+                                      kp_obj_label(claim, KP_LABEL_CAPACITY_TYPE),
                                       kp_obj_label(claim, "karpenter.k8s.aws/capacity-reservation-id"));
     cJSON_Delete(claim);
     return err;

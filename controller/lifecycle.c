@@ -6,7 +6,7 @@
 #include "base/log.h"
 #include "controller/eventq.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/registration_health.h"
 #include "kube/ops.h"
 
@@ -69,12 +69,6 @@ void lc_requeue(claim_ctx *x, int64_t ms)
 {
     if (ms > 0 && (x->requeue_ms == 0 || ms < x->requeue_ms))
         x->requeue_ms = ms;
-}
-
-bool lc_cond_true(const cJSON *obj, const char *type)
-{
-    const char *s = kp_obj_condition(obj, type);
-    return s && strcmp(s, "True") == 0;
 }
 
 void lc_event(claim_ctx *x, const char *type, const char *reason, const char *msg)
@@ -199,7 +193,7 @@ static int launch_failed_delete(claim_ctx *x, int err, const char *reason)
 
 int lc_launch(claim_ctx *x)
 {
-    if (lc_cond_true(x->orig, "Launched") || kp_obj_str(x->orig, "status.providerID"))
+    if (kp_obj_condition_is_true(x->orig, "Launched") || kp_obj_str(x->orig, "status.providerID"))
         return 0;
     if (kp_obj_str(x->obj, "status.providerID"))
         return 1; /* launched before, not yet written (lc_recall_launch) */
@@ -344,7 +338,7 @@ static void warn_unregistered_taint(claim_ctx *x, const cJSON *node)
 
 int lc_registration(claim_ctx *x)
 {
-    if (!lc_cond_true(x->obj, "Launched") || lc_cond_true(x->obj, "Registered"))
+    if (!kp_obj_condition_is_true(x->obj, "Launched") || kp_obj_condition_is_true(x->obj, "Registered"))
         return 0;
     int count = 0;
     char *key = kp_node_for_provider_id(x->c, kp_obj_str(x->obj, "status.providerID"), &count);

@@ -17,13 +17,8 @@
 #ifndef KP_CONTROLLER_LIFECYCLE_H
 #define KP_CONTROLLER_LIFECYCLE_H
 
+#include "api/wellknown.h" /* the finalizer, taint, label and annotation names */
 #include "controller/ctrl.h"
-
-#define KP_FINALIZER_TERMINATION "karpenter.sh/termination"
-#define KP_TAINT_UNREGISTERED "karpenter.sh/unregistered"
-#define KP_TAINT_DISRUPTED "karpenter.sh/disrupted"
-#define KP_ANNOTATION_TERMINATION_TIME "karpenter.sh/nodeclaim-termination-timestamp"
-#define KP_LABEL_DO_NOT_SYNC_TAINTS "karpenter.sh/do-not-sync-taints"
 
 /* The reconcile function for NodeClaim keys (state unused: NULL). */
 int kp_lifecycle_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *requeue_ms);

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/registration_health.h"
 #include "kube/ops.h"
 
@@ -77,12 +77,6 @@ static const char *resource_missing(const cJSON *node, const kp_nodeclaim *nc)
     return NULL;
 }
 
-static bool node_ready(const cJSON *node)
-{
-    const char *s = kp_obj_condition(node, "Ready");
-    return s && strcmp(s, "True") == 0;
-}
-
 static int not_yet(claim_ctx *x, const char *reason, const char *msg)
 {
     kp_obj_set_condition(x->obj, "Initialized", "Unknown", reason, msg, x->now);
@@ -92,7 +86,7 @@ static int not_yet(claim_ctx *x, const char *reason, const char *msg)
 
 int lc_initialization(claim_ctx *x)
 {
-    if (lc_cond_true(x->obj, "Initialized") || !lc_cond_true(x->obj, "Registered"))
+    if (kp_obj_condition_is_true(x->obj, "Initialized") || !kp_obj_condition_is_true(x->obj, "Registered"))
         return 0;
     char *key = kp_node_for_provider_id(x->c, kp_obj_str(x->obj, "status.providerID"), NULL);
     cJSON *node = key ? kp_ctrl_get(x->c, KP_CK_NODE, key) : NULL;
@@ -102,7 +96,7 @@ int lc_initialization(claim_ctx *x)
     const char *what;
     if (!node)
         err = not_yet(x, "NodeNotFound", "Node not registered with cluster");
-    else if (!node_ready(node))
+    else if (!kp_node_is_ready(node))
         err = not_yet(x, "NodeNotReady", "Node status is NotReady");
     else if ((what = taint_left(node, x->obj, taint, sizeof(taint))) != NULL) {
         snprintf(msg, sizeof(msg), "%s \"%s\" still exists", what, taint);
@@ -145,7 +139,7 @@ static int delete_for_timeout(claim_ctx *x, const char *reason)
 
 int lc_liveness(claim_ctx *x)
 {
-    if (lc_cond_true(x->obj, "Registered"))
+    if (kp_obj_condition_is_true(x->obj, "Registered"))
         return 0;
     const char *launched = kp_obj_condition(x->obj, "Launched");
     if (!launched) {

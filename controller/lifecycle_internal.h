@@ -4,6 +4,7 @@
 
 #include "controller/lifecycle.h"
 #include "api/objects.h"
+#include "kube/objutil.h"
 
 /* One reconcile of one claim. */
 typedef struct claim_ctx {
@@ -18,7 +19,6 @@ typedef struct claim_ctx {
 } claim_ctx;
 
 void lc_requeue(claim_ctx *x, int64_t ms);
-bool lc_cond_true(const cJSON *obj, const char *type);
 void lc_event(claim_ctx *x, const char *type, const char *reason, const char *msg);
 void lc_observe_cloud(kp_ctrl *c, const char *method, int64_t start, int err);
 bool lc_taint_matches(const cJSON *t, const char *key, const char *effect);

@@ -5,7 +5,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "kube/ops.h"
 
@@ -23,17 +23,17 @@ static int termination_deadline(claim_ctx *x)
 {
     int64_t tgp_ns = x->nc.spec.has_termination_grace_period ? x->nc.spec.termination_grace_period.ns
                                                              : x->c->opts.default_tgp_ms * KP_NS_PER_MS;
-    if (kp_obj_annotation(x->orig, KP_ANNOTATION_TERMINATION_TIME) || tgp_ns <= 0 ||
+    if (kp_obj_annotation(x->orig, KP_ANNOTATION_TERMINATION_TIMESTAMP) || tgp_ns <= 0 ||
         !x->nc.meta.deletion_timestamp.set)
         return 0;
     char when[32];
     kp_time_format_rfc3339(x->nc.meta.deletion_timestamp.ns + tgp_ns, when, sizeof(when));
     cJSON *want = cJSON_Duplicate(x->orig, 1);
-    kp_obj_set_annotation(want, KP_ANNOTATION_TERMINATION_TIME, when);
+    kp_obj_set_annotation(want, KP_ANNOTATION_TERMINATION_TIMESTAMP, when);
     int err = kp_obj_patch(x->c->kube, KP_RES_NODECLAIM, x->orig, want, 0);
     cJSON_Delete(want);
     if (err >= 0)
-        KP_LOG(KP_LOG_INFO, LOGGER, "annotated nodeclaim", KP_ANNOTATION_TERMINATION_TIME, when);
+        KP_LOG(KP_LOG_INFO, LOGGER, "annotated nodeclaim", KP_ANNOTATION_TERMINATION_TIMESTAMP, when);
     return err < 0 && err != KP_ENOTFOUND ? err : 0;
 }
 
@@ -66,8 +66,9 @@ static int terminate_instance(claim_ctx *x, bool *gone)
     if (err < 0 && err != KP_ENOTFOUND)
         return err;
     *gone = err == KP_ENOTFOUND;
-    int64_t asked = lc_cond_true(x->orig, "InstanceTerminating") ? kp_obj_condition_since(x->orig, "InstanceTerminating")
-                                                                  : 0;
+    int64_t asked = kp_obj_condition_is_true(x->orig, "InstanceTerminating")
+                        ? kp_obj_condition_since(x->orig, "InstanceTerminating")
+                        : 0;
     if (*gone && asked && x->c->m)
         kp_ctrl_observe(x->c->m->nodeclaims_instance_termination_duration, (const char *const[]){x->pool},
                         (double)(x->now - asked) / 1e9);
@@ -87,7 +88,7 @@ int lc_finalize(claim_ctx *x)
         return 0;
     int err = termination_deadline(x);
     bool left = false, gone = true;
-    if (!err && lc_cond_true(x->orig, "Registered"))
+    if (!err && kp_obj_condition_is_true(x->orig, "Registered"))
         err = delete_nodes(x, &left);
     if (err || left) {
         lc_requeue(x, 5000);
@@ -130,13 +131,13 @@ static void count_transitions(claim_ctx *x)
     if (!m)
         return;
     const char *pool[] = {x->pool};
-    if (!lc_cond_true(x->orig, "Launched") && lc_cond_true(x->obj, "Launched"))
+    if (!kp_obj_condition_is_true(x->orig, "Launched") && kp_obj_condition_is_true(x->obj, "Launched"))
         kp_ctrl_count(m->nodeclaims_launched, pool);
-    if (!lc_cond_true(x->orig, "Registered") && lc_cond_true(x->obj, "Registered")) {
+    if (!kp_obj_condition_is_true(x->orig, "Registered") && kp_obj_condition_is_true(x->obj, "Registered")) {
         kp_ctrl_count(m->nodeclaims_registered, pool);
         kp_ctrl_count(m->nodes_created, (const char *const[]){x->pool, kp_obj_label(x->obj, KP_LABEL_ZONE)});
     }
-    if (!lc_cond_true(x->orig, "Initialized") && lc_cond_true(x->obj, "Initialized"))
+    if (!kp_obj_condition_is_true(x->orig, "Initialized") && kp_obj_condition_is_true(x->obj, "Initialized"))
         kp_ctrl_count(m->nodeclaims_initialized, pool);
 }
 
@@ -196,7 +197,7 @@ static int steps(claim_ctx *x)
         lc_requeue(x, 10);
         return launched < 0 ? launched : perr;
     }
-    if (!kp_obj_str(x->obj, "metadata.deletionTimestamp") && !lc_cond_true(x->obj, "Launched") &&
+    if (!kp_obj_str(x->obj, "metadata.deletionTimestamp") && !kp_obj_condition_is_true(x->obj, "Launched") &&
         !kp_obj_str(x->obj, "status.providerID"))
         return 0; /* deleted for lack of capacity */
     int errs[3] = {lc_registration(x), lc_initialization(x), lc_liveness(x)};

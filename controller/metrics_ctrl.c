@@ -5,7 +5,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "controller/ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/pod_metrics.h"
 #include "metrics/process.h"
 #include "controller/reconcile_metrics.h"

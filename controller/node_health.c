@@ -6,7 +6,7 @@
 #include "controller/eventq.h"
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "kube/ops.h"
 
@@ -116,7 +116,7 @@ static int repair(kp_ctrl *c, const cJSON *node, const cJSON *claim, const char 
     char now[32];
     kp_time_format_rfc3339(c->clock->now(c->clock), now, sizeof(now));
     cJSON *want = cJSON_Duplicate(claim, 1);
-    kp_obj_set_annotation(want, KP_ANNOTATION_TERMINATION_TIME, now);
+    kp_obj_set_annotation(want, KP_ANNOTATION_TERMINATION_TIMESTAMP, now);
     int err = kp_obj_patch(c->kube, KP_RES_NODECLAIM, claim, want, 0);
     cJSON_Delete(want);
     if (err >= 0 || err == KP_KUBE_UNCHANGED)

@@ -6,7 +6,7 @@
 #include "base/clock.h"
 #include "base/xalloc.h"
 #include "controller/lifecycle.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "kube/strmap.h"
 
 #include <stdlib.h>

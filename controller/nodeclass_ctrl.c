@@ -5,7 +5,7 @@
 #include "base/log.h"
 #include "cloud/aws/nodeclass.h"
 #include "cloud/aws/provider.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "kube/ops.h"
 

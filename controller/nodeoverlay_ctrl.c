@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/xalloc.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "controller/provisioner.h"
 #include "kube/ops.h"

@@ -9,7 +9,7 @@
 #include "base/log.h"
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "controller/registration_health.h"
 #include "kube/ops.h"
@@ -169,10 +169,9 @@ static void node_class(kp_ctrl *c, cJSON *want, const cJSON *pool, int64_t now)
     cJSON *nc = name ? kp_ctrl_get(c, KP_CK_NODECLASS, name) : NULL;
     if (nc) /* Karpenter leaves the condition alone while the class is missing */
         kp_reghealth_reconcile_pool(c, want, nc, now);
-    const char *ready = nc ? kp_obj_condition(nc, "Ready") : NULL;
     if (!nc)
         kp_obj_set_condition(want, "NodeClassReady", "False", "NodeClassNotFound", "NodeClass not found on cluster", now);
-    else if (!ready || strcmp(ready, "True"))
+    else if (!kp_obj_condition_is_true(nc, "Ready"))
         kp_obj_set_condition(want, "NodeClassReady", "False", "NodeClassNotReady", "NodeClass is not ready", now);
     else
         kp_obj_set_condition(want, "NodeClassReady", "True", "NodeClassReady", "", now);

@@ -4,7 +4,7 @@
 #include "base/log.h"
 #include "cloud/ownership.h"
 #include "controller/lifecycle.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 
 #include <pthread.h>
 #include <stdio.h>

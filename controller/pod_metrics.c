@@ -2,7 +2,7 @@
 #include "controller/pod_metrics.h"
 #include "base/clock.h"
 #include "base/xalloc.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "kube/strmap.h"
 
 #include <ctype.h>
@@ -109,9 +109,8 @@ static bool facts_of(const cJSON *pod, pod_facts *f)
     f->phase = kp_obj_str(pod, "status.phase");
     f->pending = f->phase && !strcmp(f->phase, "Pending");
     f->terminal = f->phase && (!strcmp(f->phase, "Succeeded") || !strcmp(f->phase, "Failed"));
-    const char *sched = kp_obj_condition(pod, "PodScheduled"), *ready = kp_obj_condition(pod, "Ready");
-    f->scheduled = sched && !strcmp(sched, "True");
-    f->ready = ready && !strcmp(ready, "True");
+    f->scheduled = kp_obj_condition_is_true(pod, "PodScheduled");
+    f->ready = kp_obj_condition_is_true(pod, "Ready");
     f->scheduled_at = kp_obj_condition_since(pod, "PodScheduled");
     f->ready_at = kp_obj_condition_since(pod, "Ready");
     const char *created = kp_obj_str(pod, "metadata.creationTimestamp");

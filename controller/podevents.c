@@ -2,7 +2,7 @@
 #include "controller/podevents.h"
 #include "base/error.h"
 #include "controller/lifecycle.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "kube/ops.h"
 

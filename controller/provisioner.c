@@ -12,6 +12,7 @@
 #include "controller/metrics_ctrl.h"
 #include "controller/scheduler_metrics.h"
 #include "controller/view.h"
+#include "kube/objutil.h"
 #include "kube/ops.h"
 #include "provisioning/nodeclaim_object.h"
 
@@ -52,15 +53,8 @@ bool kp_pod_json_provisionable(const cJSON *pod)
     const cJSON *phase = cJSON_GetObjectItemCaseSensitive(status, "phase");
     if (cJSON_IsString(phase) && (!strcmp(phase->valuestring, "Succeeded") || !strcmp(phase->valuestring, "Failed")))
         return false;
-    const cJSON *cond;
-    cJSON_ArrayForEach(cond, cJSON_GetObjectItemCaseSensitive(status, "conditions"))
-    {
-        const cJSON *type = cJSON_GetObjectItemCaseSensitive(cond, "type");
-        const cJSON *reason = cJSON_GetObjectItemCaseSensitive(cond, "reason");
-        if (cJSON_IsString(type) && !strcmp(type->valuestring, "PodScheduled"))
-            return cJSON_IsString(reason) && !strcmp(reason->valuestring, "Unschedulable");
-    }
-    return false;
+    const char *reason = kp_obj_str(kp_obj_condition_get(pod, "PodScheduled"), "reason");
+    return reason && !strcmp(reason, "Unschedulable");
 }
 
 kp_provisioner *kp_provisioner_new(kp_ctrl *c)

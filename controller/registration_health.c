@@ -3,7 +3,7 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/log.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "kube/ops.h"
 
 #include <pthread.h>
@@ -95,19 +95,6 @@ void kp_reghealth_clear(kp_ctrl *c)
 
 /* ------------------------------------------------------------- conditions */
 
-static const cJSON *condition(const cJSON *obj, const char *type)
-{
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
-                                                           "conditions"))
-    {
-        const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
-        if (t && !strcmp(t, type))
-            return c;
-    }
-    return NULL;
-}
-
 static double number(const cJSON *obj, const char *a, const char *b)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, a), b);
@@ -145,9 +132,8 @@ int kp_reghealth_record(kp_ctrl *c, const cJSON *claim, bool success, int64_t no
     if (success && next == KP_REGHEALTH_HEALTHY)
         kp_obj_set_condition(want, COND, "True", COND, "", now);
     else if (!success && next == KP_REGHEALTH_UNHEALTHY && !(have && !strcmp(have, "False"))) {
-        const cJSON *launched = condition(claim, "Launched");
-        const char *st = launched ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(launched, "status")) : NULL;
-        if (st && !strcmp(st, "True"))
+        const cJSON *launched = kp_obj_condition_get(claim, "Launched");
+        if (kp_obj_condition_is_true(claim, "Launched"))
             kp_obj_set_condition(want, COND, "False", "RegistrationFailed", "Failed to register node", now);
         else
             kp_obj_set_condition(want, COND, "False",
@@ -177,7 +163,7 @@ void kp_reghealth_reconcile_pool(kp_ctrl *c, cJSON *want, const cJSON *node_clas
     }
     double class_gen = node_class ? number(node_class, "metadata", "generation") : -1;
     double seen_class_gen = number(want, "status", "nodeClassObservedGeneration");
-    const cJSON *cond = condition(want, COND);
+    const cJSON *cond = kp_obj_condition_get(want, COND);
     const cJSON *og = cond ? cJSON_GetObjectItemCaseSensitive(cond, "observedGeneration") : NULL;
     double gen = number(want, "metadata", "generation");
     if (!cond || (class_gen >= 0 && class_gen != seen_class_gen) ||

@@ -52,24 +52,6 @@ struct kp_runtime {
     atomic_bool leading, failed, synced;
 };
 
-static const enum kp_kube_res kind_res[KP_CK_COUNT] = {
-    [KP_CK_POD] = KP_RES_POD,
-    [KP_CK_NODE] = KP_RES_NODE,
-    [KP_CK_NODECLAIM] = KP_RES_NODECLAIM,
-    [KP_CK_NODEPOOL] = KP_RES_NODEPOOL,
-    [KP_CK_DAEMONSET] = KP_RES_DAEMONSET,
-    [KP_CK_PDB] = KP_RES_PDB,
-    [KP_CK_PVC] = KP_RES_PVC,
-    [KP_CK_PV] = KP_RES_PV,
-    [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
-    [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
-    [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
-    [KP_CK_CSINODE] = KP_RES_CSINODE,
-    [KP_CK_NODECLASS] = KP_RES_COUNT, /* the provider's node class: see node_class_informer() */
-    [KP_CK_CAPACITYBUFFER] = KP_RES_CAPACITYBUFFER, /* with its gate only */
-    [KP_CK_NODEOVERLAY] = KP_RES_NODEOVERLAY, /* with the NodeOverlay gate only */
-};
-
 static int clients(kp_runtime *rt)
 {
     const kp_ctrl_opts *o = &rt->c.opts;
@@ -93,9 +75,9 @@ static int informers(kp_runtime *rt)
 {
     kp_ctrl *c = &rt->c;
     for (int k = 0; k < KP_CK_COUNT; k++)
-        if (kind_res[k] != KP_RES_COUNT && (k != KP_CK_CAPACITYBUFFER || c->opts.capacity_buffer) &&
+        if (kp_ctrl_kind_res(k) != KP_RES_COUNT && (k != KP_CK_CAPACITYBUFFER || c->opts.capacity_buffer) &&
             (k != KP_CK_NODEOVERLAY || c->opts.node_overlay))
-            c->informers[k] = kp_informer_new(c->kube, kind_res[k], NULL);
+            c->informers[k] = kp_informer_new(c->kube, kp_ctrl_kind_res(k), NULL);
     int err = kp_informer_add_index(c->informers[KP_CK_POD], KP_INDEX_POD_NODE, kp_informer_index_pod_node);
     if (!err)
         err = kp_informer_add_index(c->informers[KP_CK_NODE], KP_INDEX_PROVIDER_ID, kp_index_node_provider_id);
@@ -184,7 +166,7 @@ static int node_class_informer(kp_runtime *rt)
 
 static const char *informer_plural(const kp_runtime *rt, int kind)
 {
-    return kp_kube_resource_get(kind == KP_CK_NODECLASS ? rt->class_res : kind_res[kind])->plural;
+    return kp_kube_resource_get(kind == KP_CK_NODECLASS ? rt->class_res : kp_ctrl_kind_res(kind))->plural;
 }
 
 /* Notices come from a directory (kwok, tests; EventBridge JSON as on AWS's

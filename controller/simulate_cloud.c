@@ -8,7 +8,7 @@
 #include "cloud/kwok/kwok.h"
 #include "cloud/ownership.h"
 #include "controller/cloud_aws.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "kube/strmap.h"
 
 #include <stdarg.h>

@@ -3,7 +3,7 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "base/xalloc.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "kube/resources.h"
 #include "kube/strmap.h"
 

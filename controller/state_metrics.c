@@ -5,7 +5,7 @@
 #include "base/xalloc.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/node_metrics.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/pod_metrics.h"
 #include "controller/reconcile_metrics.h"
 #include "controller/status_metrics.h"

@@ -5,7 +5,7 @@
 #include "base/log.h"
 #include "base/xalloc.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "controller/provisioner.h"
 #include "controller/view.h"

@@ -4,7 +4,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/xalloc.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -196,19 +196,6 @@ static values make_deprecated(const char *const *lead, size_t n_lead, const kind
 
 /* ------------------------------------------------------------ transitions */
 
-static const cJSON *find_condition(const cJSON *obj, const char *type)
-{
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
-                                                           "conditions"))
-    {
-        const char *t = kp_obj_str(c, "type");
-        if (t && !strcmp(t, type))
-            return c;
-    }
-    return NULL;
-}
-
 static int64_t since(const cJSON *cond)
 {
     int64_t ns = 0;
@@ -244,13 +231,12 @@ void kp_status_metrics_update(kp_ctrl_metrics *m, enum kp_status_kind kind, cons
         return;
     const kind_info *k = &m->conditions->kinds[kind];
     const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
-                                                           "conditions"))
+    cJSON_ArrayForEach(c, kp_obj_get(obj, "status.conditions"))
     {
         const char *type = kp_obj_str(c, "type"), *status = kp_obj_str(c, "status");
         if (!type || !status)
             continue;
-        const cJSON *was = old ? find_condition(old, type) : NULL;
+        const cJSON *was = old ? kp_obj_condition_get(old, type) : NULL;
         const char *was_status = was ? kp_obj_str(was, "status") : NULL;
         if (was_status && !strcmp(was_status, status))
             continue;
@@ -309,8 +295,7 @@ static void visit(void *ctx, const char *key, const cJSON *obj)
         set_both(p, f->termination_current, d->termination_current, nn, 2, obj, (double)(p->now - at) / 1e9);
     }
     const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
-                                                           "conditions"))
+    cJSON_ArrayForEach(c, kp_obj_get(obj, "status.conditions"))
     {
         const char *lead[] = {ns ? ns : "", name, kp_obj_str(c, "type"), kp_obj_str(c, "status"),
                               kp_obj_str(c, "reason")};

@@ -8,7 +8,7 @@
 #include "controller/eventq.h"
 #include "controller/lifecycle.h"
 #include "controller/metrics_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/ownership.h"
 #include "kube/ops.h"
 
@@ -58,7 +58,7 @@ static int delete_claim(term_ctx *t)
 
 static void read_deadline(term_ctx *t)
 {
-    const char *when = t->claim ? kp_obj_annotation(t->claim, KP_ANNOTATION_TERMINATION_TIME) : NULL;
+    const char *when = t->claim ? kp_obj_annotation(t->claim, KP_ANNOTATION_TERMINATION_TIMESTAMP) : NULL;
     if (!when || kp_time_parse_rfc3339(when, &t->deadline) < 0) {
         t->deadline = 0;
         return;
@@ -72,51 +72,22 @@ static void read_deadline(term_ctx *t)
 /* Karpenter's eviction reason: the claim's DisruptionReason, else forceful. */
 static const char *eviction_reason(const term_ctx *t)
 {
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t->claim, "status"),
-                                                          "conditions"))
-    {
-        const char *type = kp_obj_str(c, "type"), *status = kp_obj_str(c, "status");
-        if (type && status && !strcmp(type, "DisruptionReason") && !strcmp(status, "True") && kp_obj_str(c, "reason"))
-            return kp_obj_str(c, "reason");
-    }
+    const char *reason = kp_obj_str(kp_obj_condition_get(t->claim, "DisruptionReason"), "reason");
+    if (reason && kp_obj_condition_is_true(t->claim, "DisruptionReason"))
+        return reason;
     return "Forceful Termination";
 }
 
 /* --------------------------------------------------------------- taint */
 
-static bool has_disrupted_taint(const cJSON *node)
-{
-    const cJSON *taint;
-    cJSON_ArrayForEach(taint, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"),
-                                                              "taints"))
-    {
-        const char *k = kp_obj_str(taint, "key"), *e = kp_obj_str(taint, "effect");
-        if (k && e && !strcmp(k, KP_TAINT_DISRUPTED) && !strcmp(e, "NoSchedule"))
-            return true;
-    }
-    return false;
-}
-
 /* 0 when tainted, 1 when the write lost a race (try again), or KP_E*. */
 static int taint(term_ctx *t)
 {
-    if (has_disrupted_taint(t->node) &&
+    if (kp_node_has_disrupted_taint(t->node) &&
         kp_obj_label(t->node, "node.kubernetes.io/exclude-from-external-load-balancers"))
         return 0;
     cJSON *want = cJSON_Duplicate(t->node, 1);
-    if (!has_disrupted_taint(want)) {
-        cJSON *spec = kp_obj_ensure(want, "spec");
-        cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "taints");
-        if (!cJSON_IsArray(list)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
-            list = cJSON_AddArrayToObject(spec, "taints");
-        }
-        cJSON *taint = cJSON_CreateObject();
-        cJSON_AddStringToObject(taint, "key", KP_TAINT_DISRUPTED);
-        cJSON_AddStringToObject(taint, "effect", "NoSchedule");
-        cJSON_AddItemToArray(list, taint);
-    }
+    kp_node_set_disrupted_taint(want, true);
     kp_obj_set_label(want, "node.kubernetes.io/exclude-from-external-load-balancers", "karpenter");
     int err = kp_obj_patch(t->c->kube, KP_RES_NODE, t->node, want, KP_OBJ_LOCK);
     cJSON_Delete(want);
@@ -415,12 +386,6 @@ static int let_go(term_ctx *t)
     return 0;
 }
 
-static bool node_ready(const cJSON *node)
-{
-    const char *s = kp_obj_condition(node, "Ready");
-    return s && !strcmp(s, "True");
-}
-
 /* The claim's conditions as this pass left them, under the resourceVersion
  * lock; nodes_drained counts Drained turning True once, after it is stored. */
 static int persist_claim(term_ctx *t, int64_t *requeue_ms)
@@ -434,8 +399,8 @@ static int persist_claim(term_ctx *t, int64_t *requeue_ms)
     }
     if (err < 0 && err != KP_ENOTFOUND && err != KP_KUBE_UNCHANGED)
         return err;
-    const char *before = kp_obj_condition(t->claim, "Drained"), *after = kp_obj_condition(t->claim_want, "Drained");
-    if (err >= 0 && err != KP_KUBE_UNCHANGED && after && !strcmp(after, "True") && (!before || strcmp(before, "True")))
+    bool was = kp_obj_condition_is_true(t->claim, "Drained"), is = kp_obj_condition_is_true(t->claim_want, "Drained");
+    if (err >= 0 && err != KP_KUBE_UNCHANGED && is && !was)
         kp_ctrl_count(t->c->m ? t->c->m->nodes_drained : NULL,
                       (const char *const[]){kp_obj_label(t->node, KP_LABEL_NODEPOOL)});
     return 0;
@@ -469,7 +434,7 @@ static int finish(term_ctx *t, int64_t *requeue_ms)
     int err = delete_claim(t);
     if (err < 0)
         return err;
-    if (!node_ready(t->node)) {
+    if (!kp_node_is_ready(t->node)) {
         kp_cloud_instance in;
         int64_t start = t->c->clock->monotonic(t->c->clock);
         int gerr = t->c->cloud->ops->get(t->c->cloud, kp_obj_str(t->node, "spec.providerID"), t->arena, &in);

@@ -145,7 +145,8 @@ static enum MHD_Result send_status(generation *g, struct MHD_Connection *c, conn
                                    unsigned status, const char *reason, const char *message)
 {
     kp_buf_reset(&cs->out);
-    kp_review_status_write(&cs->out, (int)status, reason, message);
+    /* A body that does not fit is not sent cut short: the connection closes. */
+    if (kp_review_status_write(&cs->out, (int)status, reason, message) < 0) return MHD_NO;
     return send_buffer(g, c, status, &cs->out, "application/json");
 }
 
@@ -153,7 +154,7 @@ static enum MHD_Result send_text(generation *g, struct MHD_Connection *c, conn_s
                                  unsigned status, const char *text)
 {
     kp_buf_reset(&cs->out);
-    kp_buf_puts(&cs->out, text);
+    if (kp_buf_puts(&cs->out, text) < 0) return MHD_NO;
     return send_buffer(g, c, status, &cs->out, "text/plain; charset=utf-8");
 }
 
@@ -170,10 +171,11 @@ static enum MHD_Result admit(generation *g, struct MHD_Connection *c, conn_state
     kp_server *s = g->server;
     kp_webhook_outcome outcome;
     kp_buf_reset(&cs->out);
+    int err = 0;
     if (cs->too_large) {
         outcome = (kp_webhook_outcome){413, "none", "none", "rejected", false};
-        kp_review_status_write(&cs->out, 413, "RequestEntityTooLarge",
-                               "request body is over the limit of 3 MiB");
+        err = kp_review_status_write(&cs->out, 413, "RequestEntityTooLarge",
+                                     "request body is over the limit of 3 MiB");
     } else {
         kp_policy *policy = kp_policy_slot_get(s->config.policy);
         if (!cs->arena) cs->arena = kp_arena_new();
@@ -185,6 +187,7 @@ static enum MHD_Result admit(generation *g, struct MHD_Connection *c, conn_state
         kp_buf_free(&cs->body);
     }
     observe(s, cs->route, &outcome, cs->start_ns);
+    if (err < 0) return MHD_NO; /* no body cut short: the connection closes */
     if (outcome.http_status != 200)
         KP_LOG(KP_LOG_DEBUG, "webhook", "request rejected", "status",
                outcome.http_status == 413 ? "413" : "4xx", "body", kp_buf_cstr(&cs->out));

@@ -99,6 +99,15 @@ static const char *arena_str(kp_decoder *d, const char *s)
     return *s ? kp_arena_strdup(d->arena, s) : kp_dec_empty;
 }
 
+/* Member `name` is there but not of type `want`: the error, at its path. */
+static int member_type_error(kp_decoder *d, const char *name, const char *want, const cJSON *item)
+{
+    kp_path_push_field(&d->path, name);
+    int err = kp_dec_type_error(d, want, item);
+    kp_path_pop(&d->path);
+    return err;
+}
+
 int kp_dec_string_p(kp_decoder *d, const cJSON *obj, const char *name, const char **out,
                     bool *present)
 {
@@ -106,12 +115,7 @@ int kp_dec_string_p(kp_decoder *d, const cJSON *obj, const char *name, const cha
     *out = kp_dec_empty;
     if (present) *present = item != NULL;
     if (!item) return 0;
-    if (!cJSON_IsString(item)) {
-        kp_path_push_field(&d->path, name);
-        int err = kp_dec_type_error(d, "string", item);
-        kp_path_pop(&d->path);
-        return err;
-    }
+    if (!cJSON_IsString(item)) return member_type_error(d, name, "string", item);
     *out = arena_str(d, item->valuestring);
     return 0;
 }
@@ -126,12 +130,7 @@ int kp_dec_bool(kp_decoder *d, const cJSON *obj, const char *name, bool *out, bo
     const cJSON *item = kp_dec_get(obj, name);
     if (present) *present = item != NULL;
     if (!item) return 0;
-    if (!cJSON_IsBool(item)) {
-        kp_path_push_field(&d->path, name);
-        int err = kp_dec_type_error(d, "boolean", item);
-        kp_path_pop(&d->path);
-        return err;
-    }
+    if (!cJSON_IsBool(item)) return member_type_error(d, name, "boolean", item);
     *out = cJSON_IsTrue(item);
     return 0;
 }
@@ -264,14 +263,24 @@ int kp_dec_int_or_string(kp_decoder *d, const cJSON *obj, const char *name, kp_i
 
 /* ------------------------------------------------------------------ enums */
 
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int kp_dec_unsupported(kp_decoder *d, const char *value, const char *const *supported,
                        size_t n_supported)
 {
+    const char *sorted[32];
+    if (n_supported > sizeof(sorted) / sizeof(sorted[0]))
+        n_supported = sizeof(sorted) / sizeof(sorted[0]);
+    memcpy(sorted, supported, n_supported * sizeof(*sorted));
+    qsort(sorted, n_supported, sizeof(*sorted), compare_names);
     char list[MSG_MAX / 2];
     size_t len = 0;
     list[0] = '\0';
     for (size_t i = 0; i < n_supported && len < sizeof(list); i++) {
-        int n = snprintf(list + len, sizeof(list) - len, "%s\"%s\"", i ? ", " : "", supported[i]);
+        int n = snprintf(list + len, sizeof(list) - len, "%s\"%s\"", i ? ", " : "", sorted[i]);
         if (n < 0) break;
         len += (size_t)n;
     }
@@ -321,12 +330,7 @@ static int get_array(kp_decoder *d, const cJSON *obj, const char *name, const cJ
     const cJSON *item = kp_dec_get(obj, name);
     *out = NULL;
     if (!item) return 0;
-    if (!cJSON_IsArray(item)) {
-        kp_path_push_field(&d->path, name);
-        int err = kp_dec_type_error(d, "array", item);
-        kp_path_pop(&d->path);
-        return err;
-    }
+    if (!cJSON_IsArray(item)) return member_type_error(d, name, "array", item);
     *out = item;
     return 0;
 }
@@ -466,8 +470,7 @@ int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resou
     return resources(d, obj, name, out, false);
 }
 
-int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name,
-                          kp_resource_list *out)
+int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out)
 {
     return resources(d, obj, name, out, true);
 }

@@ -69,8 +69,7 @@ int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resou
 /* The same for core objects (Pod requests, limits and overhead, PVC, PV and
  * Node amounts), where the API server refuses a negative quantity: so do we,
  * with its message. Karpenter's own types allow negative amounts. */
-int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name,
-                          kp_resource_list *out);
+int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out);
 int kp_dec_quantity(kp_decoder *d, const cJSON *obj, const char *name, kp_quantity *out,
                     bool *present);
 int kp_dec_time(kp_decoder *d, const cJSON *obj, const char *name, kp_time *out);
@@ -81,7 +80,8 @@ int kp_dec_int_or_string(kp_decoder *d, const cJSON *obj, const char *name, kp_i
 /* A string enum; absent leaves *out unchanged; `required` makes absent an error. */
 int kp_dec_enum(kp_decoder *d, const cJSON *obj, const char *name, const kp_dec_choice *table,
                 bool required, int *out);
-/* "<path>: Unsupported value: \"x\": supported values: \"a\", \"b\"" */
+/* "<path>: Unsupported value: \"x\": supported values: \"a\", \"b\"", the
+ * supported values (at most 32) listed sorted, whatever order they come in. */
 int kp_dec_unsupported(kp_decoder *d, const char *value, const char *const *supported,
                        size_t n_supported);
 

@@ -76,18 +76,9 @@ int kp_dec_conditions(kp_decoder *d, const cJSON *obj, const char *name, kp_cond
 
 /* ------------------------------------------------------------- selectors */
 
-/* The operators each kind of requirement admits, sorted for messages. */
-static const char *const label_ops[] = {"DoesNotExist", "Exists", "In", "NotIn"};
-static const char *const node_ops[] = {"DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"};
-static const char *const karpenter_ops[] = {"DoesNotExist", "Exists", "Gt",  "Gte",
-                                            "In",           "Lt",     "Lte", "NotIn"};
-
-typedef struct op_set {
-    const char *const *names;
-    size_t count;
-} op_set;
-
-static int decode_operator(kp_decoder *d, const cJSON *json, op_set ops, enum kp_selector_op *out)
+/* The operators a kind of requirement admits are the first `limit` of the
+ * enum (requirements.h): label selectors, node selectors, Karpenter's. */
+static int decode_operator(kp_decoder *d, const cJSON *json, int limit, enum kp_selector_op *out)
 {
     const char *text;
     bool present;
@@ -95,24 +86,22 @@ static int decode_operator(kp_decoder *d, const cJSON *json, op_set ops, enum kp
     if (err < 0) return err;
     if (!present) return kp_dec_required(d, "operator");
     int op = kp_selector_op_parse(text);
-    for (size_t i = 0; op >= 0 && i < ops.count; i++) {
-        if (strcmp(ops.names[i], text) == 0) {
-            *out = (enum kp_selector_op)op;
-            return 0;
-        }
+    if (op >= 0 && op < limit) {
+        *out = (enum kp_selector_op)op;
+        return 0;
     }
     kp_path_push_field(&d->path, "operator");
-    err = kp_dec_unsupported(d, text, ops.names, ops.count);
+    err = kp_dec_unsupported(d, text, kp_selector_op_names(), (size_t)limit);
     kp_path_pop(&d->path);
     return err;
 }
 
-static int decode_req(kp_decoder *d, const cJSON *json, kp_selector_req *req, op_set ops)
+static int decode_req(kp_decoder *d, const cJSON *json, kp_selector_req *req, int limit)
 {
     kp_strings values;
     int err;
     if ((err = kp_dec_string(d, json, "key", &req->key)) < 0 ||
-        (err = decode_operator(d, json, ops, &req->op)) < 0 ||
+        (err = decode_operator(d, json, limit, &req->op)) < 0 ||
         (err = kp_dec_strings(d, json, "values", &values)) < 0)
         return err;
     req->values = values.items;
@@ -122,19 +111,18 @@ static int decode_req(kp_decoder *d, const cJSON *json, kp_selector_req *req, op
 
 static int decode_label_req(kp_decoder *d, const cJSON *json, void *out)
 {
-    return decode_req(d, json, out, (op_set){label_ops, sizeof(label_ops) / sizeof(label_ops[0])});
+    return decode_req(d, json, out, KP_OP_GT);
 }
 
 static int decode_node_req(kp_decoder *d, const cJSON *json, void *out)
 {
-    return decode_req(d, json, out, (op_set){node_ops, sizeof(node_ops) / sizeof(node_ops[0])});
+    return decode_req(d, json, out, KP_OP_GTE);
 }
 
 static int decode_karpenter_req(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_selector_req *req = out;
-    int err = decode_req(d, json, req,
-                         (op_set){karpenter_ops, sizeof(karpenter_ops) / sizeof(karpenter_ops[0])});
+    int err = decode_req(d, json, req, KP_SELECTOR_OP_COUNT);
     if (err == 0) err = kp_dec_int32(d, json, "minValues", &req->min_values, NULL);
     return err;
 }
@@ -183,7 +171,13 @@ int kp_dec_node_selector_terms(kp_decoder *d, const cJSON *obj, const char *name
 
 /* ------------------------------------------------- taints and tolerations */
 
-static const char *const effect_names[] = {"NoExecute", "NoSchedule", "PreferNoSchedule"};
+static size_t name_count(const char *const *names)
+{
+    size_t n = 0;
+    while (names[n])
+        n++;
+    return n;
+}
 
 /* An effect name; "" is allowed only where `allow_any` (tolerations). */
 static int decode_effect(kp_decoder *d, const cJSON *json, bool allow_any,
@@ -196,7 +190,8 @@ static int decode_effect(kp_decoder *d, const cJSON *json, bool allow_any,
     int effect = kp_taint_effect_parse(text);
     if (effect < 0) {
         kp_path_push_field(&d->path, "effect");
-        err = kp_dec_unsupported(d, text, effect_names, 3);
+        err = kp_dec_unsupported(d, text, kp_taint_effect_names(),
+                                 name_count(kp_taint_effect_names()));
         kp_path_pop(&d->path);
         return err;
     }
@@ -223,14 +218,14 @@ int kp_dec_taints(kp_decoder *d, const cJSON *obj, const char *name, kp_taint **
 
 static int decode_toleration_op(kp_decoder *d, const cJSON *json, enum kp_toleration_op *out)
 {
-    static const char *const names[] = {"Equal", "Exists", "Gt", "Lt"};
     const char *text;
     int err = kp_dec_string(d, json, "operator", &text);
     if (err < 0) return err;
     int op = kp_toleration_op_parse(text);
     if (op < 0) {
         kp_path_push_field(&d->path, "operator");
-        err = kp_dec_unsupported(d, text, names, sizeof(names) / sizeof(names[0]));
+        err = kp_dec_unsupported(d, text, kp_toleration_op_names(),
+                                 name_count(kp_toleration_op_names()));
         kp_path_pop(&d->path);
         return err;
     }

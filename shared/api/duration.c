@@ -16,8 +16,7 @@
 #include <string.h>
 
 #include "base/error.h"
-
-enum { QUOTE_MAX_INPUT = 128, QUOTE_SIZE = QUOTE_MAX_INPUT * 4 + 8 };
+#include "base/quote.h"
 
 #define MAG_LIMIT (UINT64_C(1) << 63) /* |INT64_MIN|, the largest magnitude */
 
@@ -30,34 +29,6 @@ typedef struct dscan {
 static bool is_digit(char c)
 {
     return c >= '0' && c <= '9';
-}
-
-/* Go's time.quote: bytes outside printable ASCII as \xNN, quote and backslash
- * escaped. Long input is cut, so the position stays in the message. */
-static void quote(char *dst, size_t size, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t w = 0, i = 0;
-
-    dst[w++] = '"';
-    for (; i < len && i < QUOTE_MAX_INPUT && w + 8 < size; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c >= 0x80) {
-            dst[w++] = '\\';
-            dst[w++] = 'x';
-            dst[w++] = hex[c >> 4];
-            dst[w++] = hex[c & 15];
-            continue;
-        }
-        if (c == '"' || c == '\\') dst[w++] = '\\';
-        dst[w++] = (char)c;
-    }
-    if (i < len) {
-        memcpy(dst + w, "...", 3);
-        w += 3;
-    }
-    dst[w++] = '"';
-    dst[w] = '\0';
 }
 
 /* "unexpected character 'x' at position 3" or "unexpected end of input at position 3". */
@@ -81,28 +52,28 @@ static void describe_at(char *dst, size_t size, const dscan *sc, size_t pos)
 /* `what` is Go's message stem: "invalid duration" or "missing unit in duration". */
 static int syntax_error(const dscan *sc, const char *what, size_t pos)
 {
-    char q[QUOTE_SIZE], where[80];
+    char q[KP_QUOTE_SIZE], where[80];
 
-    quote(q, sizeof(q), sc->s, sc->n);
+    kp_quote_go(q, sizeof(q), sc->s, sc->n);
     describe_at(where, sizeof(where), sc, pos);
     return kp_error_set(KP_EINVALID, "time: %s %s: %s", what, q, where);
 }
 
 static int range_error(const dscan *sc, size_t pos)
 {
-    char q[QUOTE_SIZE];
+    char q[KP_QUOTE_SIZE];
 
-    quote(q, sizeof(q), sc->s, sc->n);
+    kp_quote_go(q, sizeof(q), sc->s, sc->n);
     return kp_error_set(KP_EOVERFLOW, "time: invalid duration %s: out of range at position %zu", q,
                         pos);
 }
 
 static int unknown_unit(const dscan *sc, size_t start, size_t end)
 {
-    char q[QUOTE_SIZE], u[QUOTE_SIZE];
+    char q[KP_QUOTE_SIZE], u[KP_QUOTE_SIZE];
 
-    quote(q, sizeof(q), sc->s, sc->n);
-    quote(u, sizeof(u), sc->s + start, end - start);
+    kp_quote_go(q, sizeof(q), sc->s, sc->n);
+    kp_quote_go(u, sizeof(u), sc->s + start, end - start);
     return kp_error_set(KP_EINVALID, "time: unknown unit %s in duration %s at position %zu", u, q,
                         start);
 }

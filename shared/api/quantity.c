@@ -24,10 +24,8 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/quote.h"
 #include "base/xalloc.h"
-
-/* At most this much of the input is echoed in an error message. */
-enum { QUOTE_MAX_INPUT = 128, QUOTE_SIZE = QUOTE_MAX_INPUT * 4 + 8 };
 
 /* Exponents Kubernetes accepts after 'e'/'E': the magnitude of an int32 scale. */
 #define EXPONENT_MAX 2147483647LL
@@ -65,34 +63,6 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-/* Quote the way Go's time package does: bytes outside printable ASCII as \xNN,
- * quote and backslash escaped, so any input is safe in a log line. */
-static void quote(char *dst, size_t size, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t w = 0, i = 0;
-
-    dst[w++] = '"';
-    for (; s[i] && i < QUOTE_MAX_INPUT && w + 8 < size; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c >= 0x80) {
-            dst[w++] = '\\';
-            dst[w++] = 'x';
-            dst[w++] = hex[c >> 4];
-            dst[w++] = hex[c & 15];
-            continue;
-        }
-        if (c == '"' || c == '\\') dst[w++] = '\\';
-        dst[w++] = (char)c;
-    }
-    if (s[i]) {
-        memcpy(dst + w, "...", 3);
-        w += 3;
-    }
-    dst[w++] = '"';
-    dst[w] = '\0';
-}
-
 static void describe_char(char *dst, size_t size, char ch)
 {
     unsigned char c = (unsigned char)ch;
@@ -106,9 +76,9 @@ static void describe_char(char *dst, size_t size, char ch)
 
 static int fail_at(const qscan *sc, size_t pos)
 {
-    char q[QUOTE_SIZE], c[8];
+    char q[KP_QUOTE_SIZE], c[8];
 
-    quote(q, sizeof(q), sc->s);
+    kp_quote_go(q, sizeof(q), sc->s, strlen(sc->s));
     if (pos >= sc->n)
         return kp_error_set(KP_EINVALID, "quantity %s: unexpected end of input at position %zu", q,
                             pos);
@@ -119,9 +89,9 @@ static int fail_at(const qscan *sc, size_t pos)
 
 static int fail_detail(int code, const qscan *sc, const char *what, size_t pos)
 {
-    char q[QUOTE_SIZE];
+    char q[KP_QUOTE_SIZE];
 
-    quote(q, sizeof(q), sc->s);
+    kp_quote_go(q, sizeof(q), sc->s, strlen(sc->s));
     return kp_error_set(code, "quantity %s: %s at position %zu", q, what, pos);
 }
 

@@ -21,18 +21,23 @@ enum {
     STRING_MAX = 1 << 20,
 };
 
+/* The one table of operator names (parsing, printing, and the "supported
+ * values" of validation and decoding messages). */
 static const char *const op_names[] = {
-    [KP_OP_IN] = "In",         [KP_OP_NOT_IN] = "NotIn",
-    [KP_OP_EXISTS] = "Exists", [KP_OP_DOES_NOT_EXIST] = "DoesNotExist",
-    [KP_OP_GT] = "Gt",         [KP_OP_LT] = "Lt",
-    [KP_OP_GTE] = "Gte",       [KP_OP_LTE] = "Lte",
+    [KP_OP_IN] = "In",
+    [KP_OP_NOT_IN] = "NotIn",
+    [KP_OP_EXISTS] = "Exists",
+    [KP_OP_DOES_NOT_EXIST] = "DoesNotExist",
+    [KP_OP_GT] = "Gt",
+    [KP_OP_LT] = "Lt",
+    [KP_OP_GTE] = "Gte",
+    [KP_OP_LTE] = "Lte",
+    [KP_SELECTOR_OP_COUNT] = NULL,
 };
-
-enum { OP_COUNT = sizeof(op_names) / sizeof(op_names[0]) };
 
 int kp_selector_op_parse(const char *name)
 {
-    for (int op = 0; name && op < OP_COUNT; op++) {
+    for (int op = 0; name && op < KP_SELECTOR_OP_COUNT; op++) {
         if (strcmp(name, op_names[op]) == 0) return op;
     }
     return -1;
@@ -40,7 +45,12 @@ int kp_selector_op_parse(const char *name)
 
 const char *kp_selector_op_name(enum kp_selector_op op)
 {
-    return (unsigned)op < OP_COUNT ? op_names[op] : "";
+    return (unsigned)op < KP_SELECTOR_OP_COUNT ? op_names[op] : "";
+}
+
+const char *const *kp_selector_op_names(void)
+{
+    return op_names;
 }
 
 /* --- value sets --- */

@@ -39,9 +39,16 @@ enum kp_selector_op {
     KP_OP_LTE, /* Karpenter's extension */
 };
 
+/* How many operators there are. Label selectors admit the first
+ * KP_OP_GT of them (In, NotIn, Exists, DoesNotExist), node selectors the
+ * first KP_OP_GTE (and Gt, Lt), Karpenter's requirements all. */
+enum { KP_SELECTOR_OP_COUNT = KP_OP_LTE + 1 };
+
 /* "In", "NotIn", ... ; -1 for an unknown name. */
 int kp_selector_op_parse(const char *name);
 const char *kp_selector_op_name(enum kp_selector_op op);
+/* Every operator's name in enum order, NULL-terminated. */
+const char *const *kp_selector_op_names(void);
 
 typedef struct kp_requirement {
     kp_sym key;

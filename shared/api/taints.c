@@ -9,11 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The one table of effect and operator names: parsing, printing and the
+ * "supported values" of validation and decoding messages all read these. */
 static const char *const EFFECT_NAMES[] = {
     [KP_EFFECT_ANY] = "",
     [KP_EFFECT_NO_SCHEDULE] = "NoSchedule",
     [KP_EFFECT_PREFER_NO_SCHEDULE] = "PreferNoSchedule",
     [KP_EFFECT_NO_EXECUTE] = "NoExecute",
+    NULL,
 };
 
 static const char *const OP_NAMES[] = {
@@ -21,35 +24,48 @@ static const char *const OP_NAMES[] = {
     [KP_TOLERATION_EXISTS] = "Exists",
     [KP_TOLERATION_LT] = "Lt",
     [KP_TOLERATION_GT] = "Gt",
+    NULL,
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+/* Entries before the NULL that ends each table. */
+#define NAMED(a) (COUNT(a) - 1)
 
 int kp_taint_effect_parse(const char *name)
 {
-    for (size_t i = 0; i < COUNT(EFFECT_NAMES); i++)
+    for (size_t i = 0; i < NAMED(EFFECT_NAMES); i++)
         if (strcmp(name, EFFECT_NAMES[i]) == 0) return (int)i;
     return -1;
 }
 
 const char *kp_taint_effect_name(enum kp_taint_effect effect)
 {
-    if ((size_t)effect >= COUNT(EFFECT_NAMES)) return "";
+    if ((size_t)effect >= NAMED(EFFECT_NAMES)) return "";
     return EFFECT_NAMES[effect];
+}
+
+const char *const *kp_taint_effect_names(void)
+{
+    return EFFECT_NAMES + KP_EFFECT_NO_SCHEDULE;
 }
 
 int kp_toleration_op_parse(const char *name)
 {
     if (name[0] == '\0') return KP_TOLERATION_EQUAL;
-    for (size_t i = 0; i < COUNT(OP_NAMES); i++)
+    for (size_t i = 0; i < NAMED(OP_NAMES); i++)
         if (strcmp(name, OP_NAMES[i]) == 0) return (int)i;
     return -1;
 }
 
 const char *kp_toleration_op_name(enum kp_toleration_op op)
 {
-    if ((size_t)op >= COUNT(OP_NAMES)) return "";
+    if ((size_t)op >= NAMED(OP_NAMES)) return "";
     return OP_NAMES[op];
+}
+
+const char *const *kp_toleration_op_names(void)
+{
+    return OP_NAMES;
 }
 
 static const char *str(const char *s)

@@ -48,9 +48,14 @@ typedef struct kp_toleration {
 /* "NoSchedule" etc. Returns -1 for an unknown name; "" -> KP_EFFECT_ANY. */
 int kp_taint_effect_parse(const char *name);
 const char *kp_taint_effect_name(enum kp_taint_effect effect);
+/* The effects a taint may have, NULL-terminated, in the API's order:
+ * "NoSchedule", "PreferNoSchedule", "NoExecute". */
+const char *const *kp_taint_effect_names(void);
 /* "Equal", "Exists", "Lt", "Gt", "" (= Equal). Returns -1 for an unknown name. */
 int kp_toleration_op_parse(const char *name);
 const char *kp_toleration_op_name(enum kp_toleration_op op);
+/* The toleration operators, NULL-terminated: "Equal", "Exists", "Lt", "Gt". */
+const char *const *kp_toleration_op_names(void);
 
 /* Kubernetes' ToleratesTaint, comparison operators enabled. An empty key
  * matches every key whatever the operator (validation, not matching, is what

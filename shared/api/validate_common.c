@@ -8,6 +8,8 @@
 #include "api/duration.h"
 #include "api/names.h"
 #include "api/quantity.h"
+#include "api/requirements.h"
+#include "api/taints.h"
 #include "api/validate_internal.h"
 #include "api/wellknown.h"
 #include "base/error.h"
@@ -182,9 +184,6 @@ const char *kp_v_restricted_label(const char *key, enum kp_v_owner owner, bool g
 
 /* ---------------------------------------------------------------- requirements */
 
-static const char *const selector_ops[] = {"In",  "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
-                                           "Gte", "Lte",   NULL};
-
 /* Values a well-known key accepts (Karpenter's WellKnownValuesForRequirements). */
 static const char *const *known_values(const char *key)
 {
@@ -328,17 +327,17 @@ static const char *values_text(kp_vctx *v, const char **values, size_t n)
     return kp_arena_printf(v->arena, "%s]", out);
 }
 
-static void check_operator_values(kp_vctx *v, const char *op, const char **values, size_t n,
+static void check_operator_values(kp_vctx *v, enum kp_selector_op op, const char **values, size_t n,
                                   int64_t min_values, bool has_min, enum kp_v_owner owner)
 {
-    bool bound = op[0] == 'G' || op[0] == 'L';
+    bool bound = op == KP_OP_GT || op == KP_OP_LT || op == KP_OP_GTE || op == KP_OP_LTE;
     const char *text = values_text(v, values, n);
     kp_v_push(v, "values");
-    if (strcmp(op, "In") == 0 && n == 0)
+    if (op == KP_OP_IN && n == 0)
         kp_field_errors_add(v->errs, KP_FIELD_INVALID, kp_v_here(v), text,
                             "requirements with operator 'In' must have a value defined");
     /* NodeOverlays also refuse NotIn without values (their CRD's rule). */
-    if (owner == KP_V_NODEOVERLAY && strcmp(op, "NotIn") == 0 && n == 0)
+    if (owner == KP_V_NODEOVERLAY && op == KP_OP_NOT_IN && n == 0)
         kp_field_errors_add(v->errs, KP_FIELD_INVALID, kp_v_here(v), text,
                             "requirements with operator 'NotIn' must have a value defined");
     if (bound && (n != 1 || !values[0] || !non_negative_int(values[0])))
@@ -348,10 +347,10 @@ static void check_operator_values(kp_vctx *v, const char *op, const char **value
                                   "single positive integer value"
                                 : "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a "
                                   "single positive integer value");
-    if ((strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0) && n > 0)
-        kp_v_warn(v, "values are ignored with operator %s", op);
+    if ((op == KP_OP_EXISTS || op == KP_OP_DOES_NOT_EXIST) && n > 0)
+        kp_v_warn(v, "values are ignored with operator %s", kp_selector_op_name(op));
     kp_v_pop(v);
-    if (has_min && strcmp(op, "In") == 0 && (int64_t)n < min_values) {
+    if (has_min && op == KP_OP_IN && (int64_t)n < min_values) {
         kp_v_push(v, "minValues");
         kp_field_errors_add(v->errs, KP_FIELD_INVALID, kp_v_here(v),
                             kp_arena_printf(v->arena, "%lld", (long long)min_values),
@@ -369,12 +368,12 @@ static void requirement(kp_vctx *v, const cJSON *req, enum kp_v_owner owner, siz
         return;
     }
     const char *key = kp_v_required_string(v, req, "key");
-    const char *op = kp_v_required_string(v, req, "operator");
-    if (op && !in_list(selector_ops, op)) {
+    const char *op_name = kp_v_required_string(v, req, "operator");
+    int op = op_name ? kp_selector_op_parse(op_name) : -1;
+    if (op_name && op < 0) {
         kp_v_push(v, "operator");
-        kp_v_not_supported(v, op, selector_ops);
+        kp_v_not_supported(v, op_name, kp_selector_op_names());
         kp_v_pop(v);
-        op = NULL;
     }
     size_t n = 0;
     const char **values = read_values(v, req, &n);
@@ -383,10 +382,11 @@ static void requirement(kp_vctx *v, const cJSON *req, enum kp_v_owner owner, siz
     bool has_min = owner != KP_V_NODEOVERLAY && kp_v_has(req, "minValues");
     if (has_min && !kp_v_int(v, req, "minValues", 1, 50, &min_values)) has_min = false;
     if (key) check_key(v, key, owner);
-    if (op) check_operator_values(v, op, values, n, min_values, has_min, owner);
-    if (key && op && strcmp(op, "In") == 0 && owner != KP_V_NODECLAIM)
+    if (op >= 0)
+        check_operator_values(v, (enum kp_selector_op)op, values, n, min_values, has_min, owner);
+    if (key && op == KP_OP_IN && owner != KP_V_NODECLAIM)
         check_known_values(v, key, values, n, has_min ? min_values : 0);
-    if (key && op && strcmp(op, "In") == 0 && n == 1 &&
+    if (key && op == KP_OP_IN && n == 1 &&
         strcmp(kp_label_normalize(key), KP_LABEL_INSTANCE_TYPE) == 0)
         (*pins)++;
 }
@@ -416,8 +416,6 @@ void kp_v_requirements(kp_vctx *v, const cJSON *spec, enum kp_v_owner owner)
 }
 
 /* ---------------------------------------------------------------- taints */
-
-static const char *const taint_effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
 
 typedef struct taint_seen {
     const char **keys, **effects;
@@ -481,7 +479,7 @@ static void taint(kp_vctx *v, const cJSON *t, taint_seen *seen, enum kp_v_owner 
     if (!kp_v_has(t, "effect"))
         kp_v_required(v, "effect");
     else
-        effect = kp_v_enum(v, t, "effect", taint_effects);
+        effect = kp_v_enum(v, t, "effect", kp_taint_effect_names());
     const char *added = kp_v_string(v, t, "timeAdded");
     if (added && !kp_v_is_date_time(added)) {
         kp_v_push(v, "timeAdded");

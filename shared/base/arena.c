@@ -159,6 +159,25 @@ char *kp_arena_strdup(kp_arena *arena, const char *s)
     return s ? kp_arena_strndup(arena, s, strlen(s)) : NULL;
 }
 
+char *kp_arena_join(kp_arena *arena, const char *const *items, size_t n, const char *sep)
+{
+    size_t sep_len = strlen(sep), len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(items[i]) + (i ? sep_len : 0);
+    char *out = kp_arena_alloc(arena, len + 1), *p = out;
+    for (size_t i = 0; i < n; i++) {
+        if (i) {
+            memcpy(p, sep, sep_len);
+            p += sep_len;
+        }
+        size_t item_len = strlen(items[i]);
+        memcpy(p, items[i], item_len);
+        p += item_len;
+    }
+    *p = '\0';
+    return out;
+}
+
 char *kp_arena_vprintf(kp_arena *arena, const char *fmt, va_list ap)
 {
     va_list copy;

@@ -31,6 +31,8 @@ char *kp_arena_strndup(kp_arena *arena, const char *s, size_t n);
 char *kp_arena_printf(kp_arena *arena, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *kp_arena_vprintf(kp_arena *arena, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+/* `n` strings with `sep` between them, as long as they are (nothing is cut). */
+char *kp_arena_join(kp_arena *arena, const char *const *items, size_t n, const char *sep);
 
 /* A point to return to: everything allocated after kp_arena_mark() is freed by
  * kp_arena_rewind(). The solver uses this for attempts that fail. */

@@ -6,7 +6,6 @@
  */
 #include "disruption/disruption_internal.h"
 
-#include "base/buf.h"
 
 #include <string.h>
 
@@ -118,24 +117,23 @@ const kp_disrupt_blocked *why_balanced(planner *p, uint32_t node, const char *wh
     return w;
 }
 
-/* Karpenter lists up to five pods that would not schedule. */
+/* Karpenter lists up to five pods that would not schedule. The sentence is
+ * put together in the arena, as long as its parts: nothing is cut. */
 static const char *pods_sentence(planner *p, const kp_plan *sim)
 {
-    kp_buf b = KP_BUF_INIT(16 * 1024);
+    kp_arena *a = p->plan->arena;
+    const char *msg = "Not all pods would schedule, ";
     uint32_t shown = 0, total = 0;
-    kp_buf_puts(&b, "Not all pods would schedule, ");
     for (uint32_t i = 0; i < sim->n_errors; i++) {
         const kp_spod *s = &p->snap->pods[sim->errors[i].pod];
         if (!s->scheduled)
             continue;
         total++;
         if (shown < 5 && ++shown)
-            kp_buf_printf(&b, "%s => %s ", s->ns_name, sim->errors[i].reason);
+            msg = kp_arena_printf(a, "%s%s => %s ", msg, s->ns_name, sim->errors[i].reason);
     }
     if (total > shown)
-        kp_buf_printf(&b, " and %u other(s)", total - shown);
-    const char *msg = kp_arena_strdup(p->plan->arena, kp_buf_cstr(&b));
-    kp_buf_free(&b);
+        msg = kp_arena_printf(a, "%s and %u other(s)", msg, total - shown);
     return msg;
 }
 

@@ -513,7 +513,8 @@ static const char *limits_text(solver *s, uint32_t tmpl)
     const kp_template *t = &s->snap->templates[tmpl];
     if (s->ts[tmpl].limits_text)
         return s->ts[tmpl].limits_text;
-    kp_buf b = KP_BUF_INIT(1024);
+    /* Put together in the arena (once per template), as long as its parts. */
+    const char *list = "";
     for (uint32_t r = 0; r < s->n_res; r++) {
         if (!t->limited[r])
             continue;
@@ -521,11 +522,10 @@ static const char *limits_text(solver *s, uint32_t tmpl)
         enum kp_quantity_format f = r == KP_RES_MEMORY || r == KP_RES_EPHEMERAL ? KP_QUANTITY_BINARY_SI
                                                                                 : KP_QUANTITY_DECIMAL_SI;
         kp_quantity_format(kp_quantity_from_milli128(t->limits.v[r], f), q, sizeof(q));
-        kp_buf_printf(&b, "%s%s %s", b.len ? ", " : "", s->snap->restab.names[r], q);
+        list = kp_arena_printf(s->arena, "%s%s%s %s", list, *list ? ", " : "", s->snap->restab.names[r], q);
     }
     const char *out = kp_arena_printf(s->arena, "all compatible instance types exceed nodepool \"%s\" limits: %s",
-                                      t->name, kp_buf_cstr(&b));
-    kp_buf_free(&b);
+                                      t->name, list);
     s->ts[tmpl].limits_text = out;
     return out;
 }

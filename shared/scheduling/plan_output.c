@@ -255,23 +255,25 @@ static int percent(int64_t used, int64_t total)
     return total > 0 ? (int)((used * 100 + total / 2) / total) : 0;
 }
 
-static void table_claims(const kp_plan *plan, const kp_snapshot *snap, kp_buf *out)
+static int table_claims(const kp_plan *plan, const kp_snapshot *snap, kp_buf *out)
 {
-    kp_buf_printf(out, "%-24s %-14s %-18s %-12s %-10s %9s %5s %5s %7s\n", "NODECLAIM", "NODEPOOL", "INSTANCE TYPE",
-                  "ZONE", "CAPACITY", "$/HOUR", "PODS", "CPU", "MEMORY");
-    for (uint32_t i = 0; i < plan->n_claims; i++) {
+    int err = kp_buf_printf(out, "%-24s %-14s %-18s %-12s %-10s %9s %5s %5s %7s\n", "NODECLAIM", "NODEPOOL",
+                            "INSTANCE TYPE", "ZONE", "CAPACITY", "$/HOUR", "PODS", "CPU", "MEMORY");
+    for (uint32_t i = 0; err == 0 && i < plan->n_claims; i++) {
         const kp_plan_claim *c = &plan->claims[i];
         const kp_sit *it = c->n_its ? &snap->its[c->its[0]] : NULL;
         char name[160];
-        kp_buf_printf(out, "%-24s %-14s %-18s %-12s %-10s %9.4f %5u %4d%% %6d%%\n",
-                      kp_plan_claim_name(plan, snap, i, name, sizeof(name)), snap->templates[c->template_index].name,
-                      it ? sym(snap, it->name) : "-", c->zone ? sym(snap, c->zone) : "-",
-                      c->capacity_type ? sym(snap, c->capacity_type) : "-", c->price, c->n_pods,
-                      it ? percent(c->requests.v[KP_RES_CPU], it->allocatable.v[KP_RES_CPU]) : 0,
-                      it ? percent(c->requests.v[KP_RES_MEMORY], it->allocatable.v[KP_RES_MEMORY]) : 0);
-        if (c->n_its > 1)
-            kp_buf_printf(out, "%-24s %-14s (or %u other instance types)\n", "", "", c->n_its - 1);
+        err = kp_buf_printf(out, "%-24s %-14s %-18s %-12s %-10s %9.4f %5u %4d%% %6d%%\n",
+                            kp_plan_claim_name(plan, snap, i, name, sizeof(name)),
+                            snap->templates[c->template_index].name, it ? sym(snap, it->name) : "-",
+                            c->zone ? sym(snap, c->zone) : "-", c->capacity_type ? sym(snap, c->capacity_type) : "-",
+                            c->price, c->n_pods,
+                            it ? percent(c->requests.v[KP_RES_CPU], it->allocatable.v[KP_RES_CPU]) : 0,
+                            it ? percent(c->requests.v[KP_RES_MEMORY], it->allocatable.v[KP_RES_MEMORY]) : 0);
+        if (err == 0 && c->n_its > 1)
+            err = kp_buf_printf(out, "%-24s %-14s (or %u other instance types)\n", "", "", c->n_its - 1);
     }
+    return err;
 }
 
 static uint32_t existing_pods(const kp_plan *plan)
@@ -284,22 +286,24 @@ static uint32_t existing_pods(const kp_plan *plan)
 
 int kp_plan_write_table(const kp_plan *plan, const kp_snapshot *snap, uint32_t n_pending, kp_buf *out)
 {
-    if (plan->n_claims)
-        table_claims(plan, snap, out);
-    if (plan->n_nodes) {
-        kp_buf_printf(out, "%s%-40s %5s\n", plan->n_claims ? "\n" : "", "EXISTING NODE", "PODS");
-        for (uint32_t i = 0; i < plan->n_nodes; i++)
-            kp_buf_printf(out, "%-40s %5u\n", snap->nodes[plan->nodes[i].node].name, plan->nodes[i].n_pods);
+    int err = plan->n_claims ? table_claims(plan, snap, out) : 0;
+    if (err == 0 && plan->n_nodes) {
+        err = kp_buf_printf(out, "%s%-40s %5s\n", plan->n_claims ? "\n" : "", "EXISTING NODE", "PODS");
+        for (uint32_t i = 0; err == 0 && i < plan->n_nodes; i++)
+            err = kp_buf_printf(out, "%-40s %5u\n", snap->nodes[plan->nodes[i].node].name, plan->nodes[i].n_pods);
     }
-    if (plan->n_errors) {
-        kp_buf_printf(out, "%s%-40s %s\n", plan->n_claims || plan->n_nodes ? "\n" : "", "PENDING POD", "REASON");
-        for (uint32_t i = 0; i < plan->n_errors; i++)
-            kp_buf_printf(out, "%-40s %s\n", snap->pods[plan->errors[i].pod].ns_name, plan->errors[i].reason);
+    if (err == 0 && plan->n_errors) {
+        err = kp_buf_printf(out, "%s%-40s %s\n", plan->n_claims || plan->n_nodes ? "\n" : "", "PENDING POD",
+                            "REASON");
+        for (uint32_t i = 0; err == 0 && i < plan->n_errors; i++)
+            err = kp_buf_printf(out, "%-40s %s\n", snap->pods[plan->errors[i].pod].ns_name, plan->errors[i].reason);
     }
-    kp_buf_printf(out, "%s%u of %u pending pods scheduled: %u to existing nodes, %u new NodeClaims at $%.4f/hour "
-                  "(lower bound $%.4f/hour); solved in %.2f ms\n",
-                  plan->n_claims || plan->n_nodes || plan->n_errors ? "\n" : "", plan->n_scheduled, n_pending,
-                  existing_pods(plan),
-                  plan->n_claims, plan->hourly_cost, plan->lower_bound_cost, (double)plan->solve_ns / 1e6);
-    return 0;
+    if (err == 0)
+        err = kp_buf_printf(out,
+                            "%s%u of %u pending pods scheduled: %u to existing nodes, %u new NodeClaims at "
+                            "$%.4f/hour (lower bound $%.4f/hour); solved in %.2f ms\n",
+                            plan->n_claims || plan->n_nodes || plan->n_errors ? "\n" : "", plan->n_scheduled,
+                            n_pending, existing_pods(plan), plan->n_claims, plan->hourly_cost,
+                            plan->lower_bound_cost, (double)plan->solve_ns / 1e6);
+    return err;
 }

@@ -17,7 +17,9 @@ cJSON *kp_plan_to_json(const kp_plan *plan, const kp_snapshot *snap, uint32_t n_
 cJSON *kp_plan_claim_json(const kp_plan *plan, const kp_snapshot *snap, uint32_t claim);
 
 /* NodeClaims with instance type, zone, capacity type, price, pods and
- * utilisation; existing nodes that receive pods; pending pods with reasons. */
+ * utilisation; existing nodes that receive pods; pending pods with reasons.
+ * KP_ETOOLARGE when `out` fills up (the table is then incomplete: do not
+ * print it). */
 int kp_plan_write_table(const kp_plan *plan, const kp_snapshot *snap, uint32_t n_pending, kp_buf *out);
 
 /* The NodeClaim's name in plans: "<nodepool>-<n>", n counting from 1 per NodePool. */

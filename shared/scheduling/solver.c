@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -167,12 +168,41 @@ static void claim_created(solver *s, claim_order *order)
         order_append(s, order, idx);
 }
 
-static bool add_pod(solver *s, claim_order *order, podstate *st, kp_buf *why)
+/* Why a pod has no place, one reason per NodePool, up to WHY_MAX bytes; a
+ * reason past that marks the text as cut rather than leaving it to read
+ * complete. */
+enum { WHY_MAX = 64 * 1024 };
+
+typedef struct why_text {
+    kp_buf buf;
+    bool cut;
+} why_text;
+
+__attribute__((format(printf, 2, 3))) static void why_add(why_text *w, const char *fmt, ...)
+{
+    if (w->cut)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    w->cut = kp_buf_vprintf(&w->buf, fmt, ap) < 0;
+    va_end(ap);
+}
+
+static const char *why_string(kp_arena *arena, why_text *w)
+{
+    const char *text = w->buf.len ? kp_buf_cstr(&w->buf) : "no place for the pod";
+    const char *out = w->cut ? kp_arena_printf(arena, "%s ... (cut at %d bytes)", text, WHY_MAX)
+                             : kp_arena_strdup(arena, text);
+    kp_buf_free(&w->buf);
+    return out;
+}
+
+static bool add_pod(solver *s, claim_order *order, podstate *st, why_text *why)
 {
     const kp_spod *p = &s->snap->pods[st->pod];
     if (p->unschedulable) {
         if (why)
-            kp_buf_puts(why, p->unschedulable);
+            why_add(why, "%s", p->unschedulable);
         return false;
     }
     if (!topo_blocks_every_node(s, st) && (s->claim_ix ? indexed_places(s, st) : scan_places(s, order, st)))
@@ -181,7 +211,7 @@ static bool add_pod(solver *s, claim_order *order, podstate *st, kp_buf *why)
     for (uint32_t t = 0; t < s->snap->n_templates; t++)
         dynamic += !s->snap->templates[t].is_static;
     if (dynamic == 0 && why)
-        kp_buf_puts(why, "no nodepool can launch nodes (none exist, or their requirements match no instance type)");
+        why_add(why, "no nodepool can launch nodes (none exist, or their requirements match no instance type)");
     for (uint32_t t = 0; t < s->snap->n_templates; t++) {
         const char *reason = NULL;
         if (s->snap->templates[t].is_static)
@@ -193,12 +223,12 @@ static bool add_pod(solver *s, claim_order *order, podstate *st, kp_buf *why)
         if (why && reason) {
             const char *name = s->snap->templates[t].name;
             if (strncmp(reason, "incompatible requirements: ", 27) == 0)
-                kp_buf_printf(why, "%sincompatible with nodepool \"%s\": %s", why->len ? "; " : "",
-                              name, reason + 27);
+                why_add(why, "%sincompatible with nodepool \"%s\": %s", why->buf.len ? "; " : "", name,
+                        reason + 27);
             else if (strncmp(reason, "all compatible", 14) == 0 || strncmp(reason, "nodepool ", 9) == 0)
-                kp_buf_printf(why, "%s%s", why->len ? "; " : "", reason);
+                why_add(why, "%s%s", why->buf.len ? "; " : "", reason);
             else
-                kp_buf_printf(why, "%snodepool \"%s\": %s", why->len ? "; " : "", name, reason);
+                why_add(why, "%snodepool \"%s\": %s", why->buf.len ? "; " : "", name, reason);
         }
     }
     return false;
@@ -214,11 +244,12 @@ static bool try_schedule(solver *s, claim_order *order, podstate *st)
             break;
         topo_update(s, st);
     }
-    kp_buf why = KP_BUF_INIT(64 * 1024);
+    why_text why = {KP_BUF_INIT(WHY_MAX), false};
     bool placed = add_pod(s, order, st, &why); /* same verdict, now with the reasons */
     if (!placed)
-        st->error = kp_arena_strdup(s->arena, why.len ? kp_buf_cstr(&why) : "no place for the pod");
-    kp_buf_free(&why);
+        st->error = why_string(s->arena, &why);
+    else
+        kp_buf_free(&why.buf);
     return placed;
 }
 

@@ -6,8 +6,8 @@
  * sorts first, so plans are deterministic.
  */
 #include "scheduling/solver_internal.h"
-#include "base/buf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,21 +229,20 @@ static const char *type_name(enum tg_type type)
     return type == TG_SPREAD ? "topology spread" : type == TG_AFFINITY ? "pod affinity" : "pod anti-affinity";
 }
 
+/* Put together in the arena, as long as its parts (at most eight domains). */
 static const char *describe_failure(solver *s, const tgroup *g)
 {
-    kp_buf b = KP_BUF_INIT(4096);
-    kp_buf_printf(&b, "%s on %s", type_name(g->type), kp_sym_str(s->symtab, g->key));
+    char skew[32] = "";
     if (g->type == TG_SPREAD)
-        kp_buf_printf(&b, " (maxSkew %d)", g->max_skew);
-    kp_buf_puts(&b, " cannot be satisfied");
+        snprintf(skew, sizeof(skew), " (maxSkew %d)", g->max_skew);
+    const char *out = kp_arena_printf(s->arena, "%s on %s%s cannot be satisfied", type_name(g->type),
+                                      kp_sym_str(s->symtab, g->key), skew);
     uint32_t shown = 0;
     for (uint32_t i = 0; i < g->n_domains && shown < 8; i++, shown++)
-        kp_buf_printf(&b, "%s%s=%d", shown ? ", " : "; pods per domain: ",
-                      kp_sym_str(s->symtab, g->domains[i]), g->counts[i]);
+        out = kp_arena_printf(s->arena, "%s%s%s=%d", out, shown ? ", " : "; pods per domain: ",
+                              kp_sym_str(s->symtab, g->domains[i]), g->counts[i]);
     if (g->n_domains > shown)
-        kp_buf_printf(&b, " and %u more", g->n_domains - shown);
-    const char *out = kp_arena_strdup(s->arena, kp_buf_cstr(&b));
-    kp_buf_free(&b);
+        out = kp_arena_printf(s->arena, "%s and %u more", out, g->n_domains - shown);
     return out;
 }
 

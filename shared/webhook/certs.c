@@ -143,23 +143,24 @@ static int make_ca(X509 **ca_out, EVP_PKEY **key_out, int days)
 /* "DNS:a,DNS:b,IP:1.2.3.4" */
 static int san_list(kp_buf *out, const kp_cert_request *req, char *const names[4])
 {
-    for (size_t i = 0; i < 4; i++)
-        kp_buf_printf(out, "%sDNS:%s", i ? "," : "", names[i]);
-    for (size_t i = 0; i < req->n_extra_dns; i++) {
+    int err = 0;
+    for (size_t i = 0; err == 0 && i < 4; i++)
+        err = kp_buf_printf(out, "%sDNS:%s", i ? "," : "", names[i]);
+    for (size_t i = 0; err == 0 && i < req->n_extra_dns; i++) {
         if (kp_is_dns1123_subdomain(req->extra_dns[i], NULL) &&
             strcmp(req->extra_dns[i], "localhost"))
             return kp_error_set(KP_EINVALID, "extra DNS name %s is not a DNS-1123 subdomain",
                                 req->extra_dns[i]);
-        kp_buf_printf(out, ",DNS:%s", req->extra_dns[i]);
+        err = kp_buf_printf(out, ",DNS:%s", req->extra_dns[i]);
     }
-    for (size_t i = 0; i < req->n_ips; i++) {
+    for (size_t i = 0; err == 0 && i < req->n_ips; i++) {
         unsigned char addr[16];
         if (inet_pton(AF_INET, req->ips[i], addr) != 1 &&
             inet_pton(AF_INET6, req->ips[i], addr) != 1)
             return kp_error_set(KP_EINVALID, "%s is not an IP address", req->ips[i]);
-        kp_buf_printf(out, ",IP:%s", req->ips[i]);
+        err = kp_buf_printf(out, ",IP:%s", req->ips[i]);
     }
-    return 0;
+    return err;
 }
 
 static int make_serving(X509 **out, EVP_PKEY *key, X509 *ca, EVP_PKEY *ca_key,

@@ -23,20 +23,9 @@ enum { KIND_POD = 100 };
 
 static const char *kind_label(int kind)
 {
-    switch (kind) {
-    case KP_ADMIT_NODEPOOL:
-        return "NodePool";
-    case KP_ADMIT_NODECLAIM:
-        return "NodeClaim";
-    case KP_ADMIT_EC2NODECLASS:
-        return "EC2NodeClass";
-    case KP_ADMIT_NODEOVERLAY:
-        return "NodeOverlay";
-    case KIND_POD:
-        return "Pod";
-    default:
-        return "other";
-    }
+    if (kind == KIND_POD) return "Pod";
+    const char *name = kind >= 0 ? kp_admission_kind_name((enum kp_admission_kind)kind) : "";
+    return *name ? name : "other";
 }
 
 static const char *op_label(enum kp_review_op op)

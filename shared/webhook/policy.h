@@ -49,7 +49,9 @@ int kp_policy_check_nodeclass(const kp_policy *policy, const cJSON *nodeclass,
 
 /* Pod mutation (pods.*) on CREATE: appends JSON Patch operations to `patch`
  * (an array) and warnings to `res`. `ns` is the request's namespace (the
- * Pod's own metadata may not carry it yet). */
+ * Pod's own metadata may not carry it yet). KP_ETOOLARGE when a JSON
+ * Pointer would pass 4 KiB: the patch is then incomplete and must not be
+ * sent (the handler refuses the Pod). */
 int kp_policy_mutate_pod(const kp_policy *policy, const cJSON *pod, const char *ns, cJSON *patch,
                          kp_admission_result *res);
 

@@ -385,12 +385,5 @@ bool kp_policy_list_has(const kp_policy_list *list, const char *value)
 
 const char *kp_policy_list_string(kp_arena *arena, const char *const *items, size_t count)
 {
-    kp_buf b = KP_BUF_INIT(16 * 1024);
-    kp_buf_putc(&b, '[');
-    for (size_t i = 0; i < count; i++)
-        kp_buf_printf(&b, "%s%s", i ? ", " : "", items[i]);
-    kp_buf_putc(&b, ']');
-    const char *s = kp_arena_strdup(arena, kp_buf_cstr(&b));
-    kp_buf_free(&b);
-    return s;
+    return kp_arena_printf(arena, "[%s]", kp_arena_join(arena, items, count, ", "));
 }

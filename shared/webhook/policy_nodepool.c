@@ -11,6 +11,7 @@
 #include "webhook/policy_internal.h"
 
 #include "api/quantity.h"
+#include "api/requirements.h"
 #include "api/wellknown.h"
 
 #include <stdio.h>
@@ -88,12 +89,18 @@ static value_set key_set(kp_arena *a, const cJSON *reqs, const char *key,
         const cJSON *k = get(r, "key"), *op = get(r, "operator");
         if (!cJSON_IsString(k) || !cJSON_IsString(op) || strcmp(k->valuestring, key) != 0) continue;
         const cJSON *values = get(r, "values");
-        if (strcmp(op->valuestring, "In") == 0) {
+        switch (kp_selector_op_parse(op->valuestring)) {
+        case KP_OP_IN:
             set_restrict(a, &s, values, index);
-        } else if (strcmp(op->valuestring, "NotIn") == 0) {
+            break;
+        case KP_OP_NOT_IN:
             set_exclude(a, &s, values, universe, n_universe, index);
-        } else if (strcmp(op->valuestring, "DoesNotExist") == 0) {
+            break;
+        case KP_OP_DOES_NOT_EXIST:
             s = (value_set){KP_ARENA_NEW(a, const char *, 1), 0, true, index};
+            break;
+        default:
+            break;
         }
     }
     return s;
@@ -190,7 +197,7 @@ static void check_instance_type_count(const kp_policy *p, const cJSON *reqs,
     for (const cJSON *r = reqs ? reqs->child : NULL; r; r = r->next, index++) {
         const cJSON *k = get(r, "key"), *op = get(r, "operator");
         if (!cJSON_IsString(k) || strcmp(k->valuestring, KP_LABEL_INSTANCE_TYPE) != 0 ||
-            !cJSON_IsString(op) || strcmp(op->valuestring, "In") != 0)
+            !cJSON_IsString(op) || kp_selector_op_parse(op->valuestring) != KP_OP_IN)
             continue;
         int n = cJSON_GetArraySize(get(r, "values"));
         if (n <= max) continue;

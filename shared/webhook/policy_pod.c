@@ -26,16 +26,18 @@ static bool has_entries(const cJSON *map)
 }
 
 /* JSON Pointer segment: '~' -> "~0", '/' -> "~1" (RFC 6901). */
-static void put_pointer_segment(kp_buf *b, const char *s)
+static int put_pointer_segment(kp_buf *b, const char *s)
 {
-    for (; *s; s++) {
+    int err = 0;
+    for (; err == 0 && *s; s++) {
         if (*s == '~')
-            kp_buf_puts(b, "~0");
+            err = kp_buf_puts(b, "~0");
         else if (*s == '/')
-            kp_buf_puts(b, "~1");
+            err = kp_buf_puts(b, "~1");
         else
-            kp_buf_putc(b, *s);
+            err = kp_buf_putc(b, *s);
     }
+    return err;
 }
 
 static void patch_op(cJSON *patch, const char *verb, const char *path, cJSON *value)
@@ -67,32 +69,42 @@ static cJSON *missing_requests(const kp_policy *p, const cJSON *container)
     return missing;
 }
 
-/* Add `missing` at the shallowest path that does not exist yet. */
-static void patch_requests(cJSON *patch, const char *list, size_t index, const cJSON *container,
-                           cJSON *missing)
+/* Add `missing` at the shallowest path that does not exist yet. Takes
+ * `missing`. KP_ETOOLARGE when a path passes PATH_MAX_BYTES: a path cut
+ * short would patch another member. */
+enum { PATH_MAX_BYTES = 4096 };
+
+static int patch_requests(cJSON *patch, const char *list, size_t index, const cJSON *container,
+                          cJSON *missing)
 {
     const cJSON *resources = get(container, "resources");
     const cJSON *requests = get(resources, "requests");
-    kp_buf path = KP_BUF_INIT(4096);
-    kp_buf_printf(&path, "/spec/%s/%zu/resources", list, index);
-    if (!cJSON_IsObject(resources)) {
+    kp_buf path = KP_BUF_INIT(PATH_MAX_BYTES);
+    int err = kp_buf_printf(&path, "/spec/%s/%zu/resources", list, index);
+    if (err == 0 && !cJSON_IsObject(resources)) {
         cJSON *value = cJSON_CreateObject();
         cJSON_AddItemToObject(value, "requests", missing);
         patch_add(patch, kp_buf_cstr(&path), value);
-    } else if (!cJSON_IsObject(requests)) {
-        kp_buf_puts(&path, "/requests");
-        patch_add(patch, kp_buf_cstr(&path), missing);
-    } else {
-        kp_buf_puts(&path, "/requests/");
-        size_t base = path.len;
-        for (cJSON *m = missing->child; m; m = m->next) {
-            path.len = base;
-            put_pointer_segment(&path, m->string);
-            patch_add(patch, kp_buf_cstr(&path), cJSON_CreateString(m->valuestring));
+        missing = NULL;
+    } else if (err == 0 && !cJSON_IsObject(requests)) {
+        err = kp_buf_puts(&path, "/requests");
+        if (err == 0) {
+            patch_add(patch, kp_buf_cstr(&path), missing);
+            missing = NULL;
         }
-        cJSON_Delete(missing);
+    } else if (err == 0) {
+        err = kp_buf_puts(&path, "/requests/");
+        size_t base = path.len;
+        for (cJSON *m = missing->child; err == 0 && m; m = m->next) {
+            path.len = base;
+            path.data[base] = '\0';
+            err = put_pointer_segment(&path, m->string);
+            if (err == 0) patch_add(patch, kp_buf_cstr(&path), cJSON_CreateString(m->valuestring));
+        }
     }
+    cJSON_Delete(missing);
     kp_buf_free(&path);
+    return err;
 }
 
 static void warn_no_requests(const kp_policy *p, kp_admission_result *res, const char *name,
@@ -106,23 +118,24 @@ static void warn_no_requests(const kp_policy *p, kp_admission_result *res, const
                           name);
         return;
     }
-    kp_buf list = KP_BUF_INIT(4096);
+    const char *list = ""; /* in the arena, as long as its parts: nothing is cut */
     for (const cJSON *m = added->child; m; m = m->next)
-        kp_buf_printf(&list, "%s%s=%s", m == added->child ? "" : ", ", m->string, m->valuestring);
+        list = kp_arena_printf(res->errors.arena, "%s%s%s=%s", list, m == added->child ? "" : ", ",
+                               m->string, m->valuestring);
     kp_admission_warn(res,
                       "container %s has no resource requests: the policy's defaults (%s) were "
                       "applied; set requests that fit the workload",
-                      name, kp_buf_cstr(&list));
-    kp_buf_free(&list);
+                      name, list);
 }
 
 /* Default every container of `list` ("containers", "initContainers"). */
-static void default_list(const kp_policy *p, const cJSON *spec, const char *list, cJSON *record,
-                         cJSON *patch, kp_admission_result *res)
+static int default_list(const kp_policy *p, const cJSON *spec, const char *list, cJSON *record,
+                        cJSON *patch, kp_admission_result *res)
 {
     const cJSON *containers = get(spec, list);
     size_t index = 0;
-    for (const cJSON *c = cJSON_IsArray(containers) ? containers->child : NULL; c;
+    int err = 0;
+    for (const cJSON *c = cJSON_IsArray(containers) ? containers->child : NULL; err == 0 && c;
          c = c->next, index++) {
         const cJSON *name = get(c, "name");
         const char *cname = cJSON_IsString(name) ? name->valuestring : "";
@@ -133,8 +146,9 @@ static void default_list(const kp_policy *p, const cJSON *spec, const char *list
         if (none) warn_no_requests(p, res, cname, missing);
         if (!missing) continue;
         cJSON_AddItemToObject(record, cname, cJSON_Duplicate(missing, 1));
-        patch_requests(patch, list, index, c, missing);
+        err = patch_requests(patch, list, index, c, missing);
     }
+    return err;
 }
 
 static bool labels_match(const kp_policy_selector *sel, const cJSON *labels)
@@ -190,7 +204,7 @@ static bool wants_do_not_disrupt(const kp_policy *p, const cJSON *pod, const cha
 /* Add each of `add`'s annotations the Pod does not have yet; the record of
  * defaulted requests describes this admission, so it replaces any earlier
  * one (copied from a template, say). Takes `add`. */
-static void patch_annotations(cJSON *patch, const cJSON *pod, cJSON *add)
+static int patch_annotations(cJSON *patch, const cJSON *pod, cJSON *add)
 {
     const cJSON *meta = get(pod, "metadata");
     const cJSON *annotations = get(meta, "annotations");
@@ -198,26 +212,28 @@ static void patch_annotations(cJSON *patch, const cJSON *pod, cJSON *add)
         cJSON *value = cJSON_CreateObject();
         cJSON_AddItemToObject(value, "annotations", add);
         patch_add(patch, "/metadata", value);
-        return;
+        return 0;
     }
     if (!cJSON_IsObject(annotations)) {
         patch_add(patch, "/metadata/annotations", add);
-        return;
+        return 0;
     }
-    kp_buf path = KP_BUF_INIT(4096);
-    for (cJSON *a = add->child; a; a = a->next) {
+    kp_buf path = KP_BUF_INIT(PATH_MAX_BYTES);
+    int err = 0;
+    for (cJSON *a = add->child; err == 0 && a; a = a->next) {
         const char *verb = "add";
         if (get(annotations, a->string)) {
             if (strcmp(a->string, KP_ANNOTATION_DEFAULTED_REQUESTS) != 0) continue;
             verb = "replace";
         }
         kp_buf_reset(&path);
-        kp_buf_puts(&path, "/metadata/annotations/");
-        put_pointer_segment(&path, a->string);
-        patch_op(patch, verb, kp_buf_cstr(&path), cJSON_CreateString(a->valuestring));
+        err = kp_buf_puts(&path, "/metadata/annotations/");
+        if (err == 0) err = put_pointer_segment(&path, a->string);
+        if (err == 0) patch_op(patch, verb, kp_buf_cstr(&path), cJSON_CreateString(a->valuestring));
     }
     kp_buf_free(&path);
     cJSON_Delete(add);
+    return err;
 }
 
 int kp_policy_mutate_pod(const kp_policy *policy, const cJSON *pod, const char *ns, cJSON *patch,
@@ -227,8 +243,12 @@ int kp_policy_mutate_pod(const kp_policy *policy, const cJSON *pod, const char *
     const cJSON *meta_ns = get(get(pod, "metadata"), "namespace");
     if ((!ns || !*ns) && cJSON_IsString(meta_ns)) ns = meta_ns->valuestring;
     cJSON *record = cJSON_CreateObject();
-    default_list(policy, spec, "initContainers", record, patch, res);
-    default_list(policy, spec, "containers", record, patch, res);
+    int err = default_list(policy, spec, "initContainers", record, patch, res);
+    if (err == 0) err = default_list(policy, spec, "containers", record, patch, res);
+    if (err < 0) {
+        cJSON_Delete(record);
+        return err;
+    }
     cJSON *add = cJSON_CreateObject();
     if (record->child) {
         char *text = cJSON_PrintUnformatted(record);
@@ -238,9 +258,7 @@ int kp_policy_mutate_pod(const kp_policy *policy, const cJSON *pod, const char *
     cJSON_Delete(record);
     if (wants_do_not_disrupt(policy, pod, ns))
         cJSON_AddStringToObject(add, KP_ANNOTATION_DO_NOT_DISRUPT, "true");
-    if (add->child)
-        patch_annotations(patch, pod, add);
-    else
-        cJSON_Delete(add);
+    if (add->child) return patch_annotations(patch, pod, add);
+    cJSON_Delete(add);
     return 0;
 }

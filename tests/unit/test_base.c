@@ -40,6 +40,20 @@ Test(arena, large_blocks_and_strings)
     cr_assert_null(kp_arena_free(NULL));
 }
 
+Test(arena, join_is_as_long_as_its_parts)
+{
+    kp_arena *a = kp_arena_new();
+    const char *items[] = {"a", "", "ccc"};
+    cr_assert_str_eq(kp_arena_join(a, items, 3, ", "), "a, , ccc");
+    cr_assert_str_eq(kp_arena_join(a, items, 1, ", "), "a");
+    cr_assert_str_eq(kp_arena_join(a, items, 0, ", "), "");
+    char *long_item = kp_arena_calloc(a, 1, 100001);
+    memset(long_item, 'x', 100000);
+    const char *two[] = {long_item, long_item};
+    cr_assert_eq(strlen(kp_arena_join(a, two, 2, "-")), 200001, "no cap: nothing is cut");
+    kp_arena_free(a);
+}
+
 Test(buf, appends_until_cap_then_refuses)
 {
     kp_buf b = KP_BUF_INIT(8);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "controller/lifecycle.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "helpers/ctrl_harness.h"
 
 #define T0 INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */

@@ -4,7 +4,7 @@
  * status subresource, the refresh interval, and deletion — waiting for the
  * class's NodeClaims, then the launch templates, then the finalizer. */
 #include "controller/nodeclass_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "helpers/ctrl_harness.h"
 #include "test_aws_provider_env.h"
 #include "helpers/assert.h"

@@ -12,7 +12,7 @@
 #include "api/wellknown.h"
 #include "base/error.h"
 #include "controller/nodepool_ctrl.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "helpers/ctrl_harness.h"
 #include "helpers/assert.h"
 

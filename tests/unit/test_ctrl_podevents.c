@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/podevents.h"
 #include "helpers/ctrl_harness.h"
 #include "helpers/assert.h"

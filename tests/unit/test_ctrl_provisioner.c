@@ -11,7 +11,7 @@
 #include "api/nodepool_hash.h"
 #include "api/wellknown.h"
 #include "base/error.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/provisioner.h"
 #include "helpers/ctrl_harness.h"
 #include "helpers/assert.h"

@@ -202,7 +202,7 @@ Test(metrics, output_cap_is_an_error_and_leaves_the_buffer)
     cr_assert_eq(kp_metrics_counter(&c, m, "a_rather_long_metric_name", "help", NULL, 0), 0);
     kp_counter_inc(kp_metric_with(c, NULL));
     kp_buf out = KP_BUF_INIT(40);
-    kp_buf_puts(&out, "keep");
+    cr_assert_eq(kp_buf_puts(&out, "keep"), 0);
     cr_expect_eq(kp_metrics_write(m, &out), KP_ETOOLARGE);
     cr_expect_str_eq(kp_buf_cstr(&out), "keep");
     kp_buf_free(&out);

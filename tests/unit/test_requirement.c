@@ -24,7 +24,6 @@ struct has_row {
     const char *req, *has; /* '+' where the value is allowed */
 };
 
-
 // clang-format off
 /* Karpenter: "should intersect two requirements without minValues". */
 static const struct intersect_row intersect_plain[] = {
@@ -456,10 +455,13 @@ Test(requirement, operator_names)
 {
     static const char *const names[] = {"In", "NotIn", "Exists", "DoesNotExist",
                                         "Gt", "Lt",    "Gte",    "Lte"};
+    cr_assert_eq(KP_SELECTOR_OP_COUNT, 8);
     for (int op = 0; op < 8; op++) {
         cr_expect_eq(kp_selector_op_parse(names[op]), op);
         cr_expect_str_eq(kp_selector_op_name((enum kp_selector_op)op), names[op]);
+        cr_expect_str_eq(kp_selector_op_names()[op], names[op]);
     }
+    cr_expect_null(kp_selector_op_names()[8]);
     cr_expect_eq(kp_selector_op_parse("in"), -1);
     cr_expect_eq(kp_selector_op_parse("Equals"), -1);
     cr_expect_eq(kp_selector_op_parse(""), -1);

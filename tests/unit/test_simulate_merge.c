@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "controller/objutil.h"
+#include "kube/objutil.h"
 #include "controller/simulate_merge.h"
 
 /* A "cluster": a NodePool with one claim and its node, which runs a

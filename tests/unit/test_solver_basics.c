@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "helpers/scenario.h"
 #include "helpers/assert.h"
+#include "scheduling/plan_output.h"
 
 static const char *const nodepool = "apiVersion: karpenter.sh/v1\n"
                                     "kind: NodePool\n"
@@ -37,6 +38,27 @@ Test(solver_basics, deployment_of_ten_half_cores_gets_one_nodeclaim)
     cr_assert_eq(kp_scenario_claim_of(&s, "web-9"), 0);
     /* 5 cores of pods + 100m overhead: the 6-core type is the cheapest that fits. */
     cr_assert_str_eq(kp_scenario_claim_type(&s, 0), "fake-it-5");
+    kp_scenario_free(&s);
+    free(yaml);
+}
+
+/* `simulate -o table` never prints a table with rows missing: a buffer too
+ * small for it is an error. */
+Test(solver_basics, plan_table_that_does_not_fit_is_an_error)
+{
+    char *yaml = join(nodepool, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                                "spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}\n");
+    kp_scenario s;
+    KP_ASSERT_OK(kp_scenario_run(&s, yaml, "synthetic:20", NULL));
+    kp_buf whole = KP_BUF_INIT(1 << 20);
+    KP_ASSERT_OK(kp_plan_write_table(s.plan, s.snap, s.n_pending, &whole));
+    cr_assert(strstr(kp_buf_cstr(&whole), "1 of 1 pending pods scheduled"), "%s", kp_buf_cstr(&whole));
+    for (size_t cap = 0; cap < whole.len; cap += 37) {
+        kp_buf small = KP_BUF_INIT(cap);
+        cr_expect_eq(kp_plan_write_table(s.plan, s.snap, s.n_pending, &small), KP_ETOOLARGE, "cap %zu", cap);
+        kp_buf_free(&small);
+    }
+    kp_buf_free(&whole);
     kp_scenario_free(&s);
     free(yaml);
 }

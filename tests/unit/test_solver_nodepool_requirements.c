@@ -372,3 +372,33 @@ Test(solver_basic_template, pool_constraints_exclude_types_the_pod_needs)
         kp_scenario_free(&s);
     }
 }
+
+/* One reason per NodePool: past 64 KiB the text says it was cut, and it is
+ * never cut without saying so. */
+Test(solver_basic_template, many_pools_reasons_say_when_they_are_cut)
+{
+    static const size_t counts[] = {3, 700};
+    for (size_t k = 0; k < 2; k++) {
+        yb y = {0};
+        kp_scenario s;
+        for (size_t i = 0; i < counts[k]; i++) {
+            char name[80];
+            snprintf(name, sizeof(name), "a-nodepool-with-a-name-long-enough-to-fill-the-text-%04u", (unsigned)i);
+            pool(&y, name, CT_ALL, NULL, NULL, NULL);
+        }
+        pod(&y, "p", NULL, "nodeSelector: {test-key: test-value}");
+        run(&s, &y, FAKE_CATALOG);
+        const char *why = kp_scenario_error_of(&s, "p");
+        cr_assert_not_null(why);
+        const char *cut = strstr(why, " ... (cut at 65536 bytes)");
+        if (k == 0) {
+            cr_expect_null(cut, "%s", why);
+            cr_expect(strstr(why, "-0002\""), "every pool's reason is there: %s", why);
+        } else {
+            cr_assert_not_null(cut, "%.200s...", why);
+            cr_expect_eq(cut[strlen(" ... (cut at 65536 bytes)")], '\0', "the mark ends the text");
+            cr_expect_leq(strlen(why), 65536 + strlen(" ... (cut at 65536 bytes)"));
+        }
+        kp_scenario_free(&s);
+    }
+}

@@ -284,6 +284,24 @@ Test(taints, effect_and_operator_names)
     cr_assert_str_eq(kp_toleration_op_name((enum kp_toleration_op)7), "");
 }
 
+/* The lists validation and decoding print as "supported values" are the
+ * parse tables themselves, in the API's order and without the empty effect. */
+Test(taints, name_lists)
+{
+    const char *const *effects = kp_taint_effect_names();
+    const char *want_effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+    for (size_t i = 0; want_effects[i]; i++) {
+        cr_assert_str_eq(effects[i], want_effects[i]);
+        cr_assert_eq(kp_taint_effect_parse(effects[i]), (int)i + NS);
+    }
+    cr_assert_null(effects[3]);
+    const char *const *ops = kp_toleration_op_names();
+    const char *want_ops[] = {"Equal", "Exists", "Lt", "Gt", NULL};
+    for (size_t i = 0; want_ops[i]; i++)
+        cr_assert_str_eq(ops[i], want_ops[i]);
+    cr_assert_null(ops[4]);
+}
+
 Test(taints, format)
 {
     char buf[64];

@@ -9,6 +9,7 @@
 
 #include "cloud/kwok/kwok.h"
 #include "cloud/kwok/kwok_kubelet.h"
+#include "kube/objutil.h"
 #include "kube/strmap.h"
 #include "kube/workqueue.h"
 
@@ -115,16 +116,8 @@ void kwok_kubelet_note(kp_kwok_kubelet *k, const char *name, int64_t status_ns, 
 
 /* ------------------------------------------------------------ helpers */
 
-/* A member by dotted path ("status.conditions"), or NULL. */
-const cJSON *kwok_path(const cJSON *obj, const char *path);
-/* The string at `path`, or NULL. */
-const char *kwok_str(const cJSON *obj, const char *path);
 /* Whether the Node's spec.providerID is a kwok one. */
 bool kwok_is_kwok_node(const cJSON *node);
-/* The condition of `type` in obj.status.conditions, or NULL. */
-const cJSON *kwok_condition_get(const cJSON *obj, const char *type);
-/* Whether that condition exists with status "True". */
-bool kwok_condition_true(const cJSON *obj, const char *type);
 /* A condition object; `heartbeat` NULL leaves lastHeartbeatTime out (pods have none). */
 cJSON *kwok_condition(const char *type, const char *status, const char *reason, const char *message,
                       const char *heartbeat, const char *transition);

@@ -71,7 +71,7 @@ void kwok_kubelet_note(kp_kwok_kubelet *k, const char *name, int64_t status_ns, 
 
 static void enqueue_pod(kp_kwok_kubelet *k, const cJSON *pod)
 {
-    const char *node = kwok_str(pod, "spec.nodeName");
+    const char *node = kp_obj_str(pod, "spec.nodeName");
     char key[512];
     if (node && *node && kwok_kubelet_has_node(k, node) &&
         kp_kube_object_key(pod, key, sizeof(key)) == 0)
@@ -86,7 +86,7 @@ typedef struct pods_of {
 static void visit_pod(void *ctx, const char *key, const cJSON *pod)
 {
     pods_of *p = ctx;
-    const char *node = kwok_str(pod, "spec.nodeName");
+    const char *node = kp_obj_str(pod, "spec.nodeName");
     (void)key;
     if (!p->node || (node && strcmp(node, p->node) == 0)) enqueue_pod(p->k, pod);
 }

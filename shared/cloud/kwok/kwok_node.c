@@ -21,7 +21,7 @@
 static bool status_held(const cJSON *node)
 {
     const char *v = cJSON_GetStringValue(
-        cJSON_GetObjectItemCaseSensitive(kwok_path(node, "metadata.annotations"), KWOK_ANNOTATION_HOLD_STATUS));
+        cJSON_GetObjectItemCaseSensitive(kp_obj_get(node, "metadata.annotations"), KWOK_ANNOTATION_HOLD_STATUS));
     return v && strcmp(v, "true") == 0;
 }
 
@@ -34,7 +34,7 @@ static int64_t lease_interval_ns(const kp_kwok_kubelet *k)
 static int64_t last_heartbeat(const cJSON *node, const kwok_node_state *st)
 {
     int64_t ns = 0;
-    const char *t = kwok_str(kwok_condition_get(node, "Ready"), "lastHeartbeatTime");
+    const char *t = kp_obj_str(kp_obj_condition_get(node, "Ready"), "lastHeartbeatTime");
     if (!t || kp_time_parse_rfc3339(t, &ns) < 0) ns = 0;
     return ns > st->status_ns ? ns : st->status_ns;
 }
@@ -42,7 +42,7 @@ static int64_t last_heartbeat(const cJSON *node, const kwok_node_state *st)
 static bool status_due(const kp_kwok_kubelet *k, const cJSON *node, const kwok_node_state *st,
                        int64_t now)
 {
-    return !kwok_condition_true(node, "Ready") || !kwok_path(node, "status.addresses") ||
+    return !kp_node_is_ready(node) || !kp_obj_get(node, "status.addresses") ||
            (k->opts.status_interval_ms > 0 &&
             now - last_heartbeat(node, st) >= k->opts.status_interval_ms * KP_NS_PER_MS);
 }
@@ -56,7 +56,7 @@ static int patch_status(kp_kwok_kubelet *k, const char *name, const cJSON *node,
     kwok_time(now, t, sizeof(t));
     cJSON *patch = cJSON_CreateObject(), *status = cJSON_AddObjectToObject(patch, "status");
     cJSON_AddItemToObject(status, "conditions", kwok_node_conditions(node, t));
-    if (!kwok_path(node, "status.addresses"))
+    if (!kp_obj_get(node, "status.addresses"))
         cJSON_AddItemToObject(status, "addresses", kwok_node_addresses(name));
     char *body = cJSON_PrintUnformatted(patch);
     int err = kp_kube_patch(k->client, KP_RES_NODE, NULL, name, KP_PATCH_STRATEGIC, body,
@@ -83,9 +83,9 @@ static int remove_taints(kp_kwok_kubelet *k, const char *name, const cJSON *node
     const cJSON *t;
     cJSON *keep = cJSON_CreateArray();
     int removed = 0;
-    cJSON_ArrayForEach(t, kwok_path(node, "spec.taints"))
+    cJSON_ArrayForEach(t, kp_obj_get(node, "spec.taints"))
     {
-        if (kubelet_removes(kwok_str(t, "key")))
+        if (kubelet_removes(kp_obj_str(t, "key")))
             removed++;
         else
             cJSON_AddItemToArray(keep, cJSON_Duplicate(t, 1));
@@ -192,7 +192,7 @@ static int run_node(kp_kwok_kubelet *k, const char *name, const cJSON *node, int
     if (!status_held(node) && status_due(k, node, &st, now)) err = patch_status(k, name, node, now, &fresh);
     const cJSON *cur = fresh ? fresh : node;
     kwok_kubelet_note(k, name, 0, 0, kwok_node_internal_ip(cur));
-    if (err == 0 && kwok_condition_true(cur, "Ready")) err = remove_taints(k, name, cur);
+    if (err == 0 && kp_node_is_ready(cur)) err = remove_taints(k, name, cur);
     if (err == 0 && k->opts.lease_interval_ms > 0 && now - st.lease_ns >= lease_interval_ns(k))
         err = renew_lease(k, name, cur, now);
     if (err == 0 && kwok_kubelet_node_state(k, name, &st)) {

@@ -14,13 +14,13 @@
 
 static bool being_deleted(const cJSON *pod)
 {
-    const cJSON *ts = kwok_path(pod, "metadata.deletionTimestamp");
+    const cJSON *ts = kp_obj_get(pod, "metadata.deletionTimestamp");
     return ts && !cJSON_IsNull(ts);
 }
 
 static bool phase_is(const cJSON *pod, const char *phase)
 {
-    const char *p = kwok_str(pod, "status.phase");
+    const char *p = kp_obj_str(pod, "status.phase");
     return p && strcmp(p, phase) == 0;
 }
 
@@ -28,7 +28,7 @@ static bool phase_is(const cJSON *pod, const char *phase)
 static bool settled(const cJSON *pod)
 {
     return phase_is(pod, "Succeeded") || phase_is(pod, "Failed") ||
-           (phase_is(pod, "Running") && kwok_condition_true(pod, "Ready"));
+           (phase_is(pod, "Running") && kp_obj_condition_is_true(pod, "Ready"));
 }
 
 /* Delete with grace period 0 once deletionTimestamp (the end of the grace
@@ -38,7 +38,7 @@ static int finish(kp_kwok_kubelet *k, const cJSON *pod, int64_t *requeue_ms)
 {
     const char *ns = kp_kube_meta(pod, "namespace"), *name = kp_kube_meta(pod, "name");
     int64_t due = 0, now = k->clock->now(k->clock);
-    const char *ts = kwok_str(pod, "metadata.deletionTimestamp");
+    const char *ts = kp_obj_str(pod, "metadata.deletionTimestamp");
     if (!k->opts.finish_immediately && ts && kp_time_parse_rfc3339(ts, &due) == 0 && now < due) {
         *requeue_ms = kwok_ms_until(now, due);
         return 0;
@@ -59,9 +59,9 @@ static cJSON *pod_conditions(const cJSON *pod, const char *now)
     static const char *const types[] = {"Initialized", "Ready", "ContainersReady", "PodScheduled"};
     cJSON *list = cJSON_CreateArray();
     for (size_t i = 0; i < sizeof(types) / sizeof(*types); i++) {
-        const cJSON *old = kwok_condition_get(pod, types[i]);
+        const cJSON *old = kp_obj_condition_get(pod, types[i]);
         const char *since =
-            kwok_condition_true(pod, types[i]) ? kwok_str(old, "lastTransitionTime") : NULL;
+            kp_obj_condition_is_true(pod, types[i]) ? kp_obj_str(old, "lastTransitionTime") : NULL;
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "type", types[i]);
         cJSON_AddStringToObject(c, "status", "True");
@@ -74,7 +74,7 @@ static cJSON *pod_conditions(const cJSON *pod, const char *now)
 static cJSON *container_status(const cJSON *pod, const cJSON *container, bool completed,
                                const char *now)
 {
-    const char *name = kwok_str(container, "name"), *image = kwok_str(container, "image");
+    const char *name = kp_obj_str(container, "name"), *image = kp_obj_str(container, "image");
     const char *uid = kp_kube_meta(pod, "uid");
     char id[512];
     snprintf(id, sizeof(id), "kwok://%s-%s", uid ? uid : "", name ? name : "");
@@ -105,9 +105,9 @@ static cJSON *container_statuses(const cJSON *pod, const char *field, bool init,
 {
     cJSON *list = cJSON_CreateArray();
     const cJSON *c;
-    cJSON_ArrayForEach(c, kwok_path(pod, field))
+    cJSON_ArrayForEach(c, kp_obj_get(pod, field))
     {
-        const char *restart = kwok_str(c, "restartPolicy");
+        const char *restart = kp_obj_str(c, "restartPolicy");
         bool sidecar = restart && strcmp(restart, "Always") == 0;
         cJSON_AddItemToArray(list, container_status(pod, c, init && !sidecar, now));
     }
@@ -121,7 +121,7 @@ static void add_ips(cJSON *status, const cJSON *pod, const char *host_ip)
     snprintf(seed, sizeof(seed), "%s/%s/%s", ns ? ns : "", kp_kube_meta(pod, "name"),
              uid ? uid : "");
     kwok_made_up_ip(seed, true, ip, sizeof(ip));
-    if (cJSON_IsTrue(kwok_path(pod, "spec.hostNetwork"))) snprintf(ip, sizeof(ip), "%s", host_ip);
+    if (cJSON_IsTrue(kp_obj_get(pod, "spec.hostNetwork"))) snprintf(ip, sizeof(ip), "%s", host_ip);
     cJSON_AddStringToObject(status, "hostIP", host_ip);
     cJSON_AddStringToObject(status, "podIP", ip);
     cJSON *one = cJSON_CreateObject();
@@ -137,7 +137,7 @@ static cJSON *running_patch(const cJSON *pod, const char *host_ip, const char *n
     if (uid) /* a uid in the patch is a precondition: never a successor's status */
         cJSON_AddStringToObject(cJSON_AddObjectToObject(patch, "metadata"), "uid", uid);
     cJSON *status = cJSON_AddObjectToObject(patch, "status");
-    const char *started = kwok_str(pod, "status.startTime");
+    const char *started = kp_obj_str(pod, "status.startTime");
     cJSON_AddStringToObject(status, "phase", "Running");
     cJSON_AddItemToObject(status, "conditions", pod_conditions(pod, now));
     cJSON_AddStringToObject(status, "startTime", started ? started : now);
@@ -179,7 +179,7 @@ int kwok_reconcile_pod(kp_kwok_kubelet *k, const char *key, int64_t *requeue_ms)
 {
     cJSON *pod = kp_informer_get(k->pods, key);
     if (!pod) return 0;
-    const char *node = kwok_str(pod, "spec.nodeName");
+    const char *node = kp_obj_str(pod, "spec.nodeName");
     int err = 0;
     if (node && *node && kwok_kubelet_has_node(k, node)) {
         if (being_deleted(pod))

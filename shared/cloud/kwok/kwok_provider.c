@@ -45,8 +45,8 @@ static int node_instance(const cJSON *json, kp_arena *arena, kp_cloud_instance *
 
 static bool terminating(const cJSON *node)
 {
-    return kwok_path(node, "metadata.deletionTimestamp") != NULL &&
-           !cJSON_IsNull(kwok_path(node, "metadata.deletionTimestamp"));
+    return kp_obj_get(node, "metadata.deletionTimestamp") != NULL &&
+           !cJSON_IsNull(kp_obj_get(node, "metadata.deletionTimestamp"));
 }
 
 /* A retried create finds the Node it made the first time. */
@@ -80,10 +80,10 @@ static int check_node_class(kwok_provider *p, const kp_nodeclaim *claim)
     if (err == KP_ENOTFOUND)
         return kp_error_set(KP_EINSUFFICIENT_CAPACITY, "kwok: KWOKNodeClass %s not found", ref->name);
     if (err < 0) return kp_error_wrap(err, "kwok: nodeclaim %s: reading KWOKNodeClass %s", claim->meta.name, ref->name);
-    const cJSON *ready = kwok_condition_get(nc, "Ready");
-    const char *status = kwok_str(ready, "status");
+    const cJSON *ready = kp_obj_condition_get(nc, "Ready");
+    const char *status = kp_obj_str(ready, "status");
     if (status && strcmp(status, "False") == 0) {
-        const char *msg = kwok_str(ready, "message");
+        const char *msg = kp_obj_str(ready, "message");
         err = kp_error_set(KP_ENOTREADY, "kwok: KWOKNodeClass %s is not ready%s%s", ref->name,
                            msg && *msg ? ": " : "", msg ? msg : "");
     }
@@ -138,7 +138,7 @@ static int live_node(kwok_provider *p, const char *provider_id, cJSON **out)
     if (err == KP_ENOTFOUND)
         return kp_error_set(KP_ENOTFOUND, "kwok: instance %s not found", provider_id);
     if (err < 0) return kp_error_wrap(err, "kwok: reading node %s", name);
-    const char *id = kwok_str(node, "spec.providerID");
+    const char *id = kp_obj_str(node, "spec.providerID");
     if (!id || strcmp(id, provider_id) != 0)
         err = kp_error_set(KP_ENOTFOUND, "kwok: instance %s not found (node %s is another one)",
                            provider_id, name);

@@ -5,46 +5,10 @@
 #include <string.h>
 #include <time.h>
 
-const cJSON *kwok_path(const cJSON *obj, const char *path)
-{
-    char field[128];
-    while (obj && *path) {
-        size_t len = strcspn(path, ".");
-        if (len >= sizeof(field)) return NULL;
-        memcpy(field, path, len);
-        field[len] = '\0';
-        obj = cJSON_GetObjectItemCaseSensitive(obj, field);
-        path += len + (path[len] == '.');
-    }
-    return obj;
-}
-
-const char *kwok_str(const cJSON *obj, const char *path)
-{
-    return cJSON_GetStringValue(kwok_path(obj, path));
-}
-
 bool kwok_is_kwok_node(const cJSON *node)
 {
-    const char *id = kwok_str(node, "spec.providerID");
+    const char *id = kp_obj_str(node, "spec.providerID");
     return id && strncmp(id, KP_KWOK_PROVIDER_PREFIX, strlen(KP_KWOK_PROVIDER_PREFIX)) == 0;
-}
-
-const cJSON *kwok_condition_get(const cJSON *obj, const char *type)
-{
-    const cJSON *c;
-    cJSON_ArrayForEach(c, kwok_path(obj, "status.conditions"))
-    {
-        const char *t = kwok_str(c, "type");
-        if (t && strcmp(t, type) == 0) return c;
-    }
-    return NULL;
-}
-
-bool kwok_condition_true(const cJSON *obj, const char *type)
-{
-    const char *s = kwok_str(kwok_condition_get(obj, type), "status");
-    return s && strcmp(s, "True") == 0;
 }
 
 cJSON *kwok_condition(const char *type, const char *status, const char *reason, const char *message,
@@ -115,9 +79,9 @@ cJSON *kwok_node_conditions(const cJSON *old_node, const char *now)
     };
     cJSON *list = cJSON_CreateArray();
     for (size_t i = 0; i < sizeof(table) / sizeof(*table); i++) {
-        const cJSON *old = kwok_condition_get(old_node, table[i][0]);
-        const char *old_status = kwok_str(old, "status");
-        const char *since = kwok_str(old, "lastTransitionTime");
+        const cJSON *old = kp_obj_condition_get(old_node, table[i][0]);
+        const char *old_status = kp_obj_str(old, "status");
+        const char *since = kp_obj_str(old, "lastTransitionTime");
         if (!old_status || strcmp(old_status, table[i][1]) != 0 || !since) since = now;
         cJSON_AddItemToArray(
             list, kwok_condition(table[i][0], table[i][1], table[i][2], table[i][3], now, since));
@@ -143,9 +107,9 @@ cJSON *kwok_node_addresses(const char *name)
 const char *kwok_node_internal_ip(const cJSON *node)
 {
     const cJSON *a;
-    cJSON_ArrayForEach(a, kwok_path(node, "status.addresses"))
+    cJSON_ArrayForEach(a, kp_obj_get(node, "status.addresses"))
     {
-        const char *type = kwok_str(a, "type"), *ip = kwok_str(a, "address");
+        const char *type = kp_obj_str(a, "type"), *ip = kp_obj_str(a, "address");
         if (type && ip && strcmp(type, "InternalIP") == 0) return ip;
     }
     return NULL;

@@ -130,30 +130,12 @@ static const kp_cloud_provider_ops fake_ops = {
 
 /* --------------------------------------------------------------- harness */
 
-static const enum kp_kube_res kinds[KP_CK_COUNT] = {
-    [KP_CK_POD] = KP_RES_POD,
-    [KP_CK_NODE] = KP_RES_NODE,
-    [KP_CK_NODECLAIM] = KP_RES_NODECLAIM,
-    [KP_CK_NODEPOOL] = KP_RES_NODEPOOL,
-    [KP_CK_DAEMONSET] = KP_RES_DAEMONSET,
-    [KP_CK_PDB] = KP_RES_PDB,
-    [KP_CK_PVC] = KP_RES_PVC,
-    [KP_CK_PV] = KP_RES_PV,
-    [KP_CK_STORAGECLASS] = KP_RES_STORAGECLASS,
-    [KP_CK_NAMESPACE] = KP_RES_NAMESPACE,
-    [KP_CK_VOLUMEATTACHMENT] = KP_RES_VOLUMEATTACHMENT,
-    [KP_CK_CSINODE] = KP_RES_CSINODE,
-    [KP_CK_NODECLASS] = KP_RES_COUNT,
-    [KP_CK_CAPACITYBUFFER] = KP_RES_CAPACITYBUFFER,
-    [KP_CK_NODEOVERLAY] = KP_RES_NODEOVERLAY,
-};
-
 static void informers(harness *h)
 {
     kp_ctrl *c = &h->c;
     for (int k = 0; k < KP_CK_COUNT; k++)
-        if (kinds[k] != KP_RES_COUNT)
-            c->informers[k] = kp_informer_new(c->kube, kinds[k], NULL);
+        if (kp_ctrl_kind_res(k) != KP_RES_COUNT)
+            c->informers[k] = kp_informer_new(c->kube, kp_ctrl_kind_res(k), NULL);
     cr_assert_eq(kp_informer_add_index(c->informers[KP_CK_POD], KP_INDEX_POD_NODE, kp_informer_index_pod_node), 0);
     cr_assert_eq(kp_informer_add_index(c->informers[KP_CK_NODE], KP_INDEX_PROVIDER_ID, kp_index_node_provider_id), 0);
     cr_assert_eq(kp_informer_add_index(c->informers[KP_CK_NODE], KP_INDEX_NODEPOOL, kp_index_nodepool_label), 0);
