@@ -66,11 +66,8 @@ int kp_caps_headroom_pass(kp_ctrl *c, void *state)
     kp_metric_reset(cc->headroom);
     if (!in_force(c) || !c->cloud)
         return 0;
-    const kp_catalog *cat;
     kp_ctrl_view *view = NULL;
-    int err = c->cloud->ops->instance_types(c->cloud, NULL, &cat);
-    if (!err)
-        err = kp_ctrl_view_build(c, cat, &view);
+    int err = kp_ctrl_view_build_cloud(c, &view);
     if (err < 0)
         return err;
     kp_caps_usage u;

@@ -60,7 +60,8 @@ typedef struct kp_solve_opts {
     const kp_caps *caps;
 } kp_solve_opts;
 
-#define KP_SOLVE_OPTS_INIT {false, false, 60, NULL, true, NULL, NULL, false, false, NULL, NULL}
+/* Designated, so that a new member needs no edit here (NULL / false by default). */
+#define KP_SOLVE_OPTS_INIT {.max_instance_types = 60, .improve = true}
 
 typedef struct kp_plan_claim {
     uint32_t template_index;
