@@ -153,6 +153,7 @@ int kp_ctrl_view_build(kp_ctrl *c, const kp_catalog *catalog, kp_ctrl_view **out
     COLLECT(csinodes, KP_CK_CSINODE, NULL, dec_csinode, kp_csinode);
     namespaces(c, v);
     v->cluster.catalog = catalog;
+    v->cluster.ready_pools_only = true; /* the NodePool controller writes Ready */
     v->c = c;
     if (c->overlays) {
         kp_overlay_store *store = kp_overlay_state_get(c->overlays);

@@ -338,14 +338,17 @@ static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
 }
 
 /* A NodePool is a template when it is not being deleted and is Ready.
- * Manifests written by hand carry no status, so only an explicit Ready other
- * than True rules a NodePool out. Static NodePools (spec.replicas) are
- * templates too, flagged: their nodes need a NodePool for budgets and drift,
- * but the solver launches nothing from them. */
-static bool provisions(const kp_nodepool *np)
+ * Manifests written by hand carry no status, so there only an explicit Ready
+ * other than True rules a NodePool out; on a live cluster a NodePool whose
+ * status is not written yet waits for it. Static NodePools (spec.replicas)
+ * are templates too, flagged: their nodes need a NodePool for budgets and
+ * drift, but the solver launches nothing from them. */
+static bool provisions(const kp_cluster *c, const kp_nodepool *np)
 {
     const kp_condition *ready = kp_conditions_get(&np->conditions, "Ready");
-    return !np->meta.deletion_timestamp.set && (!ready || ready->status == KP_CONDITION_TRUE);
+    if (!ready)
+        return !np->meta.deletion_timestamp.set && !c->ready_pools_only;
+    return !np->meta.deletion_timestamp.set && ready->status == KP_CONDITION_TRUE;
 }
 
 /* Each template's instance types: the cluster's catalog, or the pool's own
@@ -384,7 +387,7 @@ int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
     if (c->catalog && (first = kp_snapshot_add_catalog(snap, c->catalog)) < 0)
         err = first;
     for (size_t i = 0; i < c->n_nodepools && !err; i++)
-        if (provisions(c->nodepools[i]))
+        if (provisions(c, c->nodepools[i]))
             err = add_template(snap, c->nodepools[i]);
     if (!err)
         err = add_nodes(snap, c);

@@ -49,6 +49,11 @@ typedef struct kp_cluster {
      * capacity pods may use, never a pool's node nor a disruption candidate. */
     bool (*node_owned)(void *ctx, const kp_node *n);
     void *node_owned_ctx;
+    /* A live cluster, whose controller writes every NodePool's status: a
+     * NodePool provisions only once its Ready condition is True (Karpenter's
+     * provisioner ignores the others). false: manifests, where a NodePool
+     * without status provisions. */
+    bool ready_pools_only;
 } kp_cluster;
 
 int kp_snapshot_build(const kp_cluster *cluster, kp_snapshot **out);

@@ -211,7 +211,7 @@ static bool add_pod(solver *s, claim_order *order, podstate *st, why_text *why)
     for (uint32_t t = 0; t < s->snap->n_templates; t++)
         dynamic += !s->snap->templates[t].is_static;
     if (dynamic == 0 && why)
-        why_add(why, "no nodepool can launch nodes (none exist, or their requirements match no instance type)");
+        why_add(why, "no nodepool can launch nodes (none exist, none is Ready, or their requirements match no instance type)");
     for (uint32_t t = 0; t < s->snap->n_templates; t++) {
         const char *reason = NULL;
         if (s->snap->templates[t].is_static)

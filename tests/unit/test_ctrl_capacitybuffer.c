@@ -37,7 +37,7 @@ static void setup(void)
                 "\"p1\"},\"spec\":{\"template\":{\"spec\":{\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\","
                 "\"operator\":\"In\",\"values\":[\"on-demand\"]},{\"key\":\"node.kubernetes.io/instance-type\","
                 "\"operator\":\"In\",\"values\":[\"m5.large\",\"m5.xlarge\"]}],\"nodeClassRef\":{\"group\":"
-                "\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}}}}}");
+                "\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}}}},\"status\":{" HARNESS_POOL_READY "}}");
 }
 
 static void teardown(void)

@@ -41,7 +41,7 @@ static void put_pool(const char *budget)
              "\"p1\"},\"spec\":{\"disruption\":{\"consolidateAfter\":\"Never\",\"budgets\":[{\"nodes\":\"%s\"}]},"
              "\"template\":{\"spec\":{\"requirements\":[{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\","
              "\"values\":[\"on-demand\"]}],\"nodeClassRef\":{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\","
-             "\"name\":\"d\"},\"expireAfter\":\"Never\"}}}}",
+             "\"name\":\"d\"},\"expireAfter\":\"Never\"}}},\"status\":{" HARNESS_POOL_READY "}}",
              budget);
     harness_put(&h, KP_CK_NODEPOOL, POOLS, "default", json);
 }

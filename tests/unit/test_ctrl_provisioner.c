@@ -292,6 +292,20 @@ Test(provisioner, a_nodepool_that_is_not_ready_provisions_nothing)
     cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
 }
 
+/* A NodePool just created has no status until the NodePool controller writes
+ * it: Karpenter's provisioner waits for Ready, and so do we (a claim launched
+ * before then was reset to AwaitingReconciliation by the first status pass,
+ * leaving NodeRegistrationHealthy Unknown for good). */
+Test(provisioner, a_nodepool_without_status_yet_provisions_nothing)
+{
+    put_pool("default", NULL, "\"nodes\":0");
+    put_pending("web", "1");
+    kp_provision_result r = run();
+    cr_expect_eq(r.claims_created, 0);
+    cr_expect_eq(r.unschedulable, 1);
+    cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
+}
+
 static void refuse_claims(void *ctx, const fake_req *req, fake_resp *resp)
 {
     (void)ctx;

@@ -40,7 +40,7 @@ static void put_pool(int replicas, const char *limits)
              "{\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\",\"operator\":\"In\",\"values\":"
              "[\"m5.large\",\"m5.xlarge\"]},{\"key\":\"karpenter.sh/capacity-type\",\"operator\":\"In\",\"values\":"
              "[\"on-demand\"]}],\"nodeClassRef\":{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":"
-             "\"d\"}}}}}",
+             "\"d\"}}}},\"status\":{" HARNESS_POOL_READY "}}",
              replicas, limits ? limits : "");
     harness_put(&h, KP_CK_NODEPOOL, POOLS, "fixed", json);
 }

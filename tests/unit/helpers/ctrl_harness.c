@@ -369,8 +369,9 @@ void harness_put_pool(harness *h, harness_obj o)
     head(&b, "karpenter.sh/v1", "NodePool", &o, "np-", false);
     KP_ASSERT_OK(kp_buf_printf(&b, ",\"spec\":{\"template\":{\"spec\":{\"nodeClassRef\":%s%s}}%s}",
                   OR(o.class_ref, HARNESS_OUR_CLASS), OR(o.template, ""), OR(o.spec, "")));
-    if (o.status)
-        map(&b, "status", o.status, NULL);
+    /* Ready unless the test says otherwise: the provisioner plans only for
+     * Ready NodePools. */
+    map(&b, "status", OR(o.status, HARNESS_POOL_READY), NULL);
     put(h, KP_CK_NODEPOOL, HARNESS_POOLS, o.name, &b);
 }
 

@@ -33,6 +33,11 @@
 #define HARNESS_OUR_CLASS "{\"group\":\"karpenter.test\",\"kind\":\"FakeNodeClass\",\"name\":\"d\"}"
 #define HARNESS_AWS_CLASS "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"d\"}"
 #define HARNESS_AWS_ID "aws:///us-east-1a/i-0123456789abcdef0"
+/* A NodePool's status members saying it is Ready (the provisioner plans
+ * only for Ready NodePools); harness_put_pool's default. */
+#define HARNESS_POOL_READY                                                                       \
+    "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Ready\",\"message\":" \
+    "\"\",\"lastTransitionTime\":\"2025-01-01T00:00:00Z\"}]"
 
 typedef struct fake_cloud {
     kp_cloud_provider base;
