@@ -20,7 +20,7 @@
 # test's result and, on failure, its output are printed when it ends, as a block.
 #
 # Environment: KP_E2E_TEST_TIMEOUT (seconds per test, default 600), KP_E2E_JOBS (tests
-# at once, default 1).
+# at once, default 1), KP_E2E_KEEP (non-empty: keep the logs of a run that passed).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -158,7 +158,7 @@ main() {
     grep -a 'FAIL  ' "$WORK/$(basename "$t" .sh).log" 2>/dev/null | sed "s/^/e2e: $(basename "$t" .sh): /" || true
   done
 
-  if [ "$FAILED" -eq 0 ]; then
+  if [ "$FAILED" -eq 0 ] && [ -z "${KP_E2E_KEEP:-}" ]; then
     rm -rf "$WORK"
   else
     say "logs kept in $WORK"

@@ -21,6 +21,12 @@
 # ready, and that wait is what running commands side by side saves. So the
 # NodePool has a startup taint that a stand-in for a node agent lifts once the
 # node is BOOT seconds old: each replacement stays uninitialized that long.
+# BOOT is 15 s (an EC2 node takes 30-60 s): the serial roll overlaps each
+# drain with the next boot (about 6 boots + 1 drain), the parallel one cannot
+# start its last command before the first candidates finish draining (2 boots
+# + 2 drains, a drain being at least Karpenter's 5 s MinDrainTime), so with
+# 8 s boots even a roll with no overhead at all would take 0.51 of the serial
+# time; with 15 s boots, 0.45.
 #
 # Sampled every 0.5 s from one NodeClaim list (a consistent snapshot): commands
 # in flight (claims marked DisruptionReason and not yet deleted), and the nodes
@@ -34,7 +40,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 readonly DATA="$HERE/data"
 readonly NS=e2e-drift-parallel
 readonly NODES=6
-readonly BOOT=8
+readonly BOOT=15
 readonly STARTUP=e2e.example/agent-not-ready
 SAMPLER_PID=""
 AGENT_PID=""
