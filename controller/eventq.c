@@ -3,17 +3,24 @@
 #include "base/xalloc.h"
 #include "kube/strmap.h"
 
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* What an Event needs of its object and itself, as text in one block: the
+ * ring holds up to `capacity` of these while the writer waits on the API
+ * server's rate limit, so each costs one allocation, not a JSON tree. */
+enum { REF_API, REF_KIND, REF_NAME, REF_NAMESPACE, REF_UID, REF_RV, EV_TYPE, EV_REASON, EV_MESSAGE, EV_FIELDS };
+
 typedef struct pending_event {
     enum kp_kube_res res;
-    cJSON *obj; /* apiVersion, kind, metadata */
-    char *type, *reason, *message;
+    char *text;                 /* owns the strings below */
+    const char *field[EV_FIELDS]; /* NULL: absent */
 } pending_event;
 
 struct kp_eventq {
@@ -25,7 +32,8 @@ struct kp_eventq {
     size_t dropped, written;
     bool stopping;
     int64_t stop_deadline_ns; /* CLOCK_MONOTONIC: events still queued then are dropped */
-    kp_strmap recent;         /* dedupe key -> (int64_t *) monotonic ns it may be posted again */
+    kp_strmap recent;         /* digest of a dedupe key -> monotonic ns it may be posted again */
+    size_t prune_at;          /* prune expired keys when `recent` holds this many */
     size_t deduped;
     pthread_t thread;
 };
@@ -34,7 +42,8 @@ struct kp_eventq {
  * posted once per this long (a controller re-runs every second while it
  * waits, and would otherwise write an event each time). */
 #define DEDUPE_NS (120LL * 1000000000)
-#define DEDUPE_MAX 20000 /* keys remembered; past it, expired ones are dropped */
+#define DEDUPE_MAX 20000 /* keys remembered; past it, all are forgotten */
+#define PRUNE_MIN 1024   /* expired keys are dropped when the count doubles from here */
 
 /* How long stopping may spend writing what is queued: a shutdown must not
  * wait for thousands of events at the events client's rate. */
@@ -47,31 +56,61 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* What an Event's involvedObject needs; a Pod's metadata can be large
- * (managedFields), so only the identifying fields are kept. */
-static cJSON *reference_of(const cJSON *obj)
+static const char *str_field(const cJSON *obj, const char *name)
 {
-    cJSON *ref = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(ref, "metadata");
-    static const char *const top[] = {"apiVersion", "kind"};
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, name));
+}
+
+/* The identifying fields of `obj` (a Pod's metadata can be large), the
+ * event's own, copied into one block. */
+static pending_event event_new(enum kp_kube_res res, const cJSON *obj, const char *type, const char *reason,
+                               const char *message)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const char *src[EV_FIELDS] = {str_field(obj, "apiVersion"), str_field(obj, "kind"),
+                                  str_field(meta, "name"),      str_field(meta, "namespace"),
+                                  str_field(meta, "uid"),       str_field(meta, "resourceVersion"),
+                                  type,                        reason,
+                                  message};
+    size_t size = 1;
+    for (int i = 0; i < EV_FIELDS; i++)
+        size += src[i] ? strlen(src[i]) + 1 : 0;
+    pending_event e = {res, kp_xmalloc(size), {NULL}};
+    char *p = e.text;
+    for (int i = 0; i < EV_FIELDS; i++) {
+        if (!src[i])
+            continue;
+        size_t n = strlen(src[i]) + 1;
+        memcpy(p, src[i], n);
+        e.field[i] = p;
+        p += n;
+    }
+    return e;
+}
+
+static void add_str(cJSON *obj, const char *name, const char *value)
+{
+    if (value)
+        cJSON_AddStringToObject(obj, name, value);
+}
+
+/* The object reference kp_kube_record reads: apiVersion, kind, metadata. */
+static cJSON *event_object(const pending_event *e)
+{
     static const char *const ids[] = {"name", "namespace", "uid", "resourceVersion"};
-    for (size_t i = 0; i < 2; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, top[i]);
-        if (cJSON_IsString(v))
-            cJSON_AddStringToObject(ref, top[i], v->valuestring);
-    }
-    const cJSON *src = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    for (size_t i = 0; i < 4; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, ids[i]);
-        if (cJSON_IsString(v))
-            cJSON_AddStringToObject(meta, ids[i], v->valuestring);
-    }
+    cJSON *ref = cJSON_CreateObject();
+    add_str(ref, "apiVersion", e->field[REF_API]);
+    add_str(ref, "kind", e->field[REF_KIND]);
+    cJSON *meta = cJSON_AddObjectToObject(ref, "metadata");
+    for (int i = 0; i < 4; i++)
+        add_str(meta, ids[i], e->field[REF_NAME + i]);
     return ref;
 }
 
 static void event_free(pending_event *e)
 {
-    cJSON_Delete(e->obj);
-    free(e->type), free(e->reason), free(e->message);
+    free(e->text);
+    e->text = NULL;
 }
 
 /* Stopping and past the deadline: drop everything left (with the lock held). */
@@ -97,7 +136,9 @@ static void *writer(void *arg)
         pending_event e = q->ring[q->head];
         q->head = (q->head + 1) % q->cap, q->len--;
         pthread_mutex_unlock(&q->mu);
-        int err = kp_kube_record(q->recorder, e.res, e.obj, e.type, e.reason, e.message);
+        cJSON *obj = event_object(&e);
+        int err = kp_kube_record(q->recorder, e.res, obj, e.field[EV_TYPE], e.field[EV_REASON], e.field[EV_MESSAGE]);
+        cJSON_Delete(obj);
         event_free(&e);
         pthread_mutex_lock(&q->mu);
         q->written += err == 0;
@@ -111,6 +152,7 @@ kp_eventq *kp_eventq_start(kp_kube_client *client, const char *component, size_t
     kp_eventq *q = kp_xcalloc(1, sizeof(*q));
     q->recorder = kp_kube_recorder_new(client, component, NULL);
     q->cap = capacity ? capacity : 1;
+    q->prune_at = PRUNE_MIN;
     q->ring = kp_xcalloc(q->cap, sizeof(pending_event));
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
@@ -130,7 +172,7 @@ kp_eventq *kp_eventq_stop(kp_eventq *q)
     pthread_mutex_unlock(&q->mu);
     pthread_join(q->thread, NULL);
     kp_kube_recorder_free(q->recorder);
-    kp_strmap_clear(&q->recent, free);
+    kp_strmap_clear(&q->recent, NULL);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
     free(q->ring);
@@ -138,23 +180,78 @@ kp_eventq *kp_eventq_stop(kp_eventq *q)
     return NULL;
 }
 
+/* A dedupe key is remembered by a digest of it (keys embed the message,
+ * which can be long, and there is one per object): 128 bits as hex. */
+static void digest_of(const char *key, char out[33])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (!EVP_Digest(key, strlen(key), md, &len, EVP_sha256(), NULL) || len < 16) {
+        snprintf(out, 33, "%.32s", key); /* no digest: the key's start still tells most apart */
+        return;
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* The deadline is kept in the map's value pointer: no allocation per key. */
+static int64_t deadline_of(void *value)
+{
+    return (int64_t)(intptr_t)value;
+}
+
+typedef struct expired {
+    const char **keys;
+    size_t n, cap;
+    int64_t now;
+} expired;
+
+static void collect_expired(void *ctx, const char *key, void *value)
+{
+    expired *x = ctx;
+    if (deadline_of(value) > x->now)
+        return;
+    x->keys = kp_xgrow(x->keys, &x->cap, x->n + 1, sizeof(*x->keys));
+    x->keys[x->n++] = key;
+}
+
+/* Forget the keys whose window has passed; next time at twice what is left.
+ * With the lock held. */
+static void prune(kp_eventq *q, int64_t now)
+{
+    expired x = {NULL, 0, 0, now};
+    kp_strmap_foreach(&q->recent, collect_expired, &x);
+    for (size_t i = 0; i < x.n; i++)
+        kp_strmap_remove(&q->recent, x.keys[i]);
+    free(x.keys);
+    q->prune_at = q->recent.count * 2 > PRUNE_MIN ? q->recent.count * 2 : PRUNE_MIN;
+}
+
 /* With the lock held: whether `key` was posted within its window (and if
  * not, remember it now). */
 static bool recently_posted(kp_eventq *q, const char *key, int64_t window_ns)
 {
+    _Static_assert(sizeof(intptr_t) >= sizeof(int64_t), "deadlines live in pointers");
+    char digest[33];
+    digest_of(key, digest);
     int64_t now = mono_ns();
-    int64_t *until = kp_strmap_get(&q->recent, key);
-    if (until && *until > now)
+    void *until = kp_strmap_get(&q->recent, digest);
+    if (until && deadline_of(until) > now)
         return true;
+    if (!until && q->recent.count >= q->prune_at)
+        prune(q, now);
     if (!until && q->recent.count >= DEDUPE_MAX)
-        kp_strmap_clear(&q->recent, free); /* rare: a burst of distinct events; forget the window */
-    until = kp_strmap_get(&q->recent, key);
-    if (!until) {
-        until = kp_xcalloc(1, sizeof(*until));
-        kp_strmap_put(&q->recent, key, until);
-    }
-    *until = now + window_ns;
+        kp_strmap_clear(&q->recent, NULL); /* a burst of distinct events inside one window */
+    kp_strmap_put(&q->recent, digest, (void *)(intptr_t)(now + window_ns));
     return false;
+}
+
+size_t kp_eventq_remembered(kp_eventq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->recent.count;
+    pthread_mutex_unlock(&q->mu);
+    return n;
 }
 
 void kp_eventq_post(kp_eventq *q, enum kp_kube_res res, const cJSON *obj, const char *type, const char *reason,
@@ -179,7 +276,7 @@ void kp_eventq_post_dedupe(kp_eventq *q, enum kp_kube_res res, const cJSON *obj,
     pthread_mutex_unlock(&q->mu);
     if (again)
         return;
-    pending_event e = {res, reference_of(obj), kp_xstrdup(type), kp_xstrdup(reason), kp_xstrdup(message)};
+    pending_event e = event_new(res, obj, type, reason, message);
     pthread_mutex_lock(&q->mu);
     bool full = q->len == q->cap || q->stopping;
     if (full)
@@ -196,6 +293,14 @@ size_t kp_eventq_dropped(kp_eventq *q)
 {
     pthread_mutex_lock(&q->mu);
     size_t n = q->dropped;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+size_t kp_eventq_deduped(kp_eventq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->deduped;
     pthread_mutex_unlock(&q->mu);
     return n;
 }

@@ -39,5 +39,10 @@ void kp_eventq_post_dedupe(kp_eventq *q, enum kp_kube_res res, const cJSON *obj,
 /* Events dropped because the queue was full, and events written. */
 size_t kp_eventq_dropped(kp_eventq *q);
 size_t kp_eventq_written(kp_eventq *q);
+/* Events not queued because the same was posted within its window. */
+size_t kp_eventq_deduped(kp_eventq *q);
+/* Dedupe keys remembered now: those whose window has passed are forgotten
+ * as new keys come, so this follows the objects events are about. */
+size_t kp_eventq_remembered(kp_eventq *q);
 
 #endif

@@ -15,6 +15,7 @@
 #include "controller/eventq.h"
 #include "controller/http.h"
 #include "controller/lifecycle.h"
+#include "controller/memory.h"
 #include "controller/metrics_ctrl.h"
 #include "controller/nodeoverlay_ctrl.h"
 #include "controller/nodepool_ctrl.h"
@@ -33,6 +34,8 @@
 
 #define LOGGER "controller"
 #define SYNC_TIMEOUT_MS 60000
+/* How often free heap pages go back to the system (memory.h). */
+#define TRIM_PERIOD_MS 10000
 
 struct kp_runtime {
     kp_ctrl c;
@@ -46,6 +49,7 @@ struct kp_runtime {
     kp_leader_elector *elector;
     kp_ctrl_http *metrics_http, *health_http;
     kp_ctrl_metrics metrics;
+    kp_memory_trimmer *trimmer;
     enum kp_kube_res class_res; /* the node class's resource */
     char identity[300];
     pthread_mutex_t mu;
@@ -185,6 +189,7 @@ static int interruption(kp_runtime *rt)
 
 int kp_runtime_new(const kp_ctrl_opts *opts, kp_runtime **out)
 {
+    kp_memory_tune(); /* before the first thread: it bounds the heaps they get */
     kp_runtime *rt = kp_xcalloc(1, sizeof(*rt));
     pthread_mutex_init(&rt->mu, NULL);
     rt->c.opts = *opts;
@@ -343,6 +348,8 @@ static int serve(kp_runtime *rt)
 
 int kp_runtime_start(kp_runtime *rt, bool (*interrupted)(void))
 {
+    if (!rt->trimmer)
+        rt->trimmer = kp_memory_trimmer_start(TRIM_PERIOD_MS);
     int err = serve(rt);
     if (!err)
         err = sync_caches(rt, interrupted);
@@ -403,6 +410,7 @@ kp_runtime *kp_runtime_free(kp_runtime *rt)
     pthread_mutex_destroy(&rt->c.launch_mu);
     kp_strmap_clear(&rt->c.reghealth, free);
     pthread_mutex_destroy(&rt->c.reghealth_mu);
+    rt->trimmer = kp_memory_trimmer_stop(rt->trimmer);
     pthread_mutex_destroy(&rt->mu);
     free(rt);
     return NULL;

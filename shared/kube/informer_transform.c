@@ -119,4 +119,5 @@ void kp_informer_trim(enum kp_kube_res res, cJSON *obj)
     default:
         break;
     }
+    kp_informer_share_strings(obj);
 }

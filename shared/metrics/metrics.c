@@ -38,9 +38,7 @@ kp_metrics *kp_metrics_new(void)
 
 static void series_free(kp_metric_series *s, size_t n_labels)
 {
-    for (size_t i = 0; i < n_labels; i++)
-        free(s->values[i]);
-    free(s->values);
+    (void)n_labels; /* the values live in the series' own block (series_new) */
     free(s->buckets);
     free(s->window);
     pthread_mutex_destroy(&s->lock);
@@ -219,15 +217,26 @@ static void slots_grow(kp_metric *f)
         slots_insert(f->slots, n, f->series[i]->hash, i);
 }
 
+/* One block per series: the struct, then the label value pointers, then the
+ * values' text. A family such as karpenter_pods_state has a series per pod
+ * and 13 labels; one allocation instead of 15 halves what each costs. */
 static kp_metric_series *series_new(kp_metric *f, const char *const *values, uint64_t hash)
 {
-    kp_metric_series *s = kp_xcalloc(1, sizeof(*s));
+    size_t n = f->n_labels, text = 0;
+    for (size_t i = 0; i < n; i++)
+        text += strlen(values[i] ? values[i] : "") + 1;
+    kp_metric_series *s = kp_xcalloc(1, sizeof(*s) + n * sizeof(char *) + text);
     pthread_mutex_init(&s->lock, NULL);
     s->family = f;
     s->hash = hash;
-    s->values = kp_xcalloc(f->n_labels ? f->n_labels : 1, sizeof(char *));
-    for (size_t i = 0; i < f->n_labels; i++)
-        s->values[i] = kp_xstrdup(values[i] ? values[i] : "");
+    s->values = (char **)(s + 1);
+    char *p = (char *)(s->values + n);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(values[i] ? values[i] : "");
+        memcpy(p, values[i] ? values[i] : "", len + 1);
+        s->values[i] = p;
+        p += len + 1;
+    }
     if (f->type == KP_METRIC_HISTOGRAM) s->buckets = kp_xcalloc(f->n_bounds + 1, sizeof(uint64_t));
     if (f->type == KP_METRIC_SUMMARY)
         s->window = kp_xcalloc(KP_METRICS_SUMMARY_WINDOW, sizeof(kp_summary_obs));

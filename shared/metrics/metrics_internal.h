@@ -19,7 +19,7 @@ typedef struct kp_summary_obs {
 struct kp_metric_series {
     pthread_mutex_t lock;
     const struct kp_metric *family; /* its bounds, for histograms */
-    char **values;                  /* one per label */
+    char **values;                  /* one per label, inside the series' own block */
     uint64_t hash;
     uint64_t epoch;    /* the family's epoch when last looked up (mark and sweep) */
     double value;      /* counter or gauge */

@@ -2,7 +2,8 @@
  * Informer memory per object: what the cache holds for a Pod, a Node and a
  * NodeClaim as the API server returns them in the kwok e2e cluster (with
  * managedFields, kwok's container statuses and node conditions), whole and as
- * kube/informer_transform.h trims them. Figures only: nothing is asserted.
+ * kube/informer_transform.h trims them (and shares their well-known names and
+ * values). Figures only: nothing is asserted.
  *
  *   bench_informer [COUNT]      default 2000 copies of each
  */

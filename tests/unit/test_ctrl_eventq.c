@@ -61,3 +61,29 @@ Test(eventq, the_same_event_about_the_same_object_is_written_once_per_window)
     cr_expect_eq(events_written(), 6, "%zu written", events_written());
     cJSON_Delete(a), cJSON_Delete(b);
 }
+
+/* One key per object and reason: a controller that saw 20,000 pods come and
+ * go must not remember each of them for ever. */
+Test(eventq, dedupe_keys_whose_window_passed_are_forgotten)
+{
+    kp_eventq *q = kp_eventq_start(client, "karpenter", 1);
+    cJSON *a = node("a", "uid-a");
+    char key[64];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof(key), "pod-%d", i);
+        kp_eventq_post_dedupe(q, KP_RES_NODE, a, "Normal", "Nominated", "x", key, 1); /* a 1 ns window */
+    }
+    size_t remembered = kp_eventq_remembered(q);
+    cr_expect_lt(remembered, 2048, "%zu keys remembered of 3000 expired ones", remembered);
+    /* A key still inside its window is kept, and still deduplicates. */
+    kp_eventq_post_dedupe(q, KP_RES_NODE, a, "Normal", "Nominated", "x", "long", 600LL * 1000000000);
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof(key), "again-%d", i);
+        kp_eventq_post_dedupe(q, KP_RES_NODE, a, "Normal", "Nominated", "x", key, 1);
+    }
+    size_t deduped = kp_eventq_deduped(q);
+    kp_eventq_post_dedupe(q, KP_RES_NODE, a, "Normal", "Nominated", "x", "long", 600LL * 1000000000);
+    cr_expect_eq(kp_eventq_deduped(q), deduped + 1, "the live key was forgotten");
+    q = kp_eventq_stop(q);
+    cJSON_Delete(a);
+}

@@ -5,6 +5,7 @@
  * cluster, trimmed and not, gives the same plan.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,4 +177,57 @@ Test(informer_transform, a_busy_pod_shrinks)
     free(before);
     free(after);
     cJSON_Delete(pod);
+}
+
+static cJSON *trimmed_pod(const char *name)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\","
+             "\"labels\":{\"app.example.com/team\":\"blue\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+             "\"image\":\"i:1\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\","
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastProbeTime\":null}]}}",
+             name);
+    cJSON *pod = cJSON_Parse(json);
+    cr_assert_not_null(pod);
+    kp_informer_trim(KP_RES_POD, pod);
+    return pod;
+}
+
+Test(informer_transform, shared_string_tables_are_sorted_for_bisection)
+{
+    cr_expect(kp_informer_shared_tables_sorted());
+}
+
+/* The names and values Kubernetes repeats in every object are one constant
+ * copy; the rest stay the object's own; the object reads and prints the same,
+ * and duplicates and deletes cleanly (ASan checks every free). */
+Test(informer_transform, well_known_names_and_values_are_shared)
+{
+    cJSON *a = trimmed_pod("a"), *b = trimmed_pod("b");
+    const cJSON *ma = at(a, "metadata"), *mb = at(b, "metadata");
+    cr_expect_eq(ma->string, mb->string, "\"metadata\" is one copy");
+    cr_expect(ma->type & cJSON_StringIsConst);
+    const cJSON *ra = at(a, "status.conditions.0.status"), *rb = at(b, "status.conditions.0.status");
+    cr_expect_eq(ra->valuestring, rb->valuestring, "\"True\" is one copy");
+    cr_expect(ra->type & cJSON_IsReference);
+    cr_expect_str_eq(cJSON_GetStringValue(at(a, "metadata.name")), "a");
+    cr_expect_neq(at(a, "metadata.name")->valuestring, at(b, "metadata.name")->valuestring);
+    const cJSON *team = cJSON_GetObjectItemCaseSensitive(at(a, "metadata.labels"), "app.example.com/team");
+    cr_expect(!(team->type & cJSON_StringIsConst), "an unknown label key stays the object's own");
+    cr_expect_str_eq(cJSON_GetStringValue(team), "blue");
+
+    char *text = cJSON_PrintUnformatted(a);
+    cr_expect_str_eq(text, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":"
+                           "\"default\",\"labels\":{\"app.example.com/team\":\"blue\"}},\"spec\":{\"containers\":[{"
+                           "\"name\":\"c\",\"image\":\"i:1\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+                           "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":"
+                           "\"True\",\"lastProbeTime\":null}]}}");
+    free(text);
+    cJSON *copy = cJSON_Duplicate(a, 1);
+    cr_expect(cJSON_Compare(copy, a, 1));
+    cJSON_Delete(a);
+    cr_expect_str_eq(cJSON_GetStringValue(at(copy, "status.phase")), "Running", "the copy outlives the original");
+    cJSON_Delete(copy);
+    cJSON_Delete(b);
 }

@@ -141,3 +141,32 @@ Test(metrics_state, node_gauges_with_karpenters_labels)
     cr_expect(strstr(t, "\nkarpenter_cluster_state_node_count 0\n"));
     free(t);
 }
+
+/* A pod's series (karpenter_pods_state, its waiting times) go when the pod
+ * goes: a cluster that ran 20,000 pods through must not keep a series each. */
+Test(metrics_state, a_deleted_pods_series_go_on_the_next_pass)
+{
+    put_node();
+    put_pod("web", "n1", "500m", false);
+    put_pod("waiting", NULL, "1", false);
+    cr_assert_eq(kp_state_metrics_pass(&h.c, NULL), 0);
+    char *t = scrape();
+    cr_expect_eq(sample(t, "karpenter_pods_state", "name=\"web\"", NULL), 1);
+    cr_expect_eq(sample(t, "karpenter_pods_state", "name=\"waiting\"", NULL), 1);
+    cr_expect(!isnan(sample(t, "karpenter_pods_unbound_time_seconds", "name=\"waiting\"", NULL)));
+    free(t);
+    size_t before = kp_metric_series_count(h.c.m->pods_state);
+
+    cr_assert(fake_api_remove(h.fa, "/api/v1/namespaces/ns/pods/web"));
+    cr_assert(fake_api_remove(h.fa, "/api/v1/namespaces/ns/pods/waiting"));
+    cr_assert(harness_wait(&h, KP_CK_POD, "ns/web", false));
+    cr_assert(harness_wait(&h, KP_CK_POD, "ns/waiting", false));
+    cr_assert_eq(kp_state_metrics_pass(&h.c, NULL), 0);
+    t = scrape();
+    cr_expect(isnan(sample(t, "karpenter_pods_state", "name=\"web\"", NULL)), "the bound pod's series went");
+    cr_expect(isnan(sample(t, "karpenter_pods_state", "name=\"waiting\"", NULL)), "the pending pod's series went");
+    cr_expect(isnan(sample(t, "karpenter_pods_unbound_time_seconds", "name=\"waiting\"", NULL)),
+              "its waiting time went too");
+    cr_expect_eq(kp_metric_series_count(h.c.m->pods_state), before - 2);
+    free(t);
+}
