@@ -8,6 +8,7 @@
 #include "metrics/metrics_internal.h"
 
 #include "base/error.h"
+#include "base/log.h"
 #include "base/xalloc.h"
 
 #include <math.h>
@@ -270,8 +271,16 @@ kp_metric_series *kp_metric_with(kp_metric *metric, const char *const *values)
         slots_insert(metric->slots, metric->n_slots, hash, metric->n_series);
         metric->series[metric->n_series++] = s;
     }
+    bool say_full = !s && !metric->full_logged;
+    if (say_full) metric->full_logged = true;
     if (s) s->epoch = metric->epoch;
     pthread_mutex_unlock(&metric->lock);
+    if (say_full) { /* never silently: the family's output is incomplete from now on */
+        char cap[24];
+        snprintf(cap, sizeof(cap), "%d", (int)KP_METRICS_MAX_SERIES);
+        KP_LOG(KP_LOG_WARN, "metrics", "metric family has reached its series cap; new series are not recorded",
+               "metric", metric->name, "cap", cap);
+    }
     return s;
 }
 

@@ -42,7 +42,7 @@ enum kp_metric_type {
 enum {
     KP_METRICS_MAX_LABELS = 48,          /* label names per family (Karpenter's node gauges have 40) */
     KP_METRICS_MAX_BUCKETS = 48,         /* histogram buckets, +Inf not counted */
-    KP_METRICS_MAX_SERIES = 4096,        /* series per family */
+    KP_METRICS_MAX_SERIES = 65536,       /* series per family: karpenter_pods_state has one per pod */
     KP_METRICS_SUMMARY_WINDOW = 512,     /* observations a summary series keeps for its quantiles */
     KP_METRICS_SUMMARY_AGE_S = 600,      /* ... and for how long (client_golang's MaxAge) */
     KP_METRICS_MAX_HOOKS = 16            /* collect hooks per registry */
@@ -79,7 +79,7 @@ extern const double kp_metrics_latency_buckets[14];
 
 /* The series with these label values (as many as the family has labels; NULL
  * values read as ""), created on first use. NULL once the family holds
- * KP_METRICS_MAX_SERIES series. */
+ * KP_METRICS_MAX_SERIES series (logged once per family at WARN). */
 kp_metric_series *kp_metric_with(kp_metric *metric, const char *const *values);
 
 /* Drop every series of the family, for gauges recomputed from scratch each

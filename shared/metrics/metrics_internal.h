@@ -8,6 +8,7 @@
 #include "metrics/metrics.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* One observation a summary keeps: its value and when (monotonic ns). */
@@ -43,6 +44,7 @@ struct kp_metric {
     size_t *slots; /* hash slots: index + 1, 0 empty */
     size_t n_slots;
     uint64_t epoch;
+    bool full_logged; /* the series cap was reached and said so */
 };
 
 typedef struct kp_metrics_hook {

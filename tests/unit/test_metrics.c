@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "metrics/metrics.h"
 
 static char *expose(kp_metrics *m)
@@ -156,11 +157,22 @@ Test(metrics, same_labels_same_series_and_the_cap)
     char value[32];
     const char *v[] = {value, "z"};
     size_t made = 2;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    kp_log_set_output(out);
     for (int i = 0; i < KP_METRICS_MAX_SERIES + 10; i++) {
         snprintf(value, sizeof(value), "v%d", i);
         if (kp_metric_with(c, v)) made++;
     }
+    kp_log_set_output(stderr);
+    fclose(out);
     cr_expect_eq(made, KP_METRICS_MAX_SERIES);
+    /* the cap is said, once, naming the family: never a silent cut */
+    const char *first = strstr(text, "series cap");
+    cr_expect(first && strstr(text, "\"metric\":\"c\""), "%s", text);
+    cr_expect(first && !strstr(first + 1, "series cap"), "said once: %s", text);
+    free(text);
     /* existing series are still found past the cap */
     cr_expect_not_null(kp_metric_with(c, x));
     kp_metrics_free(m);
