@@ -344,14 +344,16 @@ static void put_pool_requiring(const char *name, const char *requirements)
 Test(provisioner, a_nodepool_whose_requirements_leave_no_instance_type_says_so)
 {
     put_pool("default", NULL, NULL);
-    put_pool_requiring("nothing", ",\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
-                                  "\"operator\":\"In\",\"values\":[\"no-such.type\"]}]");
+    put_pool_requiring("nothing",
+                       ",\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
+                       "\"operator\":\"In\",\"values\":[\"no-such.type\"]}]");
     put_pending("web", "1");
     kp_provision_result r = run();
     cr_expect_eq(r.claims_created, 1, "the other NodePool launches");
     put_pending("web2", "1");
     run();
-    cr_expect_eq(harness_events(&h, "NoCompatibleInstanceTypes", NO_TYPES), 1, "once a minute at most");
+    cr_expect_eq(harness_events(&h, "NoCompatibleInstanceTypes", NO_TYPES), 1,
+                 "once a minute at most");
     cr_expect_eq(harness_events(&h, "NoCompatibleInstanceTypes", "minValues"), 0);
     cJSON *list = NULL;
     kp_kube_request req = {"GET", "/api/v1/events", NULL, NULL, NULL};
@@ -360,8 +362,7 @@ Test(provisioner, a_nodepool_whose_requirements_leave_no_instance_type_says_so)
     int on_pool = 0;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(list, "items"))
     {
-        if (strcmp(kp_obj_str(e, "reason"), "NoCompatibleInstanceTypes") != 0)
-            continue;
+        if (strcmp(kp_obj_str(e, "reason"), "NoCompatibleInstanceTypes") != 0) continue;
         cr_expect_str_eq(kp_obj_str(e, "type"), "Warning");
         cr_expect_str_eq(kp_obj_str(e, "involvedObject.kind"), "NodePool");
         cr_expect_str_eq(kp_obj_str(e, "involvedObject.name"), "nothing");
@@ -373,8 +374,9 @@ Test(provisioner, a_nodepool_whose_requirements_leave_no_instance_type_says_so)
 
 Test(provisioner, a_nodepool_whose_types_cannot_meet_min_values_says_so)
 {
-    put_pool_requiring("few", ",\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
-                              "\"operator\":\"In\",\"values\":[\"m5.large\",\"m5.xlarge\"],\"minValues\":3}]");
+    put_pool_requiring(
+        "few", ",\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
+               "\"operator\":\"In\",\"values\":[\"m5.large\",\"m5.xlarge\"],\"minValues\":3}]");
     put_pending("web", "1");
     kp_provision_result r = run();
     cr_expect_eq(r.claims_created, 0);
@@ -386,8 +388,9 @@ Test(provisioner, a_nodepool_whose_types_cannot_meet_min_values_says_so)
 Test(provisioner, min_values_best_effort_keeps_the_nodepool)
 {
     h.c.opts.min_values_best_effort = true;
-    put_pool_requiring("few", ",\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
-                              "\"operator\":\"In\",\"values\":[\"m5.large\",\"m5.xlarge\"],\"minValues\":3}]");
+    put_pool_requiring(
+        "few", ",\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
+               "\"operator\":\"In\",\"values\":[\"m5.large\",\"m5.xlarge\"],\"minValues\":3}]");
     put_pending("web", "1");
     kp_provision_result r = run();
     cr_expect_eq(r.claims_created, 1);
