@@ -5,6 +5,7 @@
 #include "controller/capacitybuffer_ctrl.h"
 #include "controller/caps_ctrl.h"
 #include "controller/cloud_aws.h"
+#include "controller/consistency_ctrl.h"
 #include "controller/disruption_ctrl.h"
 #include "controller/gc.h"
 #include "controller/state_metrics.h"
@@ -47,6 +48,9 @@ struct kp_controllers {
     kp_loop *caps_headroom;
     kp_workqueue *q_overlay; /* NodeOverlay gate */
     kp_reconciler *overlay;
+    kp_workqueue *q_consistency; /* NodeClaims, checked against their Nodes */
+    kp_reconciler *consistency;
+    kp_consistency *consistency_state;
     bool started;
 };
 
@@ -110,7 +114,7 @@ static void node_changed(void *ctx, const cJSON *obj)
         kp_workqueue_add(cs->q_termination, name);
     char *claim = kp_claim_for_provider_id(cs->c, kp_obj_str(obj, "spec.providerID"));
     if (claim)
-        kp_workqueue_add(cs->q_lifecycle, claim);
+        kp_workqueue_add(cs->q_lifecycle, claim), kp_workqueue_add(cs->q_consistency, claim);
     free(claim);
     enqueue_pool_of(cs, obj);
 }
@@ -288,6 +292,7 @@ static void wire(kp_controllers *cs)
                             &(kp_informer_handler){node_added, node_updated, node_changed, cs});
     kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_lifecycle);
     kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_claim_disruption);
+    kp_informer_add_queue(c->informers[KP_CK_NODECLAIM], cs->q_consistency);
     if (cs->q_health) /* NodeRepair: every Node change is a health check */
         kp_informer_add_queue(c->informers[KP_CK_NODE], cs->q_health);
     kp_informer_add_handler(c->informers[KP_CK_NODECLAIM],
@@ -314,6 +319,8 @@ kp_controllers *kp_controllers_new(kp_ctrl *c)
     cs->q_nodepool = kp_workqueue_new(&q);
     cs->q_podevents = kp_workqueue_new(&q);
     cs->q_claim_disruption = kp_workqueue_new(&q);
+    cs->q_consistency = kp_workqueue_new(&q);
+    cs->consistency_state = kp_consistency_new();
     if (c->opts.node_repair)
         cs->q_health = kp_workqueue_new(&q);
     if (c->opts.static_capacity)
@@ -359,6 +366,8 @@ int kp_controllers_start(kp_controllers *cs)
                                         kp_podevents_reconcile, NULL);
     cs->claim_disruption = kp_reconciler_start(c, "nodeclaim.disruption", cs->q_claim_disruption, workers(c, 4, 32),
                                                kp_claim_disruption_reconcile, cs->claim_disruption_state);
+    cs->consistency = kp_reconciler_start(c, "nodeclaim.consistency", cs->q_consistency, workers(c, 2, 16),
+                                          kp_consistency_reconcile, cs->consistency_state);
     if (cs->q_health)
         cs->health = kp_reconciler_start(c, "node.health", cs->q_health, workers(c, 2, 16), kp_node_health_reconcile, NULL);
     if (cs->q_static)
@@ -404,6 +413,7 @@ void kp_controllers_stop(kp_controllers *cs)
     cs->podevents = kp_reconciler_stop(cs->podevents);
     cs->claim_disruption = kp_reconciler_stop(cs->claim_disruption);
     cs->health = kp_reconciler_stop(cs->health);
+    cs->consistency = kp_reconciler_stop(cs->consistency);
     cs->static_pools = kp_reconciler_stop(cs->static_pools);
     cs->buffer_ctrl = kp_reconciler_stop(cs->buffer_ctrl);
     cs->nodeclass = kp_reconciler_stop(cs->nodeclass);
@@ -429,6 +439,8 @@ kp_controllers *kp_controllers_free(kp_controllers *cs)
     kp_workqueue_free(cs->q_nodepool);
     kp_workqueue_free(cs->q_podevents);
     kp_workqueue_free(cs->q_claim_disruption);
+    kp_workqueue_free(cs->q_consistency);
+    cs->consistency_state = kp_consistency_free(cs->consistency_state);
     if (cs->q_health)
         kp_workqueue_free(cs->q_health);
     if (cs->q_static)

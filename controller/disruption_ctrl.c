@@ -24,9 +24,24 @@ struct kp_disruption_ctrl {
     int64_t last_plan; /* monotonic ns of the last plan */
     kp_disrupt_queue *queue;
     /* Consolidation commands found and waiting out the validation period:
-     * command key -> (int64_t *) when first found. Rebuilt every pass. */
+     * command key -> (pending_cmd *). Rebuilt every pass. */
     kp_strmap pending;
 };
+
+typedef struct pending_cmd {
+    int64_t since; /* when first found */
+    enum kp_disrupt_method method;
+    uint32_t n_candidates;
+    kp_consolidation_ref *ref; /* for its events; NULL for emptiness */
+} pending_cmd;
+
+static void pending_free(void *p)
+{
+    pending_cmd *pc = p;
+    if (pc)
+        kp_consolidation_ref_free(pc->ref);
+    free(pc);
+}
 
 kp_disruption_ctrl *kp_disruption_ctrl_new(void)
 {
@@ -39,7 +54,7 @@ kp_disruption_ctrl *kp_disruption_ctrl_free(kp_disruption_ctrl *d)
 {
     if (!d)
         return NULL;
-    kp_strmap_clear(&d->pending, free);
+    kp_strmap_clear(&d->pending, pending_free);
     d->queue = kp_disrupt_queue_free(d->queue);
     free(d);
     return NULL;
@@ -133,17 +148,17 @@ static bool validated(kp_ctrl *c, kp_disruption_ctrl *d, kp_strmap *seen, const 
         return false;
     }
     int64_t now = c->clock->now(c->clock);
-    int64_t *since = kp_strmap_remove(&d->pending, key);
-    if (!since) {
-        since = kp_xcalloc(1, sizeof(*since));
-        *since = now;
+    pending_cmd *pc = kp_strmap_remove(&d->pending, key);
+    if (!pc) {
+        pc = kp_xcalloc(1, sizeof(*pc));
+        *pc = (pending_cmd){now, cmd->method, cmd->n_candidates, kp_consolidation_ref_new(snap, cmd)};
         KP_LOG(KP_LOG_DEBUG, LOGGER, "consolidation found; validating it after the wait", "command", key);
     }
-    bool ok = now - *since >= c->opts.consolidation_validation_ms * KP_NS_PER_MS;
+    bool ok = now - pc->since >= c->opts.consolidation_validation_ms * KP_NS_PER_MS;
     if (ok)
-        free(since);
+        pending_free(pc);
     else
-        free(kp_strmap_put(seen, key, since));
+        pending_free(kp_strmap_put(seen, key, pc));
     free(key);
     return ok;
 }
@@ -163,18 +178,20 @@ static void mark_in_flight(kp_disruption_ctrl *d, kp_snapshot *snap)
     kp_disrupt_queue_place(d->queue, snap);
 }
 
-/* A consolidation found before and not found again failed its validation:
- * its key is "<method>,<candidate>,...[+<type>...]" (command_key). */
-static void failed_validation(void *ctx, const char *key, void *since)
+typedef struct validation_ctx {
+    kp_ctrl *c;
+    const kp_snapshot *snap;
+    const kp_disruption_plan *plan;
+} validation_ctx;
+
+/* A consolidation found before and not found again failed its validation. */
+static void failed_validation(void *ctx, const char *key, void *value)
 {
-    (void)since;
-    char *end = NULL;
-    long method = strtol(key, &end, 10);
-    uint32_t candidates = 0;
-    for (const char *p = end; p && *p && *p != '+'; p++)
-        candidates += *p == ',';
-    if (end != key && method >= 0 && method < KP_DISRUPT_METHODS)
-        kp_disruption_metrics_failed_validation(ctx, (enum kp_disrupt_method)method, candidates);
+    validation_ctx *v = ctx;
+    const pending_cmd *pc = value;
+    (void)key;
+    kp_disruption_metrics_failed_validation(v->c, pc->method, pc->n_candidates);
+    kp_consolidation_rejected_events(v->c, pc->ref, v->snap, v->plan);
 }
 
 static int start_commands(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *snap, const kp_disruption_plan *plan)
@@ -189,8 +206,9 @@ static int start_commands(kp_ctrl *c, kp_disruption_ctrl *d, const kp_snapshot *
         if (err < 0 && !first_err)
             first_err = err;
     }
-    kp_strmap_foreach(&d->pending, failed_validation, c);
-    kp_strmap_clear(&d->pending, free); /* commands not found again are dropped */
+    validation_ctx v = {c, snap, plan};
+    kp_strmap_foreach(&d->pending, failed_validation, &v);
+    kp_strmap_clear(&d->pending, pending_free); /* commands not found again are dropped */
     d->pending = seen;
     return first_err;
 }

@@ -70,4 +70,29 @@ int kp_disruption_taint(kp_ctrl *c, const char *node, bool on);
  * budgets, and the plan's metrics. Events are rate-limited as Karpenter's. */
 void kp_disruption_explain(kp_ctrl *c, const kp_snapshot *snap, const kp_disruption_plan *plan);
 
+/* A single- or multi-node consolidation command as its events name it,
+ * kept from the pass that found it to the one that validates it. */
+typedef struct kp_consolidation_ref kp_consolidation_ref;
+
+/* NULL for commands that have no such events (Karpenter writes them for
+ * single- and multi-node consolidation only). */
+kp_consolidation_ref *kp_consolidation_ref_new(const kp_snapshot *snap, const kp_disrupt_command *cmd);
+kp_consolidation_ref *kp_consolidation_ref_free(kp_consolidation_ref *r);
+
+/* ConsolidationCandidate on each candidate's Node and NodeClaim, for a
+ * command that replaces them (Karpenter's, as a command is computed):
+ * "Consolidation candidate: replace: [NODE] -> [1 replacement] (savings:
+ * $0.12)", or for one of several "replace: [NODE] (part of 3-node
+ * consolidation)". Deduplicated for 2 minutes by object and command. */
+void kp_consolidation_candidate_events(kp_ctrl *c, const kp_consolidation_ref *r);
+
+/* ConsolidationRejected on each candidate's Node and NodeClaim, for a
+ * command found before and not found again after the validation period.
+ * The reason is Karpenter's validation failure, read from the plan made now
+ * (`snap`, `plan`): "churn" when a candidate is gone or no longer a
+ * candidate, "budget" when one is nominated or out of budget, else
+ * "scheduling" (its pods would go elsewhere now). */
+void kp_consolidation_rejected_events(kp_ctrl *c, const kp_consolidation_ref *r, const kp_snapshot *snap,
+                                      const kp_disruption_plan *plan);
+
 #endif

@@ -324,6 +324,36 @@ static void events(batch *b)
     }
 }
 
+/* Karpenter's scheduler drops a NodePool whose own requirements leave no
+ * instance type, and says so on it once a minute (its dedupe). */
+#define NO_TYPES_DEDUPE_NS (60 * KP_NS_PER_SEC)
+
+static void pool_types_events(batch *b)
+{
+    kp_ctrl *c = b->p->c;
+    const kp_snapshot *snap = b->view->snap;
+    for (uint32_t t = 0; t < snap->n_templates && b->plan->template_types; t++) {
+        uint8_t why = b->plan->template_types[t];
+        if (why == KP_TEMPLATE_TYPES_OK)
+            continue;
+        bool min_values = why == KP_TEMPLATE_TYPES_MIN_VALUES;
+        KP_LOG(KP_LOG_INFO, LOGGER, "skipping, nodepool requirements filtered out all instance types", "NodePool",
+               snap->templates[t].name, "minValuesIncompatible", min_values ? "true" : "false");
+        cJSON *np = c->events ? kp_ctrl_get(c, KP_CK_NODEPOOL, snap->templates[t].name) : NULL;
+        if (!np)
+            continue;
+        char key[320];
+        const char *uid = kp_obj_str(np, "metadata.uid");
+        snprintf(key, sizeof(key), "NoCompatibleInstanceTypes/%s", uid ? uid : snap->templates[t].name);
+        kp_eventq_post_dedupe(c->events, KP_RES_NODEPOOL, np, "Warning", "NoCompatibleInstanceTypes",
+                              min_values ? "NodePool requirements filtered out all compatible available instance "
+                                           "types due to minValues incompatibility"
+                                         : "NodePool requirements filtered out all compatible available instance types",
+                              key, NO_TYPES_DEDUPE_NS);
+        cJSON_Delete(np);
+    }
+}
+
 /* The next batch must see the claims this one made, or it would place the
  * same pods again: wait (briefly) for the informer to have them. */
 static void await_cache(batch *b)
@@ -388,6 +418,7 @@ int kp_provisioner_run_once(kp_provisioner *p, kp_provision_result *out)
         snprintf(n, sizeof(n), "%u", out->pending);
         KP_LOG(KP_LOG_INFO, LOGGER, "found provisionable pod(s)", "pods", n);
         b.claim_names = KP_ARENA_NEW(b.view->arena, const char *, b.plan->n_claims + 1);
+        pool_types_events(&b);
         create_claims(&b);
         events(&b);
         await_cache(&b);

@@ -358,6 +358,7 @@ int kp_solve(kp_snapshot *snap, const kp_solve_opts *opts, const uint32_t *pendi
 
     s.claim_ix = s.node_ix = NULL;
     kp_plan *plan = plan_new(&s);
+    plan->template_types = templates_types(&s);
     err = plan_finalize(&s, plan);
     kp_arena_free(s.scratch);
     kp_arena_free(s.work);

@@ -87,8 +87,20 @@ typedef struct kp_plan_error {
     const char *reason;
 } kp_plan_error;
 
+/* What the NodePool's own requirements leave before any pod is placed
+ * (Karpenter's scheduler drops such a NodePool and says so with
+ * NoCompatibleInstanceTypes): no instance type with an offering they allow
+ * and room for its DaemonSets, or, without min_values_best_effort, too few
+ * of them for a minValues. */
+enum kp_template_types {
+    KP_TEMPLATE_TYPES_OK = 0,
+    KP_TEMPLATE_TYPES_NONE,
+    KP_TEMPLATE_TYPES_MIN_VALUES,
+};
+
 typedef struct kp_plan {
     kp_arena *arena;
+    const uint8_t *template_types; /* per snapshot template: enum kp_template_types (static ones: OK) */
     kp_plan_claim *claims;
     uint32_t n_claims;
     kp_plan_node *nodes; /* only nodes that received pods */

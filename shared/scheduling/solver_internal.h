@@ -261,6 +261,9 @@ int cache_ensure(solver *s);
 
 /* claim.c */
 bool min_values_ok(solver *s, const kp_requirements *reqs, const uint32_t *its, uint32_t n);
+/* Per template, what its requirements leave (enum kp_template_types), in
+ * s->arena; call after claims_init. */
+const uint8_t *templates_types(solver *s);
 int claims_init(solver *s);
 bool claim_try(solver *s, claim *c, podstate *st, bool fresh, const char **why);
 bool claim_new(solver *s, uint32_t tmpl, podstate *st, const char **why);

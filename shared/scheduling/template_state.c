@@ -139,6 +139,25 @@ static void keep_launchable(solver *s, uint32_t t)
     ts->n_its = n;
 }
 
+const uint8_t *templates_types(solver *s)
+{
+    uint32_t n = s->snap->n_templates;
+    uint8_t *out = KP_ARENA_NEW(s->arena, uint8_t, n ? n : 1);
+    for (uint32_t t = 0; t < n; t++) {
+        const tstate *ts = &s->ts[t];
+        if (s->snap->templates[t].is_static)
+            out[t] = KP_TEMPLATE_TYPES_OK; /* they launch for their replicas, never for pods */
+        else if (ts->n_its == 0)
+            out[t] = KP_TEMPLATE_TYPES_NONE;
+        else if (!s->opts->min_values_best_effort &&
+                 !min_values_ok(s, &s->snap->templates[t].reqs, ts->its, ts->n_its))
+            out[t] = KP_TEMPLATE_TYPES_MIN_VALUES;
+        else
+            out[t] = KP_TEMPLATE_TYPES_OK;
+    }
+    return out;
+}
+
 /* Limits minus what the NodePool's nodes already hold (Karpenter counts capacity). */
 static void init_limits(solver *s, uint32_t t)
 {

@@ -8,6 +8,9 @@
 # - NodePool `balanced` (consolidationPolicy Balanced): a node left with a 250m pod
 #   on 4 CPUs is scored: a ConsolidationApproved event, or a rejection counted in
 #   karpenter_consolidation_moves_total (Karpenter writes no event for those);
+# - NodePool `mover`: a node left with a 250m pod on 4 CPUs is replaced by a
+#   cheaper one, announced first with ConsolidationCandidate on its Node and
+#   NodeClaim (Karpenter's message, with the command);
 # - /metrics serves karpenter_nodepools_nodes_consuming_budgets and
 #   karpenter_voluntary_disruption_eligible_nodes.
 set -euo pipefail
@@ -76,6 +79,7 @@ setup() {
   pool keep '{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "100%"}]}'
   pool frozen '{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 40s, budgets: [{nodes: "0"}]}'
   pool balanced '{consolidationPolicy: Balanced, consolidateAfter: 0s, budgets: [{nodes: "100%"}]}'
+  pool mover '{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "100%"}]}'
   METRICS=$(e2e_free_port)
   e2e_start_controller controller --disable-leader-election --batch-idle-duration 500ms \
     --kwok-finish-pods-immediately --disruption-poll-interval 2s --consolidation-validation-period 2s \
@@ -83,7 +87,9 @@ setup() {
   deployment keeper keep 3 '{karpenter.sh/do-not-disrupt: "true"}'
   deployment frozen frozen 3
   deployment steady balanced 3
-  wait_for "running keeper && running frozen && running steady" 180 || fail "the three pods are not Running after 180s"
+  deployment mover mover 3
+  wait_for "running keeper && running frozen && running steady && running mover" 180 ||
+    fail "the four pods are not Running after 180s"
   pass "one 3-CPU pod Running in each NodePool"
 }
 
@@ -153,6 +159,21 @@ balanced() {
   fi
 }
 
+# Shrunk to 250m, the mover's pod fits a cheaper node: the single-node
+# consolidation that replaces its node names it on the Node and the NodeClaim
+# as soon as it is computed, before it is validated and carried out.
+consolidation_candidate() {
+  local node claim want
+  node=$(pod_node mover)
+  claim=$(claim_of_node "$node")
+  k -n $NS set resources deployment mover --requests=cpu=250m >/dev/null
+  want="ConsolidationCandidate: Consolidation candidate: replace: [$node] -> [1 replacement] (savings: \$"
+  wait_for "grep -qF '$want' <<<\"\$(events Node $node)\"" 120 ||
+    fail "no ConsolidationCandidate event on node $node: $(events Node "$node")"
+  pass "node $node: $(grep -F "$want" <<<"$(events Node "$node")" | head -n 1)"
+  check "and the same on its NodeClaim $claim" grep -qF "$want" <<<"$(events NodeClaim "$claim")"
+}
+
 metrics() {
   local consuming eligible
   consuming=$(metric karpenter_nodepools_nodes_consuming_budgets)
@@ -168,4 +189,5 @@ setup
 do_not_disrupt
 budget_zero_and_consolidatable
 balanced
+consolidation_candidate
 metrics

@@ -3,6 +3,8 @@
 # get NodeClaims, the claims launch kwok nodes that register and become Ready,
 # kube-scheduler binds the pods there; claims and the NodePool carry the status
 # users read; a NodePool limit holds pods back with an event until it is raised;
+# a NodePool whose requirements match no instance type says so
+# (NoCompatibleInstanceTypes);
 # a controller killed in the middle of provisioning and restarted counts what
 # exists instead of launching it again.
 set -euo pipefail
@@ -73,11 +75,28 @@ limits() {
   claims=$(count nodeclaims)
   cpu=$(jp nodepool default '{.status.resources.cpu}')
   k patch nodepool default --type merge -p "{\"spec\":{\"limits\":{\"cpu\":\"$cpu\"}}}" >/dev/null
+  k apply -f - >/dev/null <<'EOF2'
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: nothing}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [no-such-type]}
+      nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}
+EOF2
+  wait_for '[ "$(condition nodepool nothing Ready)" = True ]' 30 || fail "NodePool nothing never became Ready"
   k -n $NS scale deployment inflate --replicas 20 >/dev/null
   wait_for "grep -q 'limits' <<<\"\$(k -n $NS get events --field-selector reason=FailedScheduling -o jsonpath='{.items[*].message}')\"" 60 ||
     fail "no FailedScheduling event naming the limit: $(k -n $NS get events --field-selector reason=FailedScheduling)"
   pass "pods over the NodePool's cpu limit ($cpu) get a FailedScheduling event naming it"
   check "no NodeClaim beyond the limit" test "$(count nodeclaims)" -eq "$claims"
+  local want="NodePool requirements filtered out all compatible available instance types"
+  wait_for "k get events -A --field-selector reason=NoCompatibleInstanceTypes,involvedObject.kind=NodePool,involvedObject.name=nothing -o jsonpath='{.items[*].message}' | grep -qF '$want'" 30 ||
+    fail "no NoCompatibleInstanceTypes event on NodePool nothing: $(k get events -A --field-selector involvedObject.name=nothing)"
+  pass "NodePool nothing, whose requirements match no instance type: NoCompatibleInstanceTypes \"$want\""
+  k delete nodepool nothing >/dev/null
 }
 
 # The limit goes up and the controller is killed (SIGKILL) as soon as it has created

@@ -330,3 +330,69 @@ Test(provisioner, a_refused_create_is_counted_and_names_no_claim)
     r = run();
     cr_expect_eq(r.claims_created, 1, "the next batch tries again");
 }
+
+/* A NodePool with these requirements (JSON members of its template spec). */
+static void put_pool_requiring(const char *name, const char *requirements)
+{
+    harness_put_pool(&h, (harness_obj){.name = name, .template = requirements});
+}
+
+#define NO_TYPES "NodePool requirements filtered out all compatible available instance types"
+
+/* Karpenter's scheduler: NoCompatibleInstanceTypes on the NodePool, once a
+ * minute (its dedupe), and the pods go to the NodePools that can launch. */
+Test(provisioner, a_nodepool_whose_requirements_leave_no_instance_type_says_so)
+{
+    put_pool("default", NULL, NULL);
+    put_pool_requiring("nothing",
+                       ",\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
+                       "\"operator\":\"In\",\"values\":[\"no-such.type\"]}]");
+    put_pending("web", "1");
+    kp_provision_result r = run();
+    cr_expect_eq(r.claims_created, 1, "the other NodePool launches");
+    put_pending("web2", "1");
+    run();
+    cr_expect_eq(harness_events(&h, "NoCompatibleInstanceTypes", NO_TYPES), 1,
+                 "once a minute at most");
+    cr_expect_eq(harness_events(&h, "NoCompatibleInstanceTypes", "minValues"), 0);
+    cJSON *list = NULL;
+    kp_kube_request req = {"GET", "/api/v1/events", NULL, NULL, NULL};
+    KP_ASSERT_OK(kp_kube_do(h.c.kube, &req, &list));
+    const cJSON *e;
+    int on_pool = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(list, "items"))
+    {
+        if (strcmp(kp_obj_str(e, "reason"), "NoCompatibleInstanceTypes") != 0) continue;
+        cr_expect_str_eq(kp_obj_str(e, "type"), "Warning");
+        cr_expect_str_eq(kp_obj_str(e, "involvedObject.kind"), "NodePool");
+        cr_expect_str_eq(kp_obj_str(e, "involvedObject.name"), "nothing");
+        on_pool++;
+    }
+    cr_expect_eq(on_pool, 1);
+    cJSON_Delete(list);
+}
+
+Test(provisioner, a_nodepool_whose_types_cannot_meet_min_values_says_so)
+{
+    put_pool_requiring(
+        "few", ",\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
+               "\"operator\":\"In\",\"values\":[\"m5.large\",\"m5.xlarge\"],\"minValues\":3}]");
+    put_pending("web", "1");
+    kp_provision_result r = run();
+    cr_expect_eq(r.claims_created, 0);
+    cr_expect_eq(harness_events(&h, "NoCompatibleInstanceTypes",
+                                NO_TYPES " due to minValues incompatibility"),
+                 1);
+}
+
+Test(provisioner, min_values_best_effort_keeps_the_nodepool)
+{
+    h.c.opts.min_values_best_effort = true;
+    put_pool_requiring(
+        "few", ",\"requirements\":[{\"key\":\"node.kubernetes.io/instance-type\","
+               "\"operator\":\"In\",\"values\":[\"m5.large\",\"m5.xlarge\"],\"minValues\":3}]");
+    put_pending("web", "1");
+    kp_provision_result r = run();
+    cr_expect_eq(r.claims_created, 1);
+    cr_expect_eq(harness_events(&h, "NoCompatibleInstanceTypes", NULL), 0);
+}
