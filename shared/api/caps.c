@@ -36,7 +36,7 @@ static int parse_count(const char *text, const char *source, int64_t *out)
 
 int kp_caps_parse_max_nodes(kp_caps *c, const char *text, const char *source)
 {
-    int64_t n;
+    int64_t n = 0; /* set by parse_count on success; gcc -O3 cannot see that */
     int err = refuse_min_max(text, source, "--max-nodes-total 50");
     if (!err)
         err = parse_count(text, source, &n);
@@ -47,7 +47,7 @@ int kp_caps_parse_max_nodes(kp_caps *c, const char *text, const char *source)
 
 int kp_caps_parse_cores(kp_caps *c, const char *text, const char *source)
 {
-    int64_t n;
+    int64_t n = 0; /* as above */
     int err = refuse_min_max(text, source, "--cores-total 320");
     if (!err)
         err = parse_count(text, source, &n);

@@ -360,9 +360,11 @@ static const struct {
 static void start_loop(planner *p)
 {
     kp_arena_rewind(p->loop_arena, p->loop_mark);
-    memset(p->touched, 0, p->cap * sizeof(bool));
-    memset(p->fresh, 0, p->cap * sizeof(bool));
-    memset(p->why, 0, p->cap * sizeof(*p->why));
+    if (p->cap) { /* no node: the arrays are NULL, and memset(NULL, 0, 0) is undefined */
+        memset(p->touched, 0, p->cap * sizeof(bool));
+        memset(p->fresh, 0, p->cap * sizeof(bool));
+        memset(p->why, 0, p->cap * sizeof(*p->why));
+    }
     p->loop_commands = 0;
     if (p->capacity_added)
         p->epoch++, p->capacity_added = false;

@@ -435,3 +435,18 @@ Test(plan_disrupting, pods_of_a_deleting_node_may_go_to_an_uninitialized_node)
     cr_expect_eq(replacement(s, 0)->n_pods, 1);
     sc_free(&c);
 }
+
+/* A cluster with a NodePool and no node at all: nothing to plan, and no
+ * zero-length memset on the planner's empty per-node arrays (UBSan aborted
+ * the controller on an empty cluster). */
+Test(plan_order, an_empty_cluster_plans_nothing)
+{
+    sc c;
+    sc_init(&c, true);
+    pool(&c, "default", OD_ONLY, NULL);
+    kp_disrupt_opts o = KP_DISRUPT_OPTS_INIT;
+    kp_scenario *s = plan_opts(&c, &o);
+    cr_expect_eq(kp_scenario_n_commands(s), 0);
+    cr_expect_eq(s->snap->n_nodes, 0);
+    sc_free(&c);
+}
