@@ -287,27 +287,47 @@ int kp_dec_unsupported(kp_decoder *d, const char *value, const char *const *supp
     return kp_dec_fail(d, "Unsupported value: \"%s\": supported values: %s", value, list);
 }
 
-int kp_dec_enum(kp_decoder *d, const cJSON *obj, const char *name, const kp_dec_choice *table,
-                bool required, int *out)
+/* Member `name`'s index in `names` (NULL-terminated), or the error listing
+ * them; absent leaves *index unchanged. */
+static int enum_index(kp_decoder *d, const cJSON *obj, const char *name, const char *const *names,
+                      bool required, int *index)
 {
     const char *text;
     bool present;
     int err = kp_dec_string_p(d, obj, name, &text, &present);
     if (err < 0) return err;
     if (!present) return required ? kp_dec_required(d, name) : 0;
-    const char *names[16];
     size_t n = 0;
-    for (const kp_dec_choice *e = table; e->name; e++) {
-        if (strcmp(e->name, text) == 0) {
-            *out = e->value;
+    for (; names[n]; n++) {
+        if (strcmp(names[n], text) == 0) {
+            *index = (int)n;
             return 0;
         }
-        if (n < sizeof(names) / sizeof(names[0])) names[n++] = e->name;
     }
     kp_path_push_field(&d->path, name);
     err = kp_dec_unsupported(d, text, names, n);
     kp_path_pop(&d->path);
     return err;
+}
+
+int kp_dec_enum(kp_decoder *d, const cJSON *obj, const char *name, const kp_dec_choice *table,
+                bool required, int *out)
+{
+    const char *names[17];
+    size_t n = 0;
+    for (const kp_dec_choice *e = table; e->name && n + 1 < sizeof(names) / sizeof(names[0]); e++)
+        names[n++] = e->name;
+    names[n] = NULL;
+    int index = -1;
+    int err = enum_index(d, obj, name, names, required, &index);
+    if (err == 0 && index >= 0) *out = table[index].value;
+    return err;
+}
+
+int kp_dec_enum_index(kp_decoder *d, const cJSON *obj, const char *name, const char *const *names,
+                      int *index)
+{
+    return enum_index(d, obj, name, names, false, index);
 }
 
 /* ----------------------------------------------------- objects and arrays */
