@@ -341,6 +341,23 @@ def nodeclaim_schema():
 
 # ---------------------------------------------------------------- karpenter.k8s.aws
 
+# Tags Karpenter sets itself: (exact key or key prefix, as the message shows
+# it, the CEL rule as Karpenter writes it).
+RESTRICTED_TAG_RULES = [
+    ("eks:eks-cluster-name", "eks:eks-cluster-name", "self.all(k, k !='eks:eks-cluster-name')"),
+    ("kubernetes.io/cluster", "kubernetes.io/cluster/",
+     "self.all(k, !k.startsWith('kubernetes.io/cluster') )"),
+    ("karpenter.sh/nodepool", "karpenter.sh/nodepool", "self.all(k, k != 'karpenter.sh/nodepool')"),
+    ("karpenter.sh/nodeclaim", "karpenter.sh/nodeclaim",
+     "self.all(k, k !='karpenter.sh/nodeclaim')"),
+    ("karpenter.k8s.aws/ec2nodeclass", "karpenter.k8s.aws/ec2nodeclass",
+     "self.all(k, k !='karpenter.k8s.aws/ec2nodeclass')"),
+]
+RESTRICTED_TAGS = [key for key, _, rule in RESTRICTED_TAG_RULES if "startsWith" not in rule]
+RESTRICTED_TAG_PREFIXES = [key for key, _, rule in RESTRICTED_TAG_RULES if "startsWith" in rule]
+for _key, _, _rule in RESTRICTED_TAG_RULES:
+    assert "'%s'" % _key in _rule, _rule
+
 EMPTY_TAGS = cel("self.all(k, k != '' && self[k] != '')",
                  "empty tag keys or values aren't supported")
 
@@ -564,16 +581,8 @@ def ec2_spec():
         "tags": string_map("Tags for the instances, volumes and launch templates.", **{
             "x-kubernetes-validations": [
                 cel("self.all(k, k != '')", "empty tag keys aren't supported"),
-                cel("self.all(k, k !='eks:eks-cluster-name')",
-                    "tag contains a restricted tag matching eks:eks-cluster-name"),
-                cel("self.all(k, !k.startsWith('kubernetes.io/cluster') )",
-                    "tag contains a restricted tag matching kubernetes.io/cluster/"),
-                cel("self.all(k, k != 'karpenter.sh/nodepool')",
-                    "tag contains a restricted tag matching karpenter.sh/nodepool"),
-                cel("self.all(k, k !='karpenter.sh/nodeclaim')",
-                    "tag contains a restricted tag matching karpenter.sh/nodeclaim"),
-                cel("self.all(k, k !='karpenter.k8s.aws/ec2nodeclass')",
-                    "tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass")]}),
+            ] + [cel(rule, "tag contains a restricted tag matching %s" % shown)
+                 for _, shown, rule in RESTRICTED_TAG_RULES]}),
         "userData": string("User data for the nodes, merged with what Karpenter needs."),
     }
     rules = [cel("(has(self.role) && !has(self.instanceProfile)) || (!has(self.role) && "
@@ -962,6 +971,11 @@ C_LISTS = [
     ("ami_alias_article", [a for _, _, a in ALIAS_FAMILIES], ALIAS_RULES),
     ("overlay_restricted_capacity", OVERLAY_RESTRICTED,
      "NodeOverlay spec.capacity (its CEL rule)"),
+    ("restricted_tag", RESTRICTED_TAGS, "EC2NodeClass spec.tags: keys refused (its CEL rules)"),
+    ("restricted_tag_prefix", RESTRICTED_TAG_PREFIXES,
+     "EC2NodeClass spec.tags: key prefixes refused (its CEL rules)"),
+    ("aws_label", AWS_LABELS, "karpenter.k8s.aws label keys allowed in NodePools, NodeClaims "
+     "and NodeOverlays (their key CEL rules)"),
 ]
 
 # The admission kinds whose defaults the webhook applies (status is a

@@ -298,6 +298,18 @@ extern const char *const kp_crd_ami_alias_article_names[]; /* NULL-terminated */
 #define KP_CRD_OVERLAY_RESTRICTED_CAPACITY_COUNT 4
 extern const char *const kp_crd_overlay_restricted_capacity_names[]; /* NULL-terminated */
 
+/* EC2NodeClass spec.tags: keys refused (its CEL rules) */
+#define KP_CRD_RESTRICTED_TAG_COUNT 4
+extern const char *const kp_crd_restricted_tag_names[]; /* NULL-terminated */
+
+/* EC2NodeClass spec.tags: key prefixes refused (its CEL rules) */
+#define KP_CRD_RESTRICTED_TAG_PREFIX_COUNT 1
+extern const char *const kp_crd_restricted_tag_prefix_names[]; /* NULL-terminated */
+
+/* karpenter.k8s.aws label keys allowed in NodePools, NodeClaims and NodeOverlays (their key CEL rules) */
+#define KP_CRD_AWS_LABEL_COUNT 29
+extern const char *const kp_crd_aws_label_names[]; /* NULL-terminated */
+
 /* A default: where (members joined by '/', "*" for every array element) and its JSON. */
 typedef struct kp_crd_default {
     const char *path;

@@ -158,6 +158,13 @@ static bool domain_ends_with(const char *key, const char *suffix)
     return len >= n && memcmp(key + len - n, suffix, n) == 0;
 }
 
+static bool listed(const char *const *list, const char *s)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (strcmp(list[i], s) == 0) return true;
+    return false;
+}
+
 const char *kp_v_restricted_label(const char *key, enum kp_v_owner owner, bool go_rules)
 {
     if (domain_ends_with(key, KP_GROUP) && strcmp(key, KP_LABEL_CAPACITY_TYPE) != 0 &&
@@ -172,8 +179,7 @@ const char *kp_v_restricted_label(const char *key, enum kp_v_owner owner, bool g
                "NodePool's name";
     if (strcmp(key, KP_LABEL_HOSTNAME) == 0)
         return "label \"kubernetes.io/hostname\" is restricted; the kubelet sets it";
-    if (domain_ends_with(key, KP_AWS_GROUP) && !kp_label_is_well_known(key) &&
-        strcmp(key, KP_LABEL_EC2NODECLASS) != 0)
+    if (domain_ends_with(key, KP_AWS_GROUP) && !listed(kp_crd_aws_label_names, key))
         return "label domain \"karpenter.k8s.aws\" is restricted; of that domain only "
                "Karpenter's well-known labels (such as karpenter.k8s.aws/instance-family) may "
                "be used";
@@ -197,13 +203,6 @@ static const char *const *known_values(const char *key)
     return NULL;
 }
 
-static bool in_list(const char *const *list, const char *s)
-{
-    for (size_t i = 0; list[i]; i++)
-        if (strcmp(list[i], s) == 0) return true;
-    return false;
-}
-
 static const char *joined(kp_vctx *v, const char *const *list, size_t n)
 {
     const char *out = "";
@@ -220,7 +219,7 @@ static void check_known_values(kp_vctx *v, const char *key, const char **values,
     if (!known || n == 0) return;
     size_t valid = 0;
     for (size_t i = 0; i < n; i++)
-        valid += values[i] && in_list(known, values[i]);
+        valid += values[i] && listed(known, values[i]);
     kp_v_push(v, "values");
     if (valid == 0)
         kp_v_invalid_str(v, values[0] ? values[0] : "",

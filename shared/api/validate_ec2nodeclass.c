@@ -330,9 +330,8 @@ static void role(kp_vctx *v, const cJSON *spec)
 
 static void tags(kp_vctx *v, const cJSON *spec)
 {
-    static const char *const exact[] = {"eks:eks-cluster-name", "karpenter.sh/nodepool",
-                                        "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass",
-                                        NULL};
+    const char *const *exact = kp_crd_restricted_tag_names;
+    const char *const *prefixes = kp_crd_restricted_tag_prefix_names;
     const cJSON *map = kp_v_string_map(v, spec, "tags", 0);
     const cJSON *e;
     kp_v_push(v, "tags");
@@ -341,7 +340,9 @@ static void tags(kp_vctx *v, const cJSON *spec)
         const char *k = e->string, *match = NULL;
         for (size_t i = 0; exact[i]; i++)
             if (strcmp(k, exact[i]) == 0) match = exact[i];
-        if (strncmp(k, "kubernetes.io/cluster", 21) == 0) match = "kubernetes.io/cluster/";
+        for (size_t i = 0; prefixes[i]; i++)
+            if (strncmp(k, prefixes[i], strlen(prefixes[i])) == 0)
+                match = kp_arena_printf(v->arena, "%s/", prefixes[i]);
         if (!*k) kp_v_invalid_str(v, k, "empty tag keys aren't supported");
         if (match)
             kp_v_invalid_str(v, k, "tag contains a restricted tag matching %s; Karpenter sets it",
