@@ -868,6 +868,7 @@ NODEPOOL = "karpenter.sh_nodepools.yaml"
 NODECLAIM = "karpenter.sh_nodeclaims.yaml"
 EC2NODECLASS = "karpenter.k8s.aws_ec2nodeclasses.yaml"
 NODEOVERLAY = "karpenter.sh_nodeoverlays.yaml"
+CAPACITYBUFFER = "autoscaling.x-k8s.io_capacitybuffers.yaml"
 
 NP_TEMPLATE = "spec.template.spec."
 EC2_TERMS = ["amiSelectorTerms", "subnetSelectorTerms", "securityGroupSelectorTerms",
@@ -876,7 +877,7 @@ EC2_TERMS = ["amiSelectorTerms", "subnetSelectorTerms", "securityGroupSelectorTe
 # (C name, CRD, field path, schema keywords, other fields that must agree).
 # A path walks properties by name; "[]" steps into an array's items.
 C_FIELDS = [
-    # karpenter.sh: NodePool, NodeClaim and NodeOverlay
+    # karpenter.sh: NodePool, NodeClaim and NodeOverlay; autoscaling.x-k8s.io: CapacityBuffer
     ("consolidation_policy", NODEPOOL, "spec.disruption.consolidationPolicy",
      ["enum", "default"], []),
     ("budget_reason", NODEPOOL, "spec.disruption.budgets[].reasons[]", ["enum"], []),
@@ -917,6 +918,8 @@ C_FIELDS = [
     ("overlay_price", NODEOVERLAY, "spec.price", ["pattern"], []),
     ("overlay_price_adjustment", NODEOVERLAY, "spec.priceAdjustment", ["pattern"], []),
     ("overlay_weight", NODEOVERLAY, "spec.weight", ["minimum", "maximum"], []),
+    ("buffer_provisioning_strategy", CAPACITYBUFFER, "spec.provisioningStrategy", ["default"],
+     []),
     # karpenter.k8s.aws: EC2NodeClass
     ("ami_family", EC2NODECLASS, "spec.amiFamily", ["enum"], []),
     ("selector_terms", EC2NODECLASS, "spec.subnetSelectorTerms", ["maxItems"],

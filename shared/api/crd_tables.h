@@ -136,6 +136,9 @@ extern const char *const kp_crd_taint_effect_names[]; /* NULL-terminated */
 #define KP_CRD_OVERLAY_WEIGHT_MIN 1
 #define KP_CRD_OVERLAY_WEIGHT_MAX 10000
 
+/* CapacityBuffer spec.provisioningStrategy */
+#define KP_CRD_BUFFER_PROVISIONING_STRATEGY_DEFAULT "buffer.x-k8s.io/active-capacity"
+
 /* EC2NodeClass spec.amiFamily */
 #define KP_CRD_AMI_FAMILY_COUNT 7
 enum kp_crd_ami_family {
