@@ -316,8 +316,8 @@ static int gather(const sim_opts *o, kp_doc_list *merged, sim_source *src)
         kp_sim_merge_opts mo = {default_ns, o->without, o->n_without};
         err = kp_sim_merge(live, files, &mo, merged, &src->merge);
     }
-    for (size_t i = 0; i < src->merge.n_notes; i++)
-        fprintf(stderr, "note: %s\n", src->merge.notes[i]);
+    for (size_t i = 0; i < src->merge.notes.count; i++)
+        fprintf(stderr, "note: %s\n", src->merge.notes.items[i]);
     for (size_t i = 0; i < kp_doc_list_skipped_count(files); i++)
         fprintf(stderr, "note: skipped %s\n", kp_doc_list_skipped(files, i));
     free(default_ns);

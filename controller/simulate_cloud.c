@@ -8,10 +8,10 @@
 #include "cloud/kwok/kwok.h"
 #include "cloud/ownership.h"
 #include "controller/cloud_aws.h"
+#include "controller/sim_notes.h"
 #include "kube/objutil.h"
 #include "kube/strmap.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,21 +25,8 @@ struct kp_sim_cloud {
     kp_strmap foreign_pools;  /* names of NodePools left out */
     kp_strmap foreign_claims; /* provider IDs of NodeClaims left out */
     kp_strmap pools_noted;    /* NodePools whose missing instance types were noted */
-    char **notes;
-    size_t n_notes, cap_notes;
+    kp_sim_notes notes;
 };
-
-static void note(kp_sim_cloud *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(kp_sim_cloud *c, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    c->notes = kp_xgrow(c->notes, &c->cap_notes, c->n_notes + 1, sizeof(char *));
-    c->notes[c->n_notes++] = kp_xstrdup(line);
-}
 
 /* ------------------------------------------------------------ providers */
 
@@ -122,9 +109,7 @@ kp_sim_cloud *kp_sim_cloud_free(kp_sim_cloud *c)
     kp_strmap_clear(&c->foreign_pools, NULL);
     kp_strmap_clear(&c->foreign_claims, NULL);
     kp_strmap_clear(&c->pools_noted, NULL);
-    for (size_t i = 0; i < c->n_notes; i++)
-        free(c->notes[i]);
-    free(c->notes);
+    kp_sim_notes_free(&c->notes);
     free(c);
     return NULL;
 }
@@ -156,7 +141,7 @@ static bool keep(kp_sim_cloud *c, const cJSON *obj)
     const char *why = foreign(c, obj, kind, buf, sizeof(buf));
     if (!why)
         return true;
-    note(c, "%s %s is left out: %s", kind, name, why);
+    kp_sim_note(&c->notes, "%s %s is left out: %s", kind, name, why);
     const char *pid = kp_obj_str(obj, "status.providerID");
     if (!strcmp(kind, "NodePool"))
         kp_strmap_put(&c->foreign_pools, name, (void *)1);
@@ -192,7 +177,7 @@ static const kp_catalog *pool_catalog(void *ctx, const kp_nodepool *np)
         return cat;
     if (!kp_strmap_has(&c->pools_noted, np->meta.name)) {
         kp_strmap_put(&c->pools_noted, np->meta.name, (void *)1);
-        note(c, "NodePool %s has no instance types: %s", np->meta.name, kp_error_last());
+        kp_sim_note(&c->notes, "NodePool %s has no instance types: %s", np->meta.name, kp_error_last());
     }
     return NULL;
 }
@@ -224,10 +209,10 @@ void kp_sim_cloud_wire(kp_sim_cloud *c, kp_cluster *cluster)
 
 size_t kp_sim_cloud_note_count(const kp_sim_cloud *c)
 {
-    return c->n_notes;
+    return c->notes.count;
 }
 
 const char *kp_sim_cloud_note(const kp_sim_cloud *c, size_t i)
 {
-    return i < c->n_notes ? c->notes[i] : NULL;
+    return i < c->notes.count ? c->notes.items[i] : NULL;
 }

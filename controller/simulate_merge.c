@@ -7,7 +7,6 @@
 #include "kube/resources.h"
 #include "kube/strmap.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,18 +109,6 @@ static char *key_of(const char *kind, const char *ns, const char *name, char *bu
     return buf;
 }
 
-static void note(kp_sim_merge_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(kp_sim_merge_report *rep, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    rep->notes = kp_xgrow(rep->notes, &rep->cap_notes, rep->n_notes + 1, sizeof(char *));
-    rep->notes[rep->n_notes++] = kp_xstrdup(line);
-}
-
 static size_t push(merge *m, cJSON *obj, const kp_doc *origin)
 {
     m->e = kp_xgrow(m->e, &m->cap, m->n + 1, sizeof(entry));
@@ -173,9 +160,12 @@ static void replace(merge *m, entry *old, cJSON *obj, const kp_doc *origin)
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(old->obj, "status");
     if (status && !cJSON_HasObjectItem(obj, "status"))
         cJSON_AddItemToObject(obj, "status", cJSON_Duplicate(status, 1));
-    char where[512];
-    note(m->rep, "%s %s%s%s: replaced by %s", old->kind, old->ns, *old->ns ? "/" : "", old->name,
-         kp_doc_origin(origin, where, sizeof(where)));
+    /* The file's name in full, and room for ": document N, items[M]". */
+    size_t size = strlen(origin->file) + 64;
+    char *where = kp_xmalloc(size);
+    kp_sim_note(&m->rep->notes, "%s %s%s%s: replaced by %s", old->kind, old->ns,
+                *old->ns ? "/" : "", old->name, kp_doc_origin(origin, where, size));
+    free(where);
     cJSON_Delete(old->obj);
     old->obj = obj;
     old->file = origin->file, old->doc = origin->doc, old->item = origin->item;
@@ -334,11 +324,13 @@ static int apply_without(merge *m, const kp_sim_without *w)
     size_t rescheduled = m->rep->rescheduled, lost = m->rep->lost;
     m->t = (tally){0, 0, 0, 0};
     remove_one(m, e);
-    note(m->rep,
-         "--without %s: removed %s %s%s%s with %zu NodeClaim(s), %zu Node(s), %zu other object(s); %zu pod(s) "
-         "of removed nodes are pending again, %zu with no controller are gone, %zu pod(s) removed",
-         w->arg, w->kind, w->ns, *w->ns ? "/" : "", w->name, m->t.claims, m->t.nodes, m->t.other,
-         m->rep->rescheduled - rescheduled, m->rep->lost - lost, m->t.pods);
+    kp_sim_note(
+        &m->rep->notes,
+        "--without %s: removed %s %s%s%s with %zu NodeClaim(s), %zu Node(s), %zu other object(s); "
+        "%zu pod(s) of removed nodes are pending again, %zu with no controller are gone, "
+        "%zu pod(s) removed",
+        w->arg, w->kind, w->ns, *w->ns ? "/" : "", w->name, m->t.claims, m->t.nodes, m->t.other,
+        m->rep->rescheduled - rescheduled, m->rep->lost - lost, m->t.pods);
     return 0;
 }
 
@@ -375,8 +367,6 @@ int kp_sim_merge(kp_doc_list *live, kp_doc_list *files, const kp_sim_merge_opts 
 
 void kp_sim_merge_report_clear(kp_sim_merge_report *report)
 {
-    for (size_t i = 0; i < report->n_notes; i++)
-        free(report->notes[i]);
-    free(report->notes);
+    kp_sim_notes_free(&report->notes);
     memset(report, 0, sizeof(*report));
 }

@@ -27,6 +27,7 @@
 #ifndef KP_CONTROLLER_SIMULATE_MERGE_H
 #define KP_CONTROLLER_SIMULATE_MERGE_H
 
+#include "controller/sim_notes.h"
 #include "format/load.h"
 
 #include <stdbool.h>
@@ -57,8 +58,7 @@ typedef struct kp_sim_merge_report {
     size_t removed;     /* objects --without removed, cascades included */
     size_t rescheduled; /* pods of removed nodes that are pending again */
     size_t lost;        /* pods of removed nodes no controller makes again */
-    char **notes;       /* one line per replacement and per --without */
-    size_t n_notes, cap_notes;
+    kp_sim_notes notes; /* one line per replacement and per --without */
 } kp_sim_merge_report;
 
 /* Merge as above into `out` (appended). KP_ENOTFOUND when a --without names

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the CustomResourceDefinitions in crds/.
+"""Generate the CustomResourceDefinitions in crds/ and their C tables.
 
 The schemas are written out here as data: Karpenter v1's field layout, types,
 enums, patterns, bounds, defaults and CEL rules (karpenter.sh/v1 NodePool and
@@ -15,9 +15,15 @@ Two variants are written:
                           field") and the API server would drop it anyway.
                           The admission webhook enforces those rules there.
 
-Usage: scripts/gen-crds.py [--check]   (--check: fail if crds/ is out of date)
+It also writes shared/api/crd_tables.[ch]: the same schemas' enums, patterns,
+bounds and defaults as C tables, which the webhook's validation and defaulting
+and the decoders read (see "C tables" below).
+
+Usage: scripts/gen-crds.py [--check]   (--check: fail if crds/ or the C tables
+                                        are out of date)
 """
 import copy
+import json
 import os
 import sys
 
@@ -26,6 +32,8 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "crds")
 COMPAT = os.path.join(OUT, "compat-1.20")
+C_HEADER = os.path.join(ROOT, "shared", "api", "crd_tables.h")
+C_SOURCE = os.path.join(ROOT, "shared", "api", "crd_tables.c")
 
 # ---------------------------------------------------------------- helpers
 
@@ -333,6 +341,23 @@ def nodeclaim_schema():
 
 # ---------------------------------------------------------------- karpenter.k8s.aws
 
+# Tags Karpenter sets itself: (exact key or key prefix, as the message shows
+# it, the CEL rule as Karpenter writes it).
+RESTRICTED_TAG_RULES = [
+    ("eks:eks-cluster-name", "eks:eks-cluster-name", "self.all(k, k !='eks:eks-cluster-name')"),
+    ("kubernetes.io/cluster", "kubernetes.io/cluster/",
+     "self.all(k, !k.startsWith('kubernetes.io/cluster') )"),
+    ("karpenter.sh/nodepool", "karpenter.sh/nodepool", "self.all(k, k != 'karpenter.sh/nodepool')"),
+    ("karpenter.sh/nodeclaim", "karpenter.sh/nodeclaim",
+     "self.all(k, k !='karpenter.sh/nodeclaim')"),
+    ("karpenter.k8s.aws/ec2nodeclass", "karpenter.k8s.aws/ec2nodeclass",
+     "self.all(k, k !='karpenter.k8s.aws/ec2nodeclass')"),
+]
+RESTRICTED_TAGS = [key for key, _, rule in RESTRICTED_TAG_RULES if "startsWith" not in rule]
+RESTRICTED_TAG_PREFIXES = [key for key, _, rule in RESTRICTED_TAG_RULES if "startsWith" in rule]
+for _key, _, _rule in RESTRICTED_TAG_RULES:
+    assert "'%s'" % _key in _rule, _rule
+
 EMPTY_TAGS = cel("self.all(k, k != '' && self[k] != '')",
                  "empty tag keys or values aren't supported")
 
@@ -342,19 +367,25 @@ def selector_tags():
                       **{"x-kubernetes-validations": [EMPTY_TAGS]})
 
 
+# AMI alias families: (alias family, the amiFamily it implies, its article).
+ALIAS_FAMILIES = [("al2", "AL2", "an"), ("al2023", "AL2023", "an"),
+                  ("bottlerocket", "Bottlerocket", "a"), ("windows2019", "Windows2019", "a"),
+                  ("windows2022", "Windows2022", "a"), ("windows2025", "Windows2025", "a")]
+ALIASES = [a for a, _, _ in ALIAS_FAMILIES]
+WINDOWS_ALIASES = [a for a in ALIASES if a.startswith("windows")]
+
+
 def ami_alias():
     return string("An EKS-optimized AMI as family@version (version 'latest' follows new "
                   "releases).", maxLength=30, **{"x-kubernetes-validations": [
                       cel("self.matches('^[a-zA-Z0-9]+@.+$')",
                           "'alias' is improperly formatted, must match the format "
                           "'family@version'"),
-                      cel("self.split('@')[0] in ['al2','al2023','bottlerocket','windows2019',"
-                          "'windows2022','windows2025']",
-                          "family is not supported, must be one of the following: 'al2', "
-                          "'al2023', 'bottlerocket', 'windows2019', 'windows2022', "
-                          "'windows2025'"),
-                      cel("self.split('@')[0] in ['windows2019','windows2022','windows2025'] ? "
-                          "self.split('@')[1] == 'latest' : true",
+                      cel("self.split('@')[0] in [%s]" % ",".join("'%s'" % a for a in ALIASES),
+                          "family is not supported, must be one of the following: %s"
+                          % ", ".join("'%s'" % a for a in ALIASES)),
+                      cel("self.split('@')[0] in [%s] ? self.split('@')[1] == 'latest' : true"
+                          % ",".join("'%s'" % a for a in WINDOWS_ALIASES),
                           "windows families may only specify version 'latest'")]})
 
 
@@ -550,26 +581,14 @@ def ec2_spec():
         "tags": string_map("Tags for the instances, volumes and launch templates.", **{
             "x-kubernetes-validations": [
                 cel("self.all(k, k != '')", "empty tag keys aren't supported"),
-                cel("self.all(k, k !='eks:eks-cluster-name')",
-                    "tag contains a restricted tag matching eks:eks-cluster-name"),
-                cel("self.all(k, !k.startsWith('kubernetes.io/cluster') )",
-                    "tag contains a restricted tag matching kubernetes.io/cluster/"),
-                cel("self.all(k, k != 'karpenter.sh/nodepool')",
-                    "tag contains a restricted tag matching karpenter.sh/nodepool"),
-                cel("self.all(k, k !='karpenter.sh/nodeclaim')",
-                    "tag contains a restricted tag matching karpenter.sh/nodeclaim"),
-                cel("self.all(k, k !='karpenter.k8s.aws/ec2nodeclass')",
-                    "tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass")]}),
+            ] + [cel(rule, "tag contains a restricted tag matching %s" % shown)
+                 for _, shown, rule in RESTRICTED_TAG_RULES]}),
         "userData": string("User data for the nodes, merged with what Karpenter needs."),
     }
     rules = [cel("(has(self.role) && !has(self.instanceProfile)) || (!has(self.role) && "
                  "has(self.instanceProfile))",
                  "must specify exactly one of ['role', 'instanceProfile']")]
-    for alias, family, article in [("al2", "AL2", "an"), ("al2023", "AL2023", "an"),
-                                   ("bottlerocket", "Bottlerocket", "a"),
-                                   ("windows2019", "Windows2019", "a"),
-                                   ("windows2022", "Windows2022", "a"),
-                                   ("windows2025", "Windows2025", "a")]:
+    for alias, family, article in ALIAS_FAMILIES:
         rules.append(family_rule(alias, family, article))
     rules.append(cel("self.amiSelectorTerms.exists(x, has(x.alias)) ? true : has(self.amiFamily)",
                      "must specify amiFamily if amiSelectorTerms does not contain an alias"))
@@ -692,6 +711,8 @@ def namespaced(doc, categories, short):
 
 # ---------------------------------------------------------------- NodeOverlay
 
+# Resources a NodeOverlay's capacity may not set: the cloud reports them.
+OVERLAY_RESTRICTED = ["cpu", "memory", "ephemeral-storage", "pods"]
 PRICE_ADJUSTMENT = r"^(([+-]{1}(\d*\.?\d+))|(\+{1}\d*\.?\d+%)|(^(-\d{1,2}(\.\d+)?%)$)|(-100%))$"
 
 
@@ -729,7 +750,7 @@ def nodeoverlay_schema():
                             "have, beside what the cloud reports (never cpu, memory, "
                             "ephemeral-storage or pods).")
     capacity["x-kubernetes-validations"] = [
-        cel("self.all(x, !(x in ['cpu', 'memory', 'ephemeral-storage', 'pods']))",
+        cel("self.all(x, !(x in [%s]))" % ", ".join("'%s'" % r for r in OVERLAY_RESTRICTED),
             "invalid resource restricted")]
     spec = obj("What the scheduling simulation assumes about the instance types selected.", {
         "capacity": capacity,
@@ -837,6 +858,259 @@ def all_crds():
     }
 
 
+# ---------------------------------------------------------------- C tables
+#
+# The webhook's validation and defaulting and the decoders read the schemas'
+# enums, patterns, bounds and defaults from shared/api/crd_tables.[ch], written
+# here from the same schemas, so the C code holds no copy of them.
+
+NODEPOOL = "karpenter.sh_nodepools.yaml"
+NODECLAIM = "karpenter.sh_nodeclaims.yaml"
+EC2NODECLASS = "karpenter.k8s.aws_ec2nodeclasses.yaml"
+NODEOVERLAY = "karpenter.sh_nodeoverlays.yaml"
+CAPACITYBUFFER = "autoscaling.x-k8s.io_capacitybuffers.yaml"
+
+NP_TEMPLATE = "spec.template.spec."
+EC2_TERMS = ["amiSelectorTerms", "subnetSelectorTerms", "securityGroupSelectorTerms",
+             "capacityReservationSelectorTerms"]
+
+# (C name, CRD, field path, schema keywords, other fields that must agree).
+# A path walks properties by name; "[]" steps into an array's items.
+C_FIELDS = [
+    # karpenter.sh: NodePool, NodeClaim and NodeOverlay; autoscaling.x-k8s.io: CapacityBuffer
+    ("consolidation_policy", NODEPOOL, "spec.disruption.consolidationPolicy",
+     ["enum", "default"], []),
+    ("budget_reason", NODEPOOL, "spec.disruption.budgets[].reasons[]", ["enum"], []),
+    ("budget_reasons", NODEPOOL, "spec.disruption.budgets[].reasons", ["maxItems"], []),
+    ("budgets", NODEPOOL, "spec.disruption.budgets", ["maxItems"], []),
+    ("budget_nodes", NODEPOOL, "spec.disruption.budgets[].nodes", ["pattern", "default"], []),
+    ("budget_schedule", NODEPOOL, "spec.disruption.budgets[].schedule", ["pattern"], []),
+    ("budget_duration", NODEPOOL, "spec.disruption.budgets[].duration", ["pattern"], []),
+    ("nillable_duration", NODEPOOL, NP_TEMPLATE + "expireAfter", ["pattern"],
+     [(NODEPOOL, "spec.disruption.consolidateAfter"), (NODECLAIM, "spec.expireAfter")]),
+    ("duration", NODEPOOL, NP_TEMPLATE + "terminationGracePeriod", ["pattern"],
+     [(NODECLAIM, "spec.terminationGracePeriod")]),
+    ("nodepool_weight", NODEPOOL, "spec.weight", ["minimum", "maximum"], []),
+    ("nodepool_replicas", NODEPOOL, "spec.replicas", ["minimum"], []),
+    ("nodepool_labels", NODEPOOL, "spec.template.metadata.labels", ["maxProperties"], []),
+    ("requirements", NODEPOOL, NP_TEMPLATE + "requirements", ["maxItems"],
+     [(NODECLAIM, "spec.requirements"), (NODEOVERLAY, "spec.requirements")]),
+    ("requirement_operator", NODEPOOL, NP_TEMPLATE + "requirements[].operator", ["enum"],
+     [(NODECLAIM, "spec.requirements[].operator"),
+      (NODEOVERLAY, "spec.requirements[].operator")]),
+    ("requirement_key", NODEPOOL, NP_TEMPLATE + "requirements[].key", ["maxLength"],
+     [(NODECLAIM, "spec.requirements[].key"), (NODEOVERLAY, "spec.requirements[].key")]),
+    ("qualified_name", NODEPOOL, NP_TEMPLATE + "requirements[].key", ["pattern"],
+     [(NODECLAIM, "spec.requirements[].key"), (NODEOVERLAY, "spec.requirements[].key")] +
+     [(crd, prefix + taints + "[]." + member)
+      for crd, prefix in [(NODEPOOL, NP_TEMPLATE), (NODECLAIM, "spec.")]
+      for taints in ["taints", "startupTaints"] for member in ["key", "value"]]),
+    ("min_values", NODEPOOL, NP_TEMPLATE + "requirements[].minValues", ["minimum", "maximum"],
+     [(NODECLAIM, "spec.requirements[].minValues")]),
+    ("taint_effect", NODEPOOL, NP_TEMPLATE + "taints[].effect", ["enum"],
+     [(NODEPOOL, NP_TEMPLATE + "startupTaints[].effect"), (NODECLAIM, "spec.taints[].effect"),
+      (NODECLAIM, "spec.startupTaints[].effect")]),
+    ("taint_key", NODEPOOL, NP_TEMPLATE + "taints[].key", ["minLength"],
+     [(NODEPOOL, NP_TEMPLATE + "startupTaints[].key"), (NODECLAIM, "spec.taints[].key"),
+      (NODECLAIM, "spec.startupTaints[].key")]),
+    ("node_class_group", NODEPOOL, NP_TEMPLATE + "nodeClassRef.group", ["pattern"],
+     [(NODECLAIM, "spec.nodeClassRef.group")]),
+    ("overlay_price", NODEOVERLAY, "spec.price", ["pattern"], []),
+    ("overlay_price_adjustment", NODEOVERLAY, "spec.priceAdjustment", ["pattern"], []),
+    ("overlay_weight", NODEOVERLAY, "spec.weight", ["minimum", "maximum"], []),
+    ("buffer_provisioning_strategy", CAPACITYBUFFER, "spec.provisioningStrategy", ["default"],
+     []),
+    # karpenter.k8s.aws: EC2NodeClass
+    ("ami_family", EC2NODECLASS, "spec.amiFamily", ["enum"], []),
+    ("selector_terms", EC2NODECLASS, "spec.subnetSelectorTerms", ["maxItems"],
+     [(EC2NODECLASS, "spec." + t) for t in EC2_TERMS]),
+    ("selector_tags", EC2NODECLASS, "spec.subnetSelectorTerms[].tags", ["maxProperties"],
+     [(EC2NODECLASS, "spec.%s[].tags" % t) for t in EC2_TERMS]),
+    ("ami_id", EC2NODECLASS, "spec.amiSelectorTerms[].id", ["pattern"], []),
+    ("ami_alias", EC2NODECLASS, "spec.amiSelectorTerms[].alias", ["maxLength"], []),
+    ("subnet_id", EC2NODECLASS, "spec.subnetSelectorTerms[].id", ["pattern"], []),
+    ("security_group_id", EC2NODECLASS, "spec.securityGroupSelectorTerms[].id", ["pattern"],
+     []),
+    ("capacity_reservation_id", EC2NODECLASS, "spec.capacityReservationSelectorTerms[].id",
+     ["pattern"], []),
+    ("instance_match_criteria", EC2NODECLASS,
+     "spec.capacityReservationSelectorTerms[].instanceMatchCriteria", ["enum"], []),
+    ("owner_id", EC2NODECLASS, "spec.capacityReservationSelectorTerms[].ownerID", ["pattern"],
+     []),
+    ("block_device_mappings", EC2NODECLASS, "spec.blockDeviceMappings", ["maxItems"], []),
+    ("volume_size", EC2NODECLASS, "spec.blockDeviceMappings[].ebs.volumeSize", ["pattern"], []),
+    ("volume_type", EC2NODECLASS, "spec.blockDeviceMappings[].ebs.volumeType", ["enum"], []),
+    ("volume_initialization_rate", EC2NODECLASS,
+     "spec.blockDeviceMappings[].ebs.volumeInitializationRate", ["minimum", "maximum"], []),
+    ("network_interfaces", EC2NODECLASS, "spec.networkInterfaces", ["maxItems"], []),
+    ("interface_type", EC2NODECLASS, "spec.networkInterfaces[].interfaceType", ["enum"], []),
+    ("network_card_index", EC2NODECLASS, "spec.networkInterfaces[].networkCardIndex",
+     ["minimum"], [(EC2NODECLASS, "spec.networkInterfaces[].deviceIndex")]),
+    ("placement_group_id", EC2NODECLASS, "spec.placementGroupSelector.id", ["pattern"], []),
+    ("placement_group_name", EC2NODECLASS, "spec.placementGroupSelector.name", ["minLength"],
+     []),
+    ("http_endpoint", EC2NODECLASS, "spec.metadataOptions.httpEndpoint", ["enum"],
+     [(EC2NODECLASS, "spec.metadataOptions.httpProtocolIPv6")]),
+    ("nested_virtualization", EC2NODECLASS, "spec.cpuOptions.nestedVirtualization", ["enum"],
+     []),
+    ("http_tokens", EC2NODECLASS, "spec.metadataOptions.httpTokens", ["enum"], []),
+    ("hop_limit", EC2NODECLASS, "spec.metadataOptions.httpPutResponseHopLimit",
+     ["minimum", "maximum"], []),
+    ("tcp_established_timeout", EC2NODECLASS, "spec.connectionTracking.tcpEstablishedTimeout",
+     ["minimum", "maximum"], []),
+    ("udp_stream_timeout", EC2NODECLASS, "spec.connectionTracking.udpStreamTimeout",
+     ["minimum", "maximum"], []),
+    ("udp_timeout", EC2NODECLASS, "spec.connectionTracking.udpTimeout", ["minimum", "maximum"],
+     []),
+    ("ip_prefix_count", EC2NODECLASS, "spec.ipPrefixCount", ["minimum"], []),
+    ("instance_store_policy", EC2NODECLASS, "spec.instanceStorePolicy", ["enum"], []),
+]
+
+# Lists that live in CEL rules rather than in a keyword: (C name, values).
+ALIAS_RULES = "EC2NodeClass spec.amiSelectorTerms[].alias (its CEL rules)"
+C_LISTS = [
+    ("ami_alias_family", ALIASES, ALIAS_RULES),
+    ("ami_alias_implied_family", [f for _, f, _ in ALIAS_FAMILIES], ALIAS_RULES),
+    ("ami_alias_article", [a for _, _, a in ALIAS_FAMILIES], ALIAS_RULES),
+    ("overlay_restricted_capacity", OVERLAY_RESTRICTED,
+     "NodeOverlay spec.capacity (its CEL rule)"),
+    ("restricted_tag", RESTRICTED_TAGS, "EC2NodeClass spec.tags: keys refused (its CEL rules)"),
+    ("restricted_tag_prefix", RESTRICTED_TAG_PREFIXES,
+     "EC2NodeClass spec.tags: key prefixes refused (its CEL rules)"),
+    ("aws_label", AWS_LABELS, "karpenter.k8s.aws label keys allowed in NodePools, NodeClaims "
+     "and NodeOverlays (their key CEL rules)"),
+]
+
+# The admission kinds whose defaults the webhook applies (status is a
+# subresource: its defaults are the API server's).
+C_DEFAULTS = [("nodepool", NODEPOOL), ("nodeclaim", NODECLAIM),
+              ("ec2nodeclass", EC2NODECLASS), ("nodeoverlay", NODEOVERLAY)]
+
+C_SUFFIX = {"pattern": "PATTERN", "minimum": "MIN", "maximum": "MAX", "maxItems": "MAX_ITEMS",
+            "maxLength": "MAX_LENGTH", "minLength": "MIN_LENGTH",
+            "maxProperties": "MAX_PROPERTIES", "default": "DEFAULT"}
+
+
+def openapi(docs, name):
+    return docs[name]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+def field(docs, name, path):
+    node = openapi(docs, name)
+    for part in path.split("."):
+        items = part.endswith("[]")
+        node = node["properties"][part[:-2] if items else part]
+        if items:
+            node = node["items"]
+    return node
+
+
+def c_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def c_constant(value):
+    """An enum value as a C identifier part: WhenEmpty -> WHEN_EMPTY, efa-only -> EFA_ONLY."""
+    out = ""
+    for i, ch in enumerate(value):
+        if ch.isupper() and i and (value[i - 1].islower() or value[i - 1].isdigit()):
+            out += "_"
+        out += "_" if not ch.isalnum() else ch.upper()
+    return out
+
+
+def c_value(value):
+    return c_string(value) if isinstance(value, str) else str(value)
+
+
+def c_list(name, values, header, source):
+    upper = name.upper()
+    header.append("#define KP_CRD_%s_COUNT %d" % (upper, len(values)))
+    header.append("enum kp_crd_%s {" % name)
+    header.extend("    KP_CRD_%s_%s," % (upper, c_constant(v)) for v in values)
+    header.append("};")
+    header.append("extern const char *const kp_crd_%s_names[]; /* NULL-terminated */" % name)
+    c_names(name, values, source)
+
+
+def c_names(name, values, source):
+    source.append("const char *const kp_crd_%s_names[] = {" % name)
+    source.extend("    %s," % c_string(v) for v in values)
+    source.append("    NULL,")
+    source.append("};")
+
+
+def c_field(docs, entry, header, source):
+    name, crd_name, path, keywords, same = entry
+    node = field(docs, crd_name, path)
+    header.append("")
+    kind = lambda crd_file: docs[crd_file]["spec"]["names"]["kind"]
+    fields = ["%s %s" % (kind(crd_name), path)] + ["%s %s" % (kind(c), p) for c, p in same
+                                                     if (c, p) != (crd_name, path)]
+    header.append("/* " + "\n * ".join(fields) + " */")
+    for key in keywords:
+        if key not in node:
+            raise SystemExit("%s %s has no %s" % (crd_name, path, key))
+        for other_crd, other_path in same:
+            other = field(docs, other_crd, other_path)
+            if other.get(key) != node[key]:
+                raise SystemExit("%s %s and %s %s differ in %s, but share %s"
+                                 % (crd_name, path, other_crd, other_path, key, name))
+        if key == "enum":
+            c_list(name, node[key], header, source)
+        else:
+            header.append("#define KP_CRD_%s_%s %s" % (name.upper(), C_SUFFIX[key],
+                                                         c_value(node[key])))
+
+
+def defaults_of(node, path, out):
+    """(path, JSON) for every default below `node`, parents first; a parent's
+    scalar and object members before its arrays (the webhook's patch order)."""
+    if "default" in node and path:
+        out.append(("/".join(path), json.dumps(node["default"], separators=(",", ":"))))
+    if "items" in node:
+        defaults_of(node["items"], path + ["*"], out)
+    props = node.get("properties", {})
+    for arrays in (False, True):
+        for key in sorted(props):
+            if (props[key].get("type") == "array") == arrays:
+                if path or key != "status":
+                    defaults_of(props[key], path + [key], out)
+    return out
+
+
+C_NOTE = ("/* Generated by scripts/gen-crds.py from the CRD schemas; edit that script, not this "
+          "file. */")
+
+
+def c_tables(docs):
+    header = [C_NOTE, "#ifndef KP_API_CRD_TABLES_H", "#define KP_API_CRD_TABLES_H", "",
+              "#include <stddef.h>", "", "/* clang-format off */"]
+    source = [C_NOTE, '#include "api/crd_tables.h"', "", "/* clang-format off */"]
+    for entry in C_FIELDS:
+        c_field(docs, entry, header, source)
+    for name, values, where in C_LISTS:
+        header.append("")
+        header.append("/* %s */" % where)
+        header.append("#define KP_CRD_%s_COUNT %d" % (name.upper(), len(values)))
+        header.append("extern const char *const kp_crd_%s_names[]; /* NULL-terminated */" % name)
+        c_names(name, values, source)
+    header += ["", "/* A default: where (members joined by '/', \"*\" for every array element) "
+               "and its JSON. */", "typedef struct kp_crd_default {", "    const char *path;",
+               "    const char *json;", "} kp_crd_default;"]
+    for kind, crd_name in C_DEFAULTS:
+        header.append("extern const kp_crd_default kp_crd_%s_defaults[]; /* ends with NULLs */"
+                      % kind)
+        source.append("const kp_crd_default kp_crd_%s_defaults[] = {" % kind)
+        for path, value in defaults_of(openapi(docs, crd_name), [], []):
+            source.append("    {%s, %s}," % (c_string(path), c_string(value)))
+        source.append("    {NULL, NULL},")
+        source.append("};")
+    header += ["/* clang-format on */", "", "#endif"]
+    source.append("/* clang-format on */")
+    return "\n".join(header) + "\n", "\n".join(source) + "\n"
+
+
 def without_cel(node):
     if isinstance(node, dict):
         return {k: without_cel(v) for k, v in node.items() if k != "x-kubernetes-validations"}
@@ -857,7 +1131,9 @@ def render(doc, note):
 def main():
     check = "--check" in sys.argv[1:]
     outputs = {}
-    for name, doc in all_crds().items():
+    docs = all_crds()
+    outputs[C_HEADER], outputs[C_SOURCE] = c_tables(docs)
+    for name, doc in docs.items():
         outputs[os.path.join(OUT, name)] = render(
             doc, "For Kubernetes 1.25 and later (CEL rules included).")
         outputs[os.path.join(COMPAT, name)] = render(

@@ -247,6 +247,11 @@ void kp_v_too_long(kp_vctx *v, size_t max)
                         "may not be longer than %zu", max);
 }
 
+void kp_v_too_short(kp_vctx *v, const char *value, size_t min)
+{
+    kp_v_invalid_str(v, value, "should be at least %zu chars long", min);
+}
+
 void kp_v_duplicate(kp_vctx *v, const char *value)
 {
     kp_field_errors_add(v->errs, KP_FIELD_DUPLICATE, kp_v_here(v), kp_quote(v->arena, value), NULL);

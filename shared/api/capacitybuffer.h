@@ -18,6 +18,7 @@
 #ifndef KP_API_CAPACITYBUFFER_H
 #define KP_API_CAPACITYBUFFER_H
 
+#include "api/crd_tables.h"
 #include "api/objects.h"
 #include "base/arena.h"
 
@@ -27,7 +28,8 @@
 
 #define KP_BUFFER_API_VERSION "autoscaling.x-k8s.io/v1beta1"
 #define KP_BUFFER_KIND "CapacityBuffer"
-#define KP_BUFFER_ACTIVE_STRATEGY "buffer.x-k8s.io/active-capacity"
+/* The one provisioning strategy, the CRD's default. */
+#define KP_BUFFER_ACTIVE_STRATEGY KP_CRD_BUFFER_PROVISIONING_STRATEGY_DEFAULT
 #define KP_BUFFER_FAKE_POD_ANNOTATION "karpenter.sh/capacity-buffer-fake-pod"
 #define KP_BUFFER_NAME_LABEL "karpenter.sh/capacity-buffer-name"
 #define KP_BUFFER_NAMESPACE_LABEL "karpenter.sh/capacity-buffer-namespace"

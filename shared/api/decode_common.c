@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,27 +288,47 @@ int kp_dec_unsupported(kp_decoder *d, const char *value, const char *const *supp
     return kp_dec_fail(d, "Unsupported value: \"%s\": supported values: %s", value, list);
 }
 
-int kp_dec_enum(kp_decoder *d, const cJSON *obj, const char *name, const kp_dec_choice *table,
-                bool required, int *out)
+/* Member `name`'s index in `names` (NULL-terminated), or the error listing
+ * them; absent leaves *index unchanged. */
+static int enum_index(kp_decoder *d, const cJSON *obj, const char *name, const char *const *names,
+                      bool required, int *index)
 {
     const char *text;
     bool present;
     int err = kp_dec_string_p(d, obj, name, &text, &present);
     if (err < 0) return err;
     if (!present) return required ? kp_dec_required(d, name) : 0;
-    const char *names[16];
     size_t n = 0;
-    for (const kp_dec_choice *e = table; e->name; e++) {
-        if (strcmp(e->name, text) == 0) {
-            *out = e->value;
+    for (; names[n]; n++) {
+        if (strcmp(names[n], text) == 0) {
+            *index = (int)n;
             return 0;
         }
-        if (n < sizeof(names) / sizeof(names[0])) names[n++] = e->name;
     }
     kp_path_push_field(&d->path, name);
     err = kp_dec_unsupported(d, text, names, n);
     kp_path_pop(&d->path);
     return err;
+}
+
+int kp_dec_enum(kp_decoder *d, const cJSON *obj, const char *name, const kp_dec_choice *table,
+                bool required, int *out)
+{
+    const char *names[17];
+    size_t n = 0;
+    for (const kp_dec_choice *e = table; e->name && n + 1 < sizeof(names) / sizeof(names[0]); e++)
+        names[n++] = e->name;
+    names[n] = NULL;
+    int index = -1;
+    int err = enum_index(d, obj, name, names, required, &index);
+    if (err == 0 && index >= 0) *out = table[index].value;
+    return err;
+}
+
+int kp_dec_enum_index(kp_decoder *d, const cJSON *obj, const char *name, const char *const *names,
+                      int *index)
+{
+    return enum_index(d, obj, name, names, false, index);
 }
 
 /* ----------------------------------------------------- objects and arrays */
@@ -429,50 +450,69 @@ static size_t sort_keys_last_wins(indexed_key *keys, size_t n)
     return m;
 }
 
-int kp_dec_labels(kp_decoder *d, const cJSON *obj, const char *name, kp_labels *out)
+/* Decode one map value into its element (the key is already set); the value's
+ * path is the caller's to push. */
+typedef int (*map_value_fn)(kp_decoder *d, const cJSON *value, void *elem, bool flag);
+
+/* The member `name` as a sorted map (objects.h): an arena array of
+ * `elem_size` elements, each starting with its key (const char *), values
+ * decoded by `fn`. `items_ptr` is the address of the destination pointer
+ * (T **); it and *count are left alone when the map is absent or empty. */
+static int sorted_map(kp_decoder *d, const cJSON *obj, const char *name, size_t elem_size,
+                      map_value_fn fn, bool flag, void *items_ptr, size_t *count)
 {
     const cJSON *map = kp_dec_get(obj, name);
-    out->items = NULL;
-    out->count = 0;
     if (!map) return 0;
     kp_path_push_field(&d->path, name);
     int err = kp_dec_expect_object(d, map);
     size_t n = err ? 0 : (size_t)cJSON_GetArraySize(map), i = 0;
-    kp_label *vals = n ? KP_ARENA_NEW(d->arena, kp_label, n) : NULL;
+    char *vals = n ? kp_arena_calloc(d->arena, n, elem_size) : NULL;
     indexed_key *keys = n ? KP_ARENA_NEW(d->arena, indexed_key, n) : NULL;
     for (const cJSON *el = n ? map->child : NULL; el && err == 0; el = el->next, i++) {
-        vals[i].key = arena_str(d, el->string);
-        vals[i].value = kp_dec_empty;
-        keys[i] = (indexed_key){vals[i].key, i};
-        if (cJSON_IsString(el)) {
-            vals[i].value = arena_str(d, el->valuestring);
-        } else if (!cJSON_IsNull(el)) {
-            kp_path_push_key(&d->path, el->string);
-            err = kp_dec_type_error(d, "string", el);
-            kp_path_pop(&d->path);
-        }
+        const char *key = arena_str(d, el->string);
+        memcpy(vals + i * elem_size, &key, sizeof(key));
+        keys[i] = (indexed_key){key, i};
+        err = fn(d, el, vals + i * elem_size, flag);
     }
     kp_path_pop(&d->path);
-    if (err == 0 && n) {
-        out->count = sort_keys_last_wins(keys, n);
-        out->items = KP_ARENA_NEW(d->arena, kp_label, out->count);
-        for (size_t k = 0; k < out->count; k++)
-            out->items[k] = vals[keys[k].index];
+    if (err < 0 || n == 0) return err;
+    *count = sort_keys_last_wins(keys, n);
+    char *items = kp_arena_calloc(d->arena, *count, elem_size);
+    for (size_t k = 0; k < *count; k++)
+        memcpy(items + k * elem_size, vals + keys[k].index * elem_size, elem_size);
+    memcpy(items_ptr, &items, sizeof(items)); /* the caller's T * */
+    return 0;
+}
+
+_Static_assert(offsetof(kp_label, key) == 0, "a label starts with its key");
+_Static_assert(offsetof(kp_resource, name) == 0, "a resource starts with its name");
+
+/* A label's value: a string; null reads as "". */
+static int label_value(kp_decoder *d, const cJSON *el, void *elem, bool flag)
+{
+    (void)flag;
+    kp_label *label = elem;
+    label->value = kp_dec_empty;
+    if (cJSON_IsString(el)) {
+        label->value = arena_str(d, el->valuestring);
+    } else if (!cJSON_IsNull(el)) {
+        kp_path_push_key(&d->path, el->string);
+        int err = kp_dec_type_error(d, "string", el);
+        kp_path_pop(&d->path);
+        return err;
     }
+    return 0;
+}
+
+int kp_dec_labels(kp_decoder *d, const cJSON *obj, const char *name, kp_labels *out)
+{
+    out->items = NULL;
+    out->count = 0;
+    kp_labels got = {0};
+    int err =
+        sorted_map(d, obj, name, sizeof(kp_label), label_value, false, &got.items, &got.count);
+    if (err == 0) *out = got;
     return err;
-}
-
-static int resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out,
-                     bool non_negative);
-
-int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out)
-{
-    return resources(d, obj, name, out, false);
-}
-
-int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out)
-{
-    return resources(d, obj, name, out, true);
 }
 
 /* The API server's ValidateResourceQuantityValue, with its message. */
@@ -486,35 +526,38 @@ static int non_negative(kp_decoder *d, const cJSON *item, const kp_quantity *q)
                        item->valuedouble);
 }
 
+/* A resource's amount; null reads as zero. `must_not_be_negative` for core objects. */
+static int resource_value(kp_decoder *d, const cJSON *el, void *elem, bool must_not_be_negative)
+{
+    kp_resource *r = elem;
+    if (cJSON_IsNull(el)) return 0;
+    kp_path_push_field(&d->path, el->string);
+    int err = quantity_value(d, el, &r->quantity);
+    if (err == 0 && must_not_be_negative) err = non_negative(d, el, &r->quantity);
+    kp_path_pop(&d->path);
+    return err;
+}
+
 static int resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out,
                      bool must_not_be_negative)
 {
-    const cJSON *map = kp_dec_get(obj, name);
     out->items = NULL;
     out->count = 0;
-    if (!map) return 0;
-    kp_path_push_field(&d->path, name);
-    int err = kp_dec_expect_object(d, map);
-    size_t n = err ? 0 : (size_t)cJSON_GetArraySize(map), i = 0;
-    kp_resource *vals = n ? KP_ARENA_NEW(d->arena, kp_resource, n) : NULL;
-    indexed_key *keys = n ? KP_ARENA_NEW(d->arena, indexed_key, n) : NULL;
-    for (const cJSON *el = n ? map->child : NULL; el && err == 0; el = el->next, i++) {
-        vals[i].name = arena_str(d, el->string);
-        keys[i] = (indexed_key){vals[i].name, i};
-        if (cJSON_IsNull(el)) continue; /* a null quantity decodes as zero */
-        kp_path_push_field(&d->path, el->string);
-        err = quantity_value(d, el, &vals[i].quantity);
-        if (err == 0 && must_not_be_negative) err = non_negative(d, el, &vals[i].quantity);
-        kp_path_pop(&d->path);
-    }
-    kp_path_pop(&d->path);
-    if (err == 0 && n) {
-        out->count = sort_keys_last_wins(keys, n);
-        out->items = KP_ARENA_NEW(d->arena, kp_resource, out->count);
-        for (size_t k = 0; k < out->count; k++)
-            out->items[k] = vals[keys[k].index];
-    }
+    kp_resource_list got = {0};
+    int err = sorted_map(d, obj, name, sizeof(kp_resource), resource_value, must_not_be_negative,
+                         &got.items, &got.count);
+    if (err == 0) *out = got;
     return err;
+}
+
+int kp_dec_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out)
+{
+    return resources(d, obj, name, out, false);
+}
+
+int kp_dec_core_resources(kp_decoder *d, const cJSON *obj, const char *name, kp_resource_list *out)
+{
+    return resources(d, obj, name, out, true);
 }
 
 /* ------------------------------------------------- object model lookups */

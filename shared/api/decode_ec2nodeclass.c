@@ -4,6 +4,7 @@
  */
 #include "api/decode_internal.h"
 
+#include "api/crd_tables.h"
 #include "api/decode.h"
 
 #include <stdlib.h>
@@ -201,7 +202,10 @@ static int decode_network(kp_decoder *d, const cJSON *json, kp_ec2nodeclass *c)
 
 /* ------------------------------------------------------------------ spec */
 
-static const kp_dec_choice store_policy_enum[] = {{"RAID0", KP_INSTANCE_STORE_RAID0}, {NULL, 0}};
+/* The CRD's instance store policies (api/crd_tables.h) as the object model's. */
+static const enum kp_instance_store_policy store_policies[KP_CRD_INSTANCE_STORE_POLICY_COUNT] = {
+    [KP_CRD_INSTANCE_STORE_POLICY_RAID0] = KP_INSTANCE_STORE_RAID0,
+};
 
 static int decode_terms(kp_decoder *d, const cJSON *json, kp_ec2nodeclass *c)
 {
@@ -222,22 +226,22 @@ static int decode_terms(kp_decoder *d, const cJSON *json, kp_ec2nodeclass *c)
 
 static int decode_launch_fields(kp_decoder *d, const cJSON *json, kp_ec2nodeclass *c)
 {
-    int policy = KP_INSTANCE_STORE_UNSET;
+    int policy = -1;
     int err;
     if ((err = kp_dec_string(d, json, "amiFamily", &c->ami_family)) < 0 ||
         (err = kp_dec_string(d, json, "role", &c->role)) < 0 ||
         (err = kp_dec_string(d, json, "instanceProfile", &c->instance_profile)) < 0 ||
         (err = kp_dec_labels(d, json, "tags", &c->tags)) < 0 ||
         (err = kp_dec_string_p(d, json, "userData", &c->user_data, &c->has_user_data)) < 0 ||
-        (err = kp_dec_enum(d, json, "instanceStorePolicy", store_policy_enum, false, &policy)) <
-            0 ||
+        (err = kp_dec_enum_index(d, json, "instanceStorePolicy", kp_crd_instance_store_policy_names,
+                                 &policy)) < 0 ||
         (err = kp_dec_bool(d, json, "associatePublicIPAddress", &c->associate_public_ip_address,
                            &c->has_associate_public_ip_address)) < 0 ||
         (err = kp_dec_bool(d, json, "detailedMonitoring", &c->detailed_monitoring,
                            &c->has_detailed_monitoring)) < 0 ||
         (err = kp_dec_string(d, json, "context", &c->context)) < 0)
         return err;
-    c->instance_store_policy = (enum kp_instance_store_policy)policy;
+    c->instance_store_policy = policy < 0 ? KP_INSTANCE_STORE_UNSET : store_policies[policy];
     return 0;
 }
 

@@ -80,6 +80,10 @@ int kp_dec_int_or_string(kp_decoder *d, const cJSON *obj, const char *name, kp_i
 /* A string enum; absent leaves *out unchanged; `required` makes absent an error. */
 int kp_dec_enum(kp_decoder *d, const cJSON *obj, const char *name, const kp_dec_choice *table,
                 bool required, int *out);
+/* A string enum given as a NULL-terminated list of names (such as the CRD's,
+ * api/crd_tables.h): *index is the value's position; absent leaves it unchanged. */
+int kp_dec_enum_index(kp_decoder *d, const cJSON *obj, const char *name, const char *const *names,
+                      int *index);
 /* "<path>: Unsupported value: \"x\": supported values: \"a\", \"b\"", the
  * supported values (at most 32) listed sorted, whatever order they come in. */
 int kp_dec_unsupported(kp_decoder *d, const char *value, const char *const *supported,

@@ -3,6 +3,7 @@
  */
 #include "api/decode_internal.h"
 
+#include "api/crd_tables.h"
 #include "api/decode.h"
 
 #include <string.h>
@@ -55,14 +56,19 @@ static int decode_nodeclaim_spec(kp_decoder *d, const cJSON *json, void *out)
 
 /* ------------------------------------------------------------- disruption */
 
-static const kp_dec_choice policy_enum[] = {
-    {"Balanced", KP_CONSOLIDATION_BALANCED},
-    {"WhenEmpty", KP_CONSOLIDATION_WHEN_EMPTY},
-    {"WhenEmptyOrUnderutilized", KP_CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED},
-    {NULL, 0}};
+/* The CRD's names (api/crd_tables.h) for the object model's values. */
+static const enum kp_consolidation_policy policies[KP_CRD_CONSOLIDATION_POLICY_COUNT] = {
+    [KP_CRD_CONSOLIDATION_POLICY_WHEN_EMPTY] = KP_CONSOLIDATION_WHEN_EMPTY,
+    [KP_CRD_CONSOLIDATION_POLICY_WHEN_EMPTY_OR_UNDERUTILIZED] =
+        KP_CONSOLIDATION_WHEN_EMPTY_OR_UNDERUTILIZED,
+    [KP_CRD_CONSOLIDATION_POLICY_BALANCED] = KP_CONSOLIDATION_BALANCED,
+};
 
-static const char *const reason_names[] = {"Drifted", "Empty", "Underutilized"};
-static const unsigned reason_bits[] = {KP_REASON_DRIFTED, KP_REASON_EMPTY, KP_REASON_UNDERUTILIZED};
+static const unsigned reason_bits[KP_CRD_BUDGET_REASON_COUNT] = {
+    [KP_CRD_BUDGET_REASON_UNDERUTILIZED] = KP_REASON_UNDERUTILIZED,
+    [KP_CRD_BUDGET_REASON_EMPTY] = KP_REASON_EMPTY,
+    [KP_CRD_BUDGET_REASON_DRIFTED] = KP_REASON_DRIFTED,
+};
 
 static int decode_reasons(kp_decoder *d, const cJSON *json, kp_budget *b)
 {
@@ -72,15 +78,17 @@ static int decode_reasons(kp_decoder *d, const cJSON *json, kp_budget *b)
     b->has_reasons = kp_dec_get(json, "reasons") != NULL;
     for (size_t i = 0; i < reasons.count; i++) {
         size_t r = 0;
-        while (r < 3 && strcmp(reason_names[r], reasons.items[i]) != 0)
+        while (r < KP_CRD_BUDGET_REASON_COUNT &&
+               strcmp(kp_crd_budget_reason_names[r], reasons.items[i]) != 0)
             r++;
-        if (r < 3) {
+        if (r < KP_CRD_BUDGET_REASON_COUNT) {
             b->reasons |= reason_bits[r];
             continue;
         }
         kp_path_push_field(&d->path, "reasons");
         kp_path_push_index(&d->path, i);
-        err = kp_dec_unsupported(d, reasons.items[i], reason_names, 3);
+        err = kp_dec_unsupported(d, reasons.items[i], kp_crd_budget_reason_names,
+                                 KP_CRD_BUDGET_REASON_COUNT);
         kp_path_pop(&d->path);
         kp_path_pop(&d->path);
         return err;
@@ -103,15 +111,16 @@ static int decode_budget(kp_decoder *d, const cJSON *json, void *out)
 static int decode_disruption(kp_decoder *d, const cJSON *json, void *out)
 {
     kp_disruption *dis = out;
-    int policy = KP_CONSOLIDATION_UNSET;
+    int policy = -1;
     int err;
-    if ((err = kp_dec_enum(d, json, "consolidationPolicy", policy_enum, false, &policy)) < 0 ||
+    if ((err = kp_dec_enum_index(d, json, "consolidationPolicy", kp_crd_consolidation_policy_names,
+                                 &policy)) < 0 ||
         (err = kp_dec_duration(d, json, "consolidateAfter", true, &dis->consolidate_after,
                                &dis->has_consolidate_after)) < 0 ||
         (err = kp_dec_array_into(d, json, "budgets", sizeof(kp_budget), decode_budget,
                                  &dis->budgets, &dis->n_budgets, &dis->has_budgets)) < 0)
         return err;
-    dis->consolidation_policy = (enum kp_consolidation_policy)policy;
+    dis->consolidation_policy = policy < 0 ? KP_CONSOLIDATION_UNSET : policies[policy];
     return 0;
 }
 

@@ -6,11 +6,15 @@
  * defaults inside a defaulted value apply too, so rules run parent first and
  * each sees the object as the earlier rules left it.
  *
+ * The defaults themselves are the CRD schemas' (scripts/gen-crds.py writes
+ * them to api/crd_tables.c); this file only applies them.
+ *
  * Status defaults (NodePool status.nodes, EC2NodeClass capacity reservation
  * state) are left to the API server: status is a subresource, and a patch from
  * a webhook on the main resource cannot change it.
  */
 #include "api/admission.h"
+#include "api/crd_tables.h"
 #include "api/jsonpatch.h"
 #include "base/error.h"
 
@@ -18,39 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct default_rule {
-    const char *path; /* members separated by '/', "*" for every element of an array */
-    const char *json; /* the default value */
-} default_rule;
-
-static const default_rule nodepool_rules[] = {
-    {"spec/disruption", "{\"consolidateAfter\":\"0s\"}"},
-    {"spec/disruption/consolidateAfter", "\"0s\""},
-    {"spec/disruption/consolidationPolicy", "\"WhenEmptyOrUnderutilized\""},
-    {"spec/disruption/budgets", "[{\"nodes\":\"10%\"}]"},
-    {"spec/disruption/budgets/*/nodes", "\"10%\""},
-    {"spec/template/spec/expireAfter", "\"720h\""},
-    {NULL, NULL},
-};
-
-static const default_rule nodeclaim_rules[] = {
-    {"spec/expireAfter", "\"720h\""},
-    {NULL, NULL},
-};
-
-static const default_rule ec2nodeclass_rules[] = {
-    {"spec/metadataOptions", "{\"httpEndpoint\":\"enabled\",\"httpProtocolIPv6\":\"disabled\","
-                             "\"httpPutResponseHopLimit\":1,\"httpTokens\":\"required\"}"},
-    {"spec/metadataOptions/httpEndpoint", "\"enabled\""},
-    {"spec/metadataOptions/httpProtocolIPv6", "\"disabled\""},
-    {"spec/metadataOptions/httpPutResponseHopLimit", "1"},
-    {"spec/metadataOptions/httpTokens", "\"required\""},
-    {NULL, NULL},
-};
-
-static const default_rule nodeoverlay_rules[] = {
-    {NULL, NULL}, /* the NodeOverlay CRD declares no defaults */
-};
+/* The rules, parents first, come from the CRD schemas (api/crd_tables.h). */
+typedef kp_crd_default default_rule;
 
 static cJSON *parse_default(const char *json)
 {
@@ -117,13 +90,13 @@ static const default_rule *rules_for(enum kp_admission_kind kind)
 {
     switch (kind) {
     case KP_ADMIT_NODEPOOL:
-        return nodepool_rules;
+        return kp_crd_nodepool_defaults;
     case KP_ADMIT_NODECLAIM:
-        return nodeclaim_rules;
+        return kp_crd_nodeclaim_defaults;
     case KP_ADMIT_EC2NODECLASS:
-        return ec2nodeclass_rules;
+        return kp_crd_ec2nodeclass_defaults;
     case KP_ADMIT_NODEOVERLAY:
-        return nodeoverlay_rules;
+        return kp_crd_nodeoverlay_defaults;
     }
     return NULL;
 }

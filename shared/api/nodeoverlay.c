@@ -2,6 +2,7 @@
 #include "api/nodeoverlay.h"
 
 #include "api/admission.h"
+#include "api/crd_tables.h"
 #include "api/decode_internal.h"
 #include "api/wellknown.h"
 #include "base/error.h"
@@ -113,10 +114,8 @@ void kp_nodeoverlay_sort(const kp_nodeoverlay **items, size_t count)
 
 bool kp_nodeoverlay_resource_restricted(const char *name)
 {
-    static const char *const restricted[] = {KP_RESOURCE_CPU, KP_RESOURCE_MEMORY, KP_RESOURCE_EPHEMERAL_STORAGE,
-                                             KP_RESOURCE_PODS};
-    for (size_t i = 0; i < sizeof(restricted) / sizeof(*restricted); i++)
-        if (strcmp(name, restricted[i]) == 0) return true;
+    for (size_t i = 0; kp_crd_overlay_restricted_capacity_names[i]; i++)
+        if (strcmp(name, kp_crd_overlay_restricted_capacity_names[i]) == 0) return true;
     return false;
 }
 

@@ -26,7 +26,6 @@
 #define KP_ANNOTATION_CAPACITY_OVERLAY_APPLIED "karpenter.sh/capacity-overlay-applied"
 
 #define KP_NODEOVERLAY_API_VERSION "karpenter.sh/v1alpha1"
-#define KP_NODEOVERLAY_MAX_WEIGHT 10000
 
 /* Decode the body (decode.h's rules). price and priceAdjustment must have
  * the CRD's form (KP_EINVALID naming the field otherwise). */

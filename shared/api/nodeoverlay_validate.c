@@ -5,13 +5,11 @@
  * same rules on overlays that reached the cluster another way and reports a
  * failure as ValidationSucceeded=False, reason RuntimeValidation.
  */
+#include "api/crd_tables.h"
 #include "api/nodeoverlay.h"
 #include "api/validate_internal.h"
 
 #include <string.h>
-
-#define PRICE_PATTERN "^\\d+(\\.\\d+)?$"
-#define ADJUSTMENT_PATTERN "^(([+-]{1}(\\d*\\.?\\d+))|(\\+{1}\\d*\\.?\\d+%)|(^(-\\d{1,2}(\\.\\d+)?%)$)|(-100%))$"
 
 static void price(kp_vctx *v, const cJSON *spec, const char *name, bool adjustment)
 {
@@ -19,7 +17,8 @@ static void price(kp_vctx *v, const cJSON *spec, const char *name, bool adjustme
     kp_price_change c;
     if (!s || kp_price_change_parse(s, adjustment, &c) == 0) return;
     kp_v_push(v, name);
-    kp_v_pattern(v, s, adjustment ? ADJUSTMENT_PATTERN : PRICE_PATTERN);
+    kp_v_pattern(
+        v, s, adjustment ? KP_CRD_OVERLAY_PRICE_ADJUSTMENT_PATTERN : KP_CRD_OVERLAY_PRICE_PATTERN);
     kp_v_pop(v);
 }
 
@@ -55,7 +54,7 @@ void kp_validate_nodeoverlay(kp_vctx *v, const cJSON *obj, const cJSON *old)
     if (kp_v_has(spec, "price") && kp_v_has(spec, "priceAdjustment"))
         kp_v_invalid(v, spec, "cannot set both 'price' and 'priceAdjustment'");
     capacity(v, spec);
-    kp_v_int(v, spec, "weight", 1, KP_NODEOVERLAY_MAX_WEIGHT, NULL);
+    kp_v_int(v, spec, "weight", KP_CRD_OVERLAY_WEIGHT_MIN, KP_CRD_OVERLAY_WEIGHT_MAX, NULL);
     kp_v_pop(v);
     kp_v_warn(v, "NodeOverlay is an alpha feature of Karpenter: it takes effect only where the "
                  "controller runs with the NodeOverlay feature gate on");

@@ -6,6 +6,7 @@
  */
 #include "api/requirements.h"
 
+#include "api/crd_tables.h"
 #include "api/field_errors.h"
 #include "api/wellknown.h"
 #include "base/buf.h"
@@ -22,18 +23,19 @@ enum {
 };
 
 /* The one table of operator names (parsing, printing, and the "supported
- * values" of validation and decoding messages). */
-static const char *const op_names[] = {
-    [KP_OP_IN] = "In",
-    [KP_OP_NOT_IN] = "NotIn",
-    [KP_OP_EXISTS] = "Exists",
-    [KP_OP_DOES_NOT_EXIST] = "DoesNotExist",
-    [KP_OP_GT] = "Gt",
-    [KP_OP_LT] = "Lt",
-    [KP_OP_GTE] = "Gte",
-    [KP_OP_LTE] = "Lte",
-    [KP_SELECTOR_OP_COUNT] = NULL,
-};
+ * values" of validation and decoding messages) is the CRDs' operator enum,
+ * which lists them in kp_selector_op's order. */
+static const char *const *const op_names = kp_crd_requirement_operator_names;
+_Static_assert(KP_SELECTOR_OP_COUNT == KP_CRD_REQUIREMENT_OPERATOR_COUNT, "operator count");
+_Static_assert(KP_OP_IN == (int)KP_CRD_REQUIREMENT_OPERATOR_IN &&
+                   KP_OP_NOT_IN == (int)KP_CRD_REQUIREMENT_OPERATOR_NOT_IN &&
+                   KP_OP_EXISTS == (int)KP_CRD_REQUIREMENT_OPERATOR_EXISTS &&
+                   KP_OP_DOES_NOT_EXIST == (int)KP_CRD_REQUIREMENT_OPERATOR_DOES_NOT_EXIST &&
+                   KP_OP_GT == (int)KP_CRD_REQUIREMENT_OPERATOR_GT &&
+                   KP_OP_LT == (int)KP_CRD_REQUIREMENT_OPERATOR_LT &&
+                   KP_OP_GTE == (int)KP_CRD_REQUIREMENT_OPERATOR_GTE &&
+                   KP_OP_LTE == (int)KP_CRD_REQUIREMENT_OPERATOR_LTE,
+               "the CRDs list the operators in kp_selector_op's order");
 
 int kp_selector_op_parse(const char *name)
 {

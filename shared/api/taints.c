@@ -6,18 +6,21 @@
  */
 #include "api/taints.h"
 
+#include "api/crd_tables.h"
+
 #include <stdio.h>
 #include <string.h>
 
 /* The one table of effect and operator names: parsing, printing and the
- * "supported values" of validation and decoding messages all read these. */
-static const char *const EFFECT_NAMES[] = {
-    [KP_EFFECT_ANY] = "",
-    [KP_EFFECT_NO_SCHEDULE] = "NoSchedule",
-    [KP_EFFECT_PREFER_NO_SCHEDULE] = "PreferNoSchedule",
-    [KP_EFFECT_NO_EXECUTE] = "NoExecute",
-    NULL,
-};
+ * "supported values" of validation and decoding messages all read these.
+ * The effects are the CRDs' taint effect enum, in kp_taint_effect's order
+ * after KP_EFFECT_ANY. */
+static const char *const *const EFFECT_NAMES = kp_crd_taint_effect_names;
+_Static_assert(KP_EFFECT_NO_SCHEDULE == KP_CRD_TAINT_EFFECT_NO_SCHEDULE + 1 &&
+                   KP_EFFECT_PREFER_NO_SCHEDULE == KP_CRD_TAINT_EFFECT_PREFER_NO_SCHEDULE + 1 &&
+                   KP_EFFECT_NO_EXECUTE == KP_CRD_TAINT_EFFECT_NO_EXECUTE + 1 &&
+                   KP_EFFECT_NO_EXECUTE == KP_CRD_TAINT_EFFECT_COUNT,
+               "the CRDs list the taint effects in kp_taint_effect's order");
 
 static const char *const OP_NAMES[] = {
     [KP_TOLERATION_EQUAL] = "Equal",
@@ -33,20 +36,21 @@ static const char *const OP_NAMES[] = {
 
 int kp_taint_effect_parse(const char *name)
 {
-    for (size_t i = 0; i < NAMED(EFFECT_NAMES); i++)
-        if (strcmp(name, EFFECT_NAMES[i]) == 0) return (int)i;
+    if (name[0] == '\0') return KP_EFFECT_ANY;
+    for (size_t i = 0; EFFECT_NAMES[i]; i++)
+        if (strcmp(name, EFFECT_NAMES[i]) == 0) return (int)i + KP_EFFECT_NO_SCHEDULE;
     return -1;
 }
 
 const char *kp_taint_effect_name(enum kp_taint_effect effect)
 {
-    if ((size_t)effect >= NAMED(EFFECT_NAMES)) return "";
-    return EFFECT_NAMES[effect];
+    if (effect < KP_EFFECT_NO_SCHEDULE || effect > KP_EFFECT_NO_EXECUTE) return "";
+    return EFFECT_NAMES[effect - KP_EFFECT_NO_SCHEDULE];
 }
 
 const char *const *kp_taint_effect_names(void)
 {
-    return EFFECT_NAMES + KP_EFFECT_NO_SCHEDULE;
+    return EFFECT_NAMES;
 }
 
 int kp_toleration_op_parse(const char *name)

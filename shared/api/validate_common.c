@@ -3,8 +3,10 @@
  * durations, resource quantities and restricted label keys. Each rule is
  * Karpenter's CRD rule (pattern, bound or CEL expression) and, where
  * Karpenter also checks at runtime (NodePool RuntimeValidate), that check as
- * well; messages carry the CEL rule's text and say what is allowed.
+ * well; messages carry the CEL rule's text and say what is allowed. The
+ * schema's patterns and bounds are read from api/crd_tables.h.
  */
+#include "api/crd_tables.h"
 #include "api/duration.h"
 #include "api/names.h"
 #include "api/quantity.h"
@@ -48,7 +50,7 @@ static bool one_group(const char *s, size_t len, const char *units)
     return len >= 2 && all_digits(s, len - 1) && strchr(units, s[len - 1]) != NULL;
 }
 
-/* ^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$ */
+/* KP_CRD_BUDGET_DURATION_PATTERN: ^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$ */
 static bool budget_duration(const char *s)
 {
     size_t len = strlen(s);
@@ -61,9 +63,9 @@ static bool budget_duration(const char *s)
 }
 
 static const char *const duration_patterns[] = {
-    [KP_VDUR_NILLABLE] = "^(([0-9]+(s|m|h))+|Never)$",
-    [KP_VDUR_PLAIN] = "^([0-9]+(s|m|h))+$",
-    [KP_VDUR_BUDGET] = "^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$",
+    [KP_VDUR_NILLABLE] = KP_CRD_NILLABLE_DURATION_PATTERN,
+    [KP_VDUR_PLAIN] = KP_CRD_DURATION_PATTERN,
+    [KP_VDUR_BUDGET] = KP_CRD_BUDGET_DURATION_PATTERN,
 };
 
 bool kp_v_duration(kp_vctx *v, const cJSON *obj, const char *name, enum kp_v_duration_form form,
@@ -156,6 +158,13 @@ static bool domain_ends_with(const char *key, const char *suffix)
     return len >= n && memcmp(key + len - n, suffix, n) == 0;
 }
 
+static bool listed(const char *const *list, const char *s)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (strcmp(list[i], s) == 0) return true;
+    return false;
+}
+
 const char *kp_v_restricted_label(const char *key, enum kp_v_owner owner, bool go_rules)
 {
     if (domain_ends_with(key, KP_GROUP) && strcmp(key, KP_LABEL_CAPACITY_TYPE) != 0 &&
@@ -170,8 +179,7 @@ const char *kp_v_restricted_label(const char *key, enum kp_v_owner owner, bool g
                "NodePool's name";
     if (strcmp(key, KP_LABEL_HOSTNAME) == 0)
         return "label \"kubernetes.io/hostname\" is restricted; the kubelet sets it";
-    if (domain_ends_with(key, KP_AWS_GROUP) && !kp_label_is_well_known(key) &&
-        strcmp(key, KP_LABEL_EC2NODECLASS) != 0)
+    if (domain_ends_with(key, KP_AWS_GROUP) && !listed(kp_crd_aws_label_names, key))
         return "label domain \"karpenter.k8s.aws\" is restricted; of that domain only "
                "Karpenter's well-known labels (such as karpenter.k8s.aws/instance-family) may "
                "be used";
@@ -195,13 +203,6 @@ static const char *const *known_values(const char *key)
     return NULL;
 }
 
-static bool in_list(const char *const *list, const char *s)
-{
-    for (size_t i = 0; list[i]; i++)
-        if (strcmp(list[i], s) == 0) return true;
-    return false;
-}
-
 static const char *joined(kp_vctx *v, const char *const *list, size_t n)
 {
     const char *out = "";
@@ -218,7 +219,7 @@ static void check_known_values(kp_vctx *v, const char *key, const char **values,
     if (!known || n == 0) return;
     size_t valid = 0;
     for (size_t i = 0; i < n; i++)
-        valid += values[i] && in_list(known, values[i]);
+        valid += values[i] && listed(known, values[i]);
     kp_v_push(v, "values");
     if (valid == 0)
         kp_v_invalid_str(v, values[0] ? values[0] : "",
@@ -247,15 +248,13 @@ static bool non_negative_int(const char *s)
     return n < 19 || (n == 19 && strcmp(p, "9223372036854775807") <= 0);
 }
 
-/* The pattern the CRDs give requirement keys and taint keys and values: a
- * qualified name without IsQualifiedName's length limits on its parts. */
-#define LABEL_KEY_PATTERN                                                                          \
-    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
-
+/* KP_CRD_QUALIFIED_NAME_PATTERN, the pattern the CRDs give requirement keys
+ * and taint keys and values: a qualified name without IsQualifiedName's
+ * length limits on its parts. POSIX extended syntax reads it as RE2 does. */
 static bool matches_key_pattern(const char *s)
 {
     regex_t re;
-    if (regcomp(&re, LABEL_KEY_PATTERN, REG_EXTENDED | REG_NOSUB) != 0) return false;
+    if (regcomp(&re, KP_CRD_QUALIFIED_NAME_PATTERN, REG_EXTENDED | REG_NOSUB) != 0) return false;
     bool ok = regexec(&re, s, 0, NULL, 0) == 0;
     regfree(&re);
     return ok;
@@ -267,7 +266,7 @@ static bool matches_key_pattern(const char *s)
 static void key_shape(kp_vctx *v, const char *key, enum kp_v_owner owner)
 {
     if (owner == KP_V_NODECLAIM) {
-        if (!matches_key_pattern(key)) kp_v_pattern(v, key, LABEL_KEY_PATTERN);
+        if (!matches_key_pattern(key)) kp_v_pattern(v, key, KP_CRD_QUALIFIED_NAME_PATTERN);
         return;
     }
     kp_msgs msgs;
@@ -280,7 +279,8 @@ static void key_shape(kp_vctx *v, const char *key, enum kp_v_owner owner)
 static void check_key(kp_vctx *v, const char *key, enum kp_v_owner owner)
 {
     kp_v_push(v, "key");
-    if (strlen(key) > 316) kp_v_too_long(v, 316);
+    if (strlen(key) > KP_CRD_REQUIREMENT_KEY_MAX_LENGTH)
+        kp_v_too_long(v, KP_CRD_REQUIREMENT_KEY_MAX_LENGTH);
     key_shape(v, key, owner);
     const char *why = kp_v_restricted_label(key, owner, owner != KP_V_NODECLAIM);
     if (why) kp_v_invalid_str(v, key, "%s", why);
@@ -380,7 +380,9 @@ static void requirement(kp_vctx *v, const cJSON *req, enum kp_v_owner owner, siz
     int64_t min_values = 0;
     /* A NodeOverlay's requirements have no minValues: the API server prunes it. */
     bool has_min = owner != KP_V_NODEOVERLAY && kp_v_has(req, "minValues");
-    if (has_min && !kp_v_int(v, req, "minValues", 1, 50, &min_values)) has_min = false;
+    if (has_min &&
+        !kp_v_int(v, req, "minValues", KP_CRD_MIN_VALUES_MIN, KP_CRD_MIN_VALUES_MAX, &min_values))
+        has_min = false;
     if (key) check_key(v, key, owner);
     if (op >= 0)
         check_operator_values(v, (enum kp_selector_op)op, values, n, min_values, has_min, owner);
@@ -397,7 +399,7 @@ void kp_v_requirements(kp_vctx *v, const cJSON *spec, enum kp_v_owner owner)
         kp_v_required(v, "requirements");
         return;
     }
-    const cJSON *reqs = kp_v_array(v, spec, "requirements", 100);
+    const cJSON *reqs = kp_v_array(v, spec, "requirements", KP_CRD_REQUIREMENTS_MAX_ITEMS);
     if (!reqs) return;
     kp_v_push(v, "requirements");
     size_t i = 0, pins = 0;
@@ -455,7 +457,7 @@ static void taint_name(kp_vctx *v, const char *name, const char *s, enum kp_v_ow
         return;
     }
     kp_v_push(v, name);
-    if (!matches_key_pattern(s)) kp_v_pattern(v, s, LABEL_KEY_PATTERN);
+    if (!matches_key_pattern(s)) kp_v_pattern(v, s, KP_CRD_QUALIFIED_NAME_PATTERN);
     kp_v_pop(v);
 }
 
@@ -466,9 +468,9 @@ static void taint(kp_vctx *v, const cJSON *t, taint_seen *seen, enum kp_v_owner 
         return;
     }
     const char *key = kp_v_required_string(v, t, "key");
-    if (key && !*key) {
+    if (key && strlen(key) < KP_CRD_TAINT_KEY_MIN_LENGTH) {
         kp_v_push(v, "key");
-        kp_v_invalid_str(v, key, "should be at least 1 chars long");
+        kp_v_too_short(v, key, KP_CRD_TAINT_KEY_MIN_LENGTH);
         kp_v_pop(v);
     } else if (key) {
         taint_name(v, "key", key, owner);
@@ -535,7 +537,8 @@ void kp_v_node_class_ref(kp_vctx *v, const cJSON *spec, const cJSON *old_spec)
     }
     if (got[0] && strchr(got[0], '/')) {
         kp_v_push(v, "group");
-        kp_v_invalid_str(v, got[0], "should match '^[^/]*$' (a group without a version)");
+        kp_v_invalid_str(v, got[0], "should match '%s' (a group without a version)",
+                         KP_CRD_NODE_CLASS_GROUP_PATTERN);
         kp_v_pop(v);
     }
     const cJSON *old_ref = kp_v_get(old_spec, "nodeClassRef");

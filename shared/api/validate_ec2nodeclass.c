@@ -5,8 +5,10 @@
  * interfaces, metadata options, connection tracking), and Karpenter's kubelet
  * configuration checks, which it runs in its controller and we run at
  * admission as well. Warnings flag settings EC2 itself will refuse or that
- * weaken a node's security.
+ * weaken a node's security. The schema's enums, patterns and bounds are read
+ * from api/crd_tables.h.
  */
+#include "api/crd_tables.h"
 #include "api/duration.h"
 #include "api/quantity.h"
 #include "api/validate_internal.h"
@@ -18,12 +20,8 @@
 
 #define EXCLUSIVE "is mutually exclusive, cannot be set with a combination of other fields in"
 
-static const char *const ami_families[] = {"AL2",         "AL2023",      "Bottlerocket", "Custom",
-                                           "Windows2019", "Windows2022", "Windows2025",  NULL};
-/* Alias families and the amiFamily each implies (same order). */
-static const char *const alias_families[] = {
-    "al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025", NULL};
-static const char *const enabled_disabled[] = {"enabled", "disabled", NULL};
+/* Alias families, and the amiFamily each implies (same order). */
+static const char *const *const alias_families = kp_crd_ami_alias_family_names;
 
 /* has() as the API server's CEL evaluates it: present, even as an empty map. */
 static bool has_member(const cJSON *obj, const char *name)
@@ -31,11 +29,19 @@ static bool has_member(const cJSON *obj, const char *name)
     return kp_v_get(obj, name) != NULL;
 }
 
-/* "<prefix>[0-9a-z]+" found anywhere (the CRD's id patterns are unanchored
- * unless `anchored`). */
-static bool id_like(const char *s, const char *prefix, bool anchored)
+/* The CRD's ID patterns read "<prefix>[0-9a-z]+", found anywhere, or
+ * "^<prefix>[0-9a-z]+$". A pattern of another shape matches nothing, so a
+ * change to one in scripts/gen-crds.py fails closed (and the tests). */
+static bool id_like(const char *s, const char *pattern)
 {
-    size_t n = strlen(prefix);
+    bool anchored = pattern[0] == '^';
+    char prefix[32];
+    size_t n = strcspn(pattern + anchored, "[");
+    if (n == 0 || n >= sizeof(prefix) ||
+        strcmp(pattern + anchored + n, anchored ? "[0-9a-z]+$" : "[0-9a-z]+") != 0)
+        return false;
+    memcpy(prefix, pattern + anchored, n);
+    prefix[n] = '\0';
     for (const char *p = s; (p = strstr(p, prefix)) != NULL; p++) {
         size_t tail = strspn(p + n, "0123456789abcdefghijklmnopqrstuvwxyz");
         if (tail && (!anchored || (p == s && p[n + tail] == '\0'))) return true;
@@ -47,12 +53,11 @@ static bool id_like(const char *s, const char *prefix, bool anchored)
 /* ---------------------------------------------------------------- selector terms */
 
 typedef struct term_kind {
-    const char *list;             /* member of spec */
-    bool required;                /* and not empty */
-    const char *const *selectors; /* at least one of these */
-    const char *at_least;         /* message when none */
-    const char *id_prefix;        /* "subnet-" */
-    bool id_anchored;
+    const char *list;               /* member of spec */
+    bool required;                  /* and not empty */
+    const char *const *selectors;   /* at least one of these */
+    const char *at_least;           /* message when none */
+    const char *id_pattern;         /* the CRD's pattern for `id` */
     const char *const *id_excludes; /* fields `id` may not be combined with */
     const char *id_message;
     const char *const *name_excludes; /* fields `name` may not be combined with, or NULL */
@@ -74,8 +79,7 @@ static const term_kind subnet_terms = {"subnetSelectorTerms",
                                        true,
                                        subnet_sel,
                                        "expected at least one, got none, ['tags', 'id']",
-                                       "subnet-",
-                                       false,
+                                       KP_CRD_SUBNET_ID_PATTERN,
                                        tags_only,
                                        "'id' " EXCLUSIVE " a subnet selector term",
                                        NULL,
@@ -84,8 +88,7 @@ static const term_kind sg_terms = {"securityGroupSelectorTerms",
                                    true,
                                    sg_sel,
                                    "expected at least one, got none, ['tags', 'id', 'name']",
-                                   "sg-",
-                                   false,
+                                   KP_CRD_SECURITY_GROUP_ID_PATTERN,
                                    tags_name,
                                    "'id' " EXCLUSIVE " a security group selector term",
                                    tags_id,
@@ -95,8 +98,7 @@ static const term_kind cr_terms = {
     false,
     cr_sel,
     "expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']",
-    "cr-",
-    true,
+    KP_CRD_CAPACITY_RESERVATION_ID_PATTERN,
     cr_id_ex,
     "'id' is mutually exclusive, cannot be set along with other fields in a capacity "
     "reservation selector term",
@@ -107,8 +109,7 @@ static const term_kind ami_terms = {
     true,
     ami_sel,
     "expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']",
-    "ami-",
-    false,
+    KP_CRD_AMI_ID_PATTERN,
     ami_id_ex,
     "'id' " EXCLUSIVE " amiSelectorTerms",
     NULL,
@@ -124,7 +125,7 @@ static bool any_member(const cJSON *term, const char *const *names)
 /* Selector tags: at most 20, keys and values not empty. */
 static void selector_tags(kp_vctx *v, const cJSON *term)
 {
-    const cJSON *tags = kp_v_string_map(v, term, "tags", 20);
+    const cJSON *tags = kp_v_string_map(v, term, "tags", KP_CRD_SELECTOR_TAGS_MAX_PROPERTIES);
     const cJSON *e;
     kp_v_push(v, "tags");
     cJSON_ArrayForEach(e, tags)
@@ -135,6 +136,15 @@ static void selector_tags(kp_vctx *v, const cJSON *term)
         }
     }
     kp_v_pop(v);
+}
+
+/* 'a', 'b', 'c' */
+static const char *quoted_list(kp_vctx *v, const char *const *list)
+{
+    const char *out = "";
+    for (size_t i = 0; list[i]; i++)
+        out = kp_arena_printf(v->arena, "%s%s'%s'", out, i ? ", " : "", list[i]);
+    return out;
 }
 
 static void alias(kp_vctx *v, const char *a)
@@ -149,17 +159,15 @@ static void alias(kp_vctx *v, const char *a)
     while (alias_families[known] &&
            !(strlen(alias_families[known]) == fam && strncmp(a, alias_families[known], fam) == 0))
         known++;
-    if (strlen(a) > 30) kp_v_too_long(v, 30);
+    if (strlen(a) > KP_CRD_AMI_ALIAS_MAX_LENGTH) kp_v_too_long(v, KP_CRD_AMI_ALIAS_MAX_LENGTH);
     if (!shaped)
         kp_v_invalid_str(v, a,
                          "'alias' is improperly formatted, must match the format "
                          "'family@version'");
     if (!alias_families[known])
-        kp_v_invalid_str(v, a,
-                         "family is not supported, must be one of the following: 'al2', "
-                         "'al2023', 'bottlerocket', 'windows2019', 'windows2022', "
-                         "'windows2025'");
-    else if (known >= 3 &&
+        kp_v_invalid_str(v, a, "family is not supported, must be one of the following: %s",
+                         quoted_list(v, alias_families));
+    else if (strncmp(alias_families[known], "windows", 7) == 0 &&
              (!at || strncmp(at + 1, "latest", 6) != 0 || (at[7] != '\0' && at[7] != '@')))
         kp_v_invalid_str(v, a, "windows families may only specify version 'latest'");
     kp_v_pop(v);
@@ -185,11 +193,9 @@ static void selector_term(kp_vctx *v, const term_kind *k, const cJSON *term)
     }
     selector_tags(v, term);
     const char *id = kp_v_string(v, term, "id");
-    if (id && !id_like(id, k->id_prefix, k->id_anchored)) {
+    if (id && !id_like(id, k->id_pattern)) {
         kp_v_push(v, "id");
-        kp_v_pattern(v, id,
-                     kp_arena_printf(v->arena, "%s%s[0-9a-z]+%s", k->id_anchored ? "^" : "",
-                                     k->id_prefix, k->id_anchored ? "$" : ""));
+        kp_v_pattern(v, id, k->id_pattern);
         kp_v_pop(v);
     }
     kp_v_string(v, term, "name");
@@ -201,12 +207,11 @@ static void selector_term(kp_vctx *v, const term_kind *k, const cJSON *term)
 
 static void capacity_reservation_fields(kp_vctx *v, const cJSON *term)
 {
-    static const char *const criteria[] = {"open", "targeted", NULL};
-    kp_v_enum(v, term, "instanceMatchCriteria", criteria);
+    kp_v_enum(v, term, "instanceMatchCriteria", kp_crd_instance_match_criteria_names);
     const char *owner = kp_v_string(v, term, "ownerID");
     if (owner && (strlen(owner) != 12 || strspn(owner, "0123456789") != 12)) {
         kp_v_push(v, "ownerID");
-        kp_v_pattern(v, owner, "^[0-9]{12}$");
+        kp_v_pattern(v, owner, KP_CRD_OWNER_ID_PATTERN);
         kp_v_pop(v);
     }
 }
@@ -235,7 +240,7 @@ static const cJSON *selector_terms(kp_vctx *v, const cJSON *spec, const term_kin
         kp_v_required(v, k->list);
         return NULL;
     }
-    const cJSON *terms = kp_v_array(v, spec, k->list, 30);
+    const cJSON *terms = kp_v_array(v, spec, k->list, KP_CRD_SELECTOR_TERMS_MAX_ITEMS);
     if (!terms) return NULL;
     kp_v_push(v, k->list);
     if (k->required && !terms->child) {
@@ -275,10 +280,9 @@ static const cJSON *selector_terms(kp_vctx *v, const cJSON *spec, const term_kin
 
 static void ami_family(kp_vctx *v, const cJSON *spec, const cJSON *terms)
 {
-    static const char *const implied[] = {"AL2",         "AL2023",      "Bottlerocket",
-                                          "Windows2019", "Windows2022", "Windows2025"};
-    static const char *const article[] = {"an", "an", "a", "a", "a", "a"};
-    const char *family = kp_v_enum(v, spec, "amiFamily", ami_families);
+    const char *const *implied = kp_crd_ami_alias_implied_family_names;
+    const char *const *article = kp_crd_ami_alias_article_names;
+    const char *family = kp_v_enum(v, spec, "amiFamily", kp_crd_ami_family_names);
     bool any_alias = false;
     const cJSON *t;
     cJSON_ArrayForEach(t, terms)
@@ -326,9 +330,8 @@ static void role(kp_vctx *v, const cJSON *spec)
 
 static void tags(kp_vctx *v, const cJSON *spec)
 {
-    static const char *const exact[] = {"eks:eks-cluster-name", "karpenter.sh/nodepool",
-                                        "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass",
-                                        NULL};
+    const char *const *exact = kp_crd_restricted_tag_names;
+    const char *const *prefixes = kp_crd_restricted_tag_prefix_names;
     const cJSON *map = kp_v_string_map(v, spec, "tags", 0);
     const cJSON *e;
     kp_v_push(v, "tags");
@@ -337,7 +340,9 @@ static void tags(kp_vctx *v, const cJSON *spec)
         const char *k = e->string, *match = NULL;
         for (size_t i = 0; exact[i]; i++)
             if (strcmp(k, exact[i]) == 0) match = exact[i];
-        if (strncmp(k, "kubernetes.io/cluster", 21) == 0) match = "kubernetes.io/cluster/";
+        for (size_t i = 0; prefixes[i]; i++)
+            if (strncmp(k, prefixes[i], strlen(prefixes[i])) == 0)
+                match = kp_arena_printf(v->arena, "%s/", prefixes[i]);
         if (!*k) kp_v_invalid_str(v, k, "empty tag keys aren't supported");
         if (match)
             kp_v_invalid_str(v, k, "tag contains a restricted tag matching %s; Karpenter sets it",
@@ -372,11 +377,6 @@ static bool volume_size(const char *s)
     return false;
 }
 
-#define VOLUME_SIZE_PATTERN                                                                        \
-    "^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{"  \
-    "4}|"                                                                                          \
-    "[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$"
-
 static void ebs_warnings(kp_vctx *v, const char *type, bool has_iops, bool has_throughput,
                          int64_t throughput)
 {
@@ -392,22 +392,22 @@ static void ebs_warnings(kp_vctx *v, const char *type, bool has_iops, bool has_t
 
 static void ebs(kp_vctx *v, const cJSON *bdm)
 {
-    static const char *const types[] = {"standard", "io1", "io2", "gp2", "sc1", "st1", "gp3", NULL};
     const cJSON *e = kp_v_object(v, bdm, "ebs");
     if (!e) return;
     kp_v_push(v, "ebs");
     const char *size = kp_v_string(v, e, "volumeSize");
     if (size && !volume_size(size)) {
         kp_v_push(v, "volumeSize");
-        kp_v_pattern(v, size, VOLUME_SIZE_PATTERN);
+        kp_v_pattern(v, size, KP_CRD_VOLUME_SIZE_PATTERN);
         kp_v_pop(v);
     }
     const char *snapshot = kp_v_string(v, e, "snapshotID");
-    const char *type = kp_v_enum(v, e, "volumeType", types);
+    const char *type = kp_v_enum(v, e, "volumeType", kp_crd_volume_type_names);
     int64_t throughput = 0;
     bool has_iops = kp_v_int(v, e, "iops", INT64_MIN, INT64_MAX, NULL);
     bool has_throughput = kp_v_int(v, e, "throughput", INT64_MIN, INT64_MAX, &throughput);
-    kp_v_int(v, e, "volumeInitializationRate", 100, 300, NULL);
+    kp_v_int(v, e, "volumeInitializationRate", KP_CRD_VOLUME_INITIALIZATION_RATE_MIN,
+             KP_CRD_VOLUME_INITIALIZATION_RATE_MAX, NULL);
     kp_v_bool(v, e, "deleteOnTermination", NULL);
     kp_v_bool(v, e, "encrypted", NULL);
     kp_v_string(v, e, "kmsKeyID");
@@ -421,7 +421,8 @@ static void ebs(kp_vctx *v, const cJSON *bdm)
 
 static void block_devices(kp_vctx *v, const cJSON *spec)
 {
-    const cJSON *list = kp_v_array(v, spec, "blockDeviceMappings", 50);
+    const cJSON *list =
+        kp_v_array(v, spec, "blockDeviceMappings", KP_CRD_BLOCK_DEVICE_MAPPINGS_MAX_ITEMS);
     kp_v_push(v, "blockDeviceMappings");
     size_t i = 0, roots = 0;
     const cJSON *b;
@@ -450,9 +451,9 @@ static void block_devices(kp_vctx *v, const cJSON *spec)
 
 static void network_interfaces(kp_vctx *v, const cJSON *spec)
 {
-    static const char *const types[] = {"interface", "efa-only", NULL};
     static const char *const required[] = {"networkCardIndex", "deviceIndex", "interfaceType"};
-    const cJSON *list = kp_v_array(v, spec, "networkInterfaces", 150);
+    const cJSON *list =
+        kp_v_array(v, spec, "networkInterfaces", KP_CRD_NETWORK_INTERFACES_MAX_ITEMS);
     if (!list) return;
     size_t n = (size_t)cJSON_GetArraySize(list), i = 0;
     int64_t *card = KP_ARENA_NEW(v->arena, int64_t, n + 1);
@@ -468,9 +469,9 @@ static void network_interfaces(kp_vctx *v, const cJSON *spec)
         if (!cJSON_IsObject(ni)) kp_v_type(v, ni, "object");
         for (size_t r = 0; r < 3 && cJSON_IsObject(ni); r++)
             if (!kp_v_has(ni, required[r])) kp_v_required(v, required[r]);
-        kp_v_int(v, ni, "networkCardIndex", 0, INT32_MAX, &card[i]);
-        kp_v_int(v, ni, "deviceIndex", 0, INT32_MAX, &dev[i]);
-        type[i] = kp_v_enum(v, ni, "interfaceType", types);
+        kp_v_int(v, ni, "networkCardIndex", KP_CRD_NETWORK_CARD_INDEX_MIN, INT32_MAX, &card[i]);
+        kp_v_int(v, ni, "deviceIndex", KP_CRD_NETWORK_CARD_INDEX_MIN, INT32_MAX, &dev[i]);
+        type[i] = kp_v_enum(v, ni, "interfaceType", kp_crd_interface_type_names);
         primary =
             primary || (card[i] == 0 && dev[i] == 0 && type[i] && !strcmp(type[i], "interface"));
         for (size_t j = 0; j < i && card[i] >= 0; j++) {
@@ -504,24 +505,25 @@ static void placement_group(kp_vctx *v, const cJSON *spec)
     if (kp_v_has(pg, "name") && kp_v_has(pg, "id"))
         kp_v_invalid(v, pg, "'name' and 'id' are mutually exclusive");
     kp_v_push(v, "name");
-    if (name && !*name) kp_v_invalid_str(v, name, "should be at least 1 chars long");
+    if (name && strlen(name) < KP_CRD_PLACEMENT_GROUP_NAME_MIN_LENGTH)
+        kp_v_too_short(v, name, KP_CRD_PLACEMENT_GROUP_NAME_MIN_LENGTH);
     kp_v_pop(v);
     kp_v_push(v, "id");
-    if (id && !id_like(id, "pg-", true)) kp_v_pattern(v, id, "^pg-[0-9a-z]+$");
+    if (id && !id_like(id, KP_CRD_PLACEMENT_GROUP_ID_PATTERN))
+        kp_v_pattern(v, id, KP_CRD_PLACEMENT_GROUP_ID_PATTERN);
     kp_v_pop(v);
     kp_v_pop(v);
 }
 
 static void metadata_options(kp_vctx *v, const cJSON *spec)
 {
-    static const char *const tokens[] = {"required", "optional", NULL};
     const cJSON *m = kp_v_object(v, spec, "metadataOptions");
     if (!m) return;
     kp_v_push(v, "metadataOptions");
-    kp_v_enum(v, m, "httpEndpoint", enabled_disabled);
-    kp_v_enum(v, m, "httpProtocolIPv6", enabled_disabled);
-    kp_v_int(v, m, "httpPutResponseHopLimit", 1, 64, NULL);
-    const char *t = kp_v_enum(v, m, "httpTokens", tokens);
+    kp_v_enum(v, m, "httpEndpoint", kp_crd_http_endpoint_names);
+    kp_v_enum(v, m, "httpProtocolIPv6", kp_crd_http_endpoint_names);
+    kp_v_int(v, m, "httpPutResponseHopLimit", KP_CRD_HOP_LIMIT_MIN, KP_CRD_HOP_LIMIT_MAX, NULL);
+    const char *t = kp_v_enum(v, m, "httpTokens", kp_crd_http_tokens_names);
     if (t && strcmp(t, "optional") == 0)
         kp_v_warn(v, "httpTokens: optional allows IMDSv1, which hands instance credentials to any "
                      "request that reaches the metadata service");
@@ -539,25 +541,26 @@ static void connection_tracking(kp_vctx *v, const cJSON *spec)
         kp_v_invalid(v, ct,
                      "at least one of tcpEstablishedTimeout, udpStreamTimeout, or "
                      "udpTimeout must be set");
-    kp_v_int(v, ct, "tcpEstablishedTimeout", 60, 432000, NULL);
-    kp_v_int(v, ct, "udpStreamTimeout", 60, 180, NULL);
-    kp_v_int(v, ct, "udpTimeout", 30, 60, NULL);
+    kp_v_int(v, ct, "tcpEstablishedTimeout", KP_CRD_TCP_ESTABLISHED_TIMEOUT_MIN,
+             KP_CRD_TCP_ESTABLISHED_TIMEOUT_MAX, NULL);
+    kp_v_int(v, ct, "udpStreamTimeout", KP_CRD_UDP_STREAM_TIMEOUT_MIN,
+             KP_CRD_UDP_STREAM_TIMEOUT_MAX, NULL);
+    kp_v_int(v, ct, "udpTimeout", KP_CRD_UDP_TIMEOUT_MIN, KP_CRD_UDP_TIMEOUT_MAX, NULL);
     kp_v_pop(v);
 }
 
 static void scalars(kp_vctx *v, const cJSON *spec)
 {
-    static const char *const store[] = {"RAID0", NULL};
     kp_v_bool(v, spec, "associatePublicIPAddress", NULL);
     kp_v_bool(v, spec, "detailedMonitoring", NULL);
-    kp_v_int(v, spec, "ipPrefixCount", 0, INT32_MAX, NULL);
+    kp_v_int(v, spec, "ipPrefixCount", KP_CRD_IP_PREFIX_COUNT_MIN, INT32_MAX, NULL);
     kp_v_string(v, spec, "userData");
     kp_v_string(v, spec, "context");
-    kp_v_enum(v, spec, "instanceStorePolicy", store);
+    kp_v_enum(v, spec, "instanceStorePolicy", kp_crd_instance_store_policy_names);
     const cJSON *cpu = kp_v_object(v, spec, "cpuOptions");
     if (cpu) {
         kp_v_push(v, "cpuOptions");
-        kp_v_enum(v, cpu, "nestedVirtualization", enabled_disabled);
+        kp_v_enum(v, cpu, "nestedVirtualization", kp_crd_nested_virtualization_names);
         kp_v_pop(v);
     }
 }

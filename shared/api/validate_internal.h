@@ -52,6 +52,8 @@ void kp_v_forbidden(kp_vctx *v, const char *fmt, ...) __attribute__((format(prin
 void kp_v_not_supported(kp_vctx *v, const char *value, const char *const *allowed);
 void kp_v_too_many(kp_vctx *v, size_t have, size_t max);
 void kp_v_too_long(kp_vctx *v, size_t max);
+/* A string below the schema's minLength: "should be at least <min> chars long". */
+void kp_v_too_short(kp_vctx *v, const char *value, size_t min);
 void kp_v_duplicate(kp_vctx *v, const char *value);
 /* "should match '<pattern>'" */
 void kp_v_pattern(kp_vctx *v, const char *value, const char *pattern);

@@ -2,9 +2,11 @@
  * NodePool (karpenter.sh/v1) validation: the CRD schema's types, enums,
  * patterns and bounds, its CEL rules (transition rules included), and
  * Karpenter's RuntimeValidate (labels, taints, requirements), plus warnings
- * for settings that are legal but probably not what the user meant.
+ * for settings that are legal but probably not what the user meant. The
+ * schema's enums, patterns, bounds and defaults are read from api/crd_tables.h.
  */
 #include "api/caps.h"
+#include "api/crd_tables.h"
 #include "api/cron.h"
 #include "api/names.h"
 #include "api/validate_internal.h"
@@ -14,15 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-static const char *const policies[] = {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced", NULL};
-static const char *const reasons[] = {"Underutilized", "Empty", "Drifted", NULL};
-
-#define NODES_PATTERN "^((100|[0-9]{1,2})%|[0-9]+)$"
-#define SCHEDULE_PATTERN                                                                           \
-    "^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\\s(.+)\\s(.+)\\s(.+)\\s(.+)" \
-    ")$"
-
-/* NODES_PATTERN: a count, or a percentage of at most 100 with 1-3 digits. */
+/* KP_CRD_BUDGET_NODES_PATTERN: a count, or a percentage of at most 100 with 1-3 digits. */
 static bool budget_nodes(const char *s)
 {
     size_t n = strspn(s, "0123456789");
@@ -36,7 +30,7 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
 }
 
-/* SCHEDULE_PATTERN. Its first branch is anchored only at the start and its
+/* KP_CRD_BUDGET_SCHEDULE_PATTERN. Its first branch is anchored only at the start and its
  * second only at the end, as in Karpenter's CRD; the cron parser rejects
  * what slips through. The second branch needs four blanks that leave
  * something before, between and after them. */
@@ -68,7 +62,7 @@ static void schedule(kp_vctx *v, const char *s)
     kp_v_push(v, "schedule");
     kp_cron cron;
     if (!schedule_shape(s))
-        kp_v_pattern(v, s, SCHEDULE_PATTERN);
+        kp_v_pattern(v, s, KP_CRD_BUDGET_SCHEDULE_PATTERN);
     else if (kp_cron_parse(s, &cron) < 0)
         kp_v_invalid_str(v, s, "%s", kp_error_last());
     else if (cron.tz[0])
@@ -78,7 +72,7 @@ static void schedule(kp_vctx *v, const char *s)
 
 static void budget_reasons(kp_vctx *v, const cJSON *b)
 {
-    const cJSON *arr = kp_v_array(v, b, "reasons", 50);
+    const cJSON *arr = kp_v_array(v, b, "reasons", KP_CRD_BUDGET_REASONS_MAX_ITEMS);
     kp_v_push(v, "reasons");
     size_t i = 0;
     const cJSON *r, *earlier;
@@ -90,9 +84,10 @@ static void budget_reasons(kp_vctx *v, const cJSON *b)
             kp_v_type(v, r, "string");
         } else {
             const char *allowed = NULL;
-            for (size_t k = 0; reasons[k]; k++)
-                if (strcmp(r->valuestring, reasons[k]) == 0) allowed = reasons[k];
-            if (!allowed) kp_v_not_supported(v, r->valuestring, reasons);
+            for (size_t k = 0; kp_crd_budget_reason_names[k]; k++)
+                if (strcmp(r->valuestring, kp_crd_budget_reason_names[k]) == 0)
+                    allowed = kp_crd_budget_reason_names[k];
+            if (!allowed) kp_v_not_supported(v, r->valuestring, kp_crd_budget_reason_names);
             cJSON_ArrayForEach(earlier, arr)
             {
                 if (j++ == i) break;
@@ -114,11 +109,11 @@ static void budget(kp_vctx *v, const cJSON *b)
         kp_v_type(v, b, "object");
         return;
     }
-    /* `nodes` is required but defaulted to "10%" first, so absent is fine. */
+    /* `nodes` is required but defaulted (KP_CRD_BUDGET_NODES_DEFAULT) first, so absent is fine. */
     const char *nodes = kp_v_string(v, b, "nodes");
     if (nodes && !budget_nodes(nodes)) {
         kp_v_push(v, "nodes");
-        kp_v_pattern(v, nodes, NODES_PATTERN);
+        kp_v_pattern(v, nodes, KP_CRD_BUDGET_NODES_PATTERN);
         kp_v_pop(v);
     }
     const char *sched = kp_v_string(v, b, "schedule");
@@ -138,10 +133,10 @@ static void disruption(kp_vctx *v, const cJSON *spec, bool is_static)
     if (!d) return;
     kp_v_push(v, "disruption");
     bool has_policy = kp_v_has(d, "consolidationPolicy");
-    const char *policy = kp_v_enum(v, d, "consolidationPolicy", policies);
+    const char *policy = kp_v_enum(v, d, "consolidationPolicy", kp_crd_consolidation_policy_names);
     bool never = false;
     kp_v_duration(v, d, "consolidateAfter", KP_VDUR_NILLABLE, NULL, &never);
-    const cJSON *budgets = kp_v_array(v, d, "budgets", 50);
+    const cJSON *budgets = kp_v_array(v, d, "budgets", KP_CRD_BUDGETS_MAX_ITEMS);
     kp_v_push(v, "budgets");
     size_t i = 0;
     const cJSON *b;
@@ -152,7 +147,7 @@ static void disruption(kp_vctx *v, const cJSON *spec, bool is_static)
         kp_v_pop(v);
     }
     kp_v_pop(v);
-    if (!has_policy) policy = "WhenEmptyOrUnderutilized";
+    if (!has_policy) policy = KP_CRD_CONSOLIDATION_POLICY_DEFAULT;
     if (never && !is_static && policy && strcmp(policy, "WhenEmpty") != 0)
         kp_v_warn(v,
                   "consolidateAfter: Never turns consolidation off, so consolidationPolicy "
@@ -163,7 +158,7 @@ static void disruption(kp_vctx *v, const cJSON *spec, bool is_static)
 
 static void labels(kp_vctx *v, const cJSON *meta)
 {
-    const cJSON *map = kp_v_string_map(v, meta, "labels", 100);
+    const cJSON *map = kp_v_string_map(v, meta, "labels", KP_CRD_NODEPOOL_LABELS_MAX_PROPERTIES);
     if (!map) return;
     size_t n = (size_t)cJSON_GetArraySize(map), k = 0;
     const char **keys = KP_ARENA_NEW(v->arena, const char *, n + 1);
@@ -275,8 +270,8 @@ void kp_validate_nodepool(kp_vctx *v, const cJSON *obj, const cJSON *old)
     if (!cJSON_IsObject(old_spec)) old_spec = NULL;
     kp_v_push(v, "spec");
     nodeclaim_template(v, spec, old_spec);
-    kp_v_int(v, spec, "replicas", 0, INT64_MAX, NULL);
-    kp_v_int(v, spec, "weight", 1, 100, NULL);
+    kp_v_int(v, spec, "replicas", KP_CRD_NODEPOOL_REPLICAS_MIN, INT64_MAX, NULL);
+    kp_v_int(v, spec, "weight", KP_CRD_NODEPOOL_WEIGHT_MIN, KP_CRD_NODEPOOL_WEIGHT_MAX, NULL);
     kp_v_quantity_map(v, spec, "limits", true);
     static_rules(v, spec, old_spec);
     disruption(v, spec, kp_v_has(spec, "replicas"));

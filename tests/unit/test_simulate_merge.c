@@ -112,9 +112,35 @@ Test(simulate_merge, a_file_object_replaces_the_live_one_and_keeps_its_status)
                                                        "spec"), "taints"), 0), "key"),
                      "x", "the file's spec");
     cr_expect_str_eq(kp_obj_condition(np, "Ready"), "True", "the live status, as kubectl apply leaves it");
-    cr_assert_eq(m.rep.n_notes, 1);
-    cr_expect(strstr(m.rep.notes[0], "NodePool spot: replaced by what-if.yaml: document 1"), "%s", m.rep.notes[0]);
+    cr_assert_eq(m.rep.notes.count, 1);
+    cr_expect(strstr(m.rep.notes.items[0], "NodePool spot: replaced by what-if.yaml: document 1"), "%s", m.rep.notes.items[0]);
     done(&m);
+}
+
+/* A note is whole however long: a file deep in a directory tree is named in full
+ * (notes used to stop at 1023 bytes). */
+Test(simulate_merge, notes_are_not_cut)
+{
+    char path[1600];
+    memset(path, 'd', sizeof(path) - 1);
+    path[sizeof(path) - 1] = '\0';
+    memcpy(path + sizeof(path) - 9, "/np.yaml", 8);
+    kp_doc_list *live = docs(cluster, "cluster");
+    kp_doc_list *files = docs("[{\"apiVersion\":\"karpenter.sh/v1\",\"kind\":\"NodePool\","
+                              "\"metadata\":{\"name\":\"spot\"}}]",
+                              path);
+    kp_doc_list *out = kp_doc_list_new();
+    kp_sim_merge_report rep = {0};
+    kp_sim_merge_opts o = {"team", NULL, 0};
+    cr_assert_eq(kp_sim_merge(live, files, &o, out, &rep), 0, "%s", kp_error_last());
+    cr_assert_eq(rep.notes.count, 1);
+    const char *note = rep.notes.items[0];
+    cr_expect(strstr(note, path) != NULL, "the path in full");
+    cr_expect_str_eq(note + strlen(note) - strlen("/np.yaml: document 1"), "/np.yaml: document 1");
+    kp_doc_list_free(live);
+    kp_doc_list_free(files);
+    kp_doc_list_free(out);
+    kp_sim_merge_report_clear(&rep);
 }
 
 Test(simulate_merge, new_objects_are_added_in_the_default_namespace)
@@ -156,8 +182,8 @@ Test(simulate_merge, without_a_nodepool_takes_its_claims_nodes_and_evicts_their_
     cr_expect_eq(m.rep.rescheduled, 1);
     cr_expect_eq(m.rep.lost, 1);
     cr_expect_eq(m.rep.removed, 6, "pool, claim, node and three pods");
-    cr_assert_eq(m.rep.n_notes, 1);
-    cr_expect(strstr(m.rep.notes[0], "removed NodePool spot with 1 NodeClaim(s), 1 Node(s)"), "%s", m.rep.notes[0]);
+    cr_assert_eq(m.rep.notes.count, 1);
+    cr_expect(strstr(m.rep.notes.items[0], "removed NodePool spot with 1 NodeClaim(s), 1 Node(s)"), "%s", m.rep.notes.items[0]);
     done(&m);
 }
 

@@ -4,6 +4,8 @@
  */
 #include "api/wellknown.h"
 
+#include "api/crd_tables.h"
+
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -65,6 +67,18 @@ Test(wellknown, karpenter_and_aws_labels_are_well_known)
 {
     for (size_t i = 0; i < sizeof(well_known_keys) / sizeof(well_known_keys[0]); i++)
         cr_expect(kp_label_is_well_known(well_known_keys[i]), "%s", well_known_keys[i]);
+}
+
+/* The CRDs' CEL rules allow exactly the well-known karpenter.k8s.aws labels,
+ * and the EC2NodeClass label, in NodePools, NodeClaims and NodeOverlays. */
+Test(wellknown, the_crds_allow_the_well_known_aws_labels)
+{
+    size_t allowed = 0, aws = 0;
+    for (const char *const *k = kp_crd_aws_label_names; *k; k++, allowed++)
+        cr_expect(kp_label_is_well_known(*k) || strcmp(*k, KP_LABEL_EC2NODECLASS) == 0, "%s", *k);
+    for (const char *const *k = kp_well_known_labels(); *k; k++)
+        aws += strncmp(*k, "karpenter.k8s.aws/", 18) == 0;
+    cr_expect_eq(allowed, aws + 1);
 }
 
 Test(wellknown, other_labels_are_not_well_known)
