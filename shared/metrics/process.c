@@ -52,7 +52,7 @@ int kp_metrics_process_parse_stat(const char *stat, double boot_time, double tic
     if (!close || close[1] != ' ')
         return kp_error_set(KP_EINVALID, "/proc stat: no command name");
     const char *after = close + 2; /* field 3, the state */
-    double utime, stime, start, vsize, rss;
+    double utime = 0, stime = 0, start = 0, vsize = 0, rss = 0; /* set on success; gcc -O3 cannot see that */
     int err = stat_field(after, 14, &utime);
     if (!err)
         err = stat_field(after, 15, &stime);
