@@ -30,6 +30,13 @@ int kp_decode_meta(kp_arena *arena, const cJSON *json, kp_object_meta *out);
 int kp_decode_pod(kp_arena *arena, const cJSON *json, kp_pod *out);
 int kp_decode_node(kp_arena *arena, const cJSON *json, kp_node *out);
 int kp_decode_nodepool(kp_arena *arena, const cJSON *json, kp_nodepool *out);
+
+/* The CRD's names for the object model's disruption values, from the same
+ * tables the decoder reads (api/crd_tables.h): a budget reason's KP_REASON_*
+ * bit (0 for no such reason), and a consolidation policy's name (unset: the
+ * CRD's default). */
+unsigned kp_budget_reason_bit(const char *name);
+const char *kp_consolidation_policy_name(enum kp_consolidation_policy policy);
 int kp_decode_nodeclaim(kp_arena *arena, const cJSON *json, kp_nodeclaim *out);
 int kp_decode_ec2nodeclass(kp_arena *arena, const cJSON *json, kp_ec2nodeclass *out);
 /* DaemonSet, Deployment, StatefulSet, ReplicaSet and Job. `kind` selects the

@@ -70,6 +70,20 @@ static const unsigned reason_bits[KP_CRD_BUDGET_REASON_COUNT] = {
     [KP_CRD_BUDGET_REASON_DRIFTED] = KP_REASON_DRIFTED,
 };
 
+unsigned kp_budget_reason_bit(const char *name)
+{
+    for (size_t r = 0; name && r < KP_CRD_BUDGET_REASON_COUNT; r++)
+        if (strcmp(kp_crd_budget_reason_names[r], name) == 0) return reason_bits[r];
+    return 0;
+}
+
+const char *kp_consolidation_policy_name(enum kp_consolidation_policy policy)
+{
+    for (size_t i = 0; i < KP_CRD_CONSOLIDATION_POLICY_COUNT; i++)
+        if (policies[i] == policy) return kp_crd_consolidation_policy_names[i];
+    return KP_CRD_CONSOLIDATION_POLICY_DEFAULT;
+}
+
 static int decode_reasons(kp_decoder *d, const cJSON *json, kp_budget *b)
 {
     kp_strings reasons;
@@ -77,12 +91,9 @@ static int decode_reasons(kp_decoder *d, const cJSON *json, kp_budget *b)
     if (err < 0) return err;
     b->has_reasons = kp_dec_get(json, "reasons") != NULL;
     for (size_t i = 0; i < reasons.count; i++) {
-        size_t r = 0;
-        while (r < KP_CRD_BUDGET_REASON_COUNT &&
-               strcmp(kp_crd_budget_reason_names[r], reasons.items[i]) != 0)
-            r++;
-        if (r < KP_CRD_BUDGET_REASON_COUNT) {
-            b->reasons |= reason_bits[r];
+        unsigned bit = kp_budget_reason_bit(reasons.items[i]);
+        if (bit) {
+            b->reasons |= bit;
             continue;
         }
         kp_path_push_field(&d->path, "reasons");

@@ -9,6 +9,7 @@
  * (Karpenter's computeNodePoolTotals).
  */
 #include "disruption/disruption_internal.h"
+#include "api/decode.h"
 #include "base/xalloc.h"
 
 #include <math.h>
@@ -28,11 +29,7 @@ static bool is_balanced(const planner *p, int32_t t)
 const char *policy_name(const planner *p, int32_t t)
 {
     const kp_nodepool *np = pool_src(p, t);
-    switch (np ? np->disruption.consolidation_policy : KP_CONSOLIDATION_UNSET) {
-    case KP_CONSOLIDATION_WHEN_EMPTY: return "WhenEmpty";
-    case KP_CONSOLIDATION_BALANCED: return "Balanced";
-    default: return "WhenEmptyOrUnderutilized";
-    }
+    return kp_consolidation_policy_name(np ? np->disruption.consolidation_policy : KP_CONSOLIDATION_UNSET);
 }
 
 void balanced_start_loop(planner *p)

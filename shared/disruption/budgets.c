@@ -9,21 +9,12 @@
  */
 #include "disruption/disruption_internal.h"
 #include "api/cron.h"
+#include "api/crd_tables.h"
+#include "api/decode.h"
 #include "base/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static unsigned reason_bit(const char *reason)
-{
-    if (strcmp(reason, "Empty") == 0)
-        return KP_REASON_EMPTY;
-    if (strcmp(reason, "Underutilized") == 0)
-        return KP_REASON_UNDERUTILIZED;
-    if (strcmp(reason, "Drifted") == 0)
-        return KP_REASON_DRIFTED;
-    return 0;
-}
 
 /* A budget with a schedule is active for `duration` after each firing. An
  * invalid schedule allows nothing, as Karpenter does for a broken invariant. */
@@ -61,13 +52,13 @@ static int64_t scaled(const char *nodes, int64_t n)
 
 static int64_t pool_allowance(const kp_nodepool *np, const char *reason, int64_t now, int64_t nodes)
 {
-    static const kp_budget fallback = {"10%", false, "", false, {0, false}, false, 0};
+    static const kp_budget fallback = {KP_CRD_BUDGET_NODES_DEFAULT, false, "", false, {0, false}, false, 0};
     const kp_budget *budgets = np && np->disruption.has_budgets ? np->disruption.budgets : &fallback;
     size_t n = np && np->disruption.has_budgets ? np->disruption.n_budgets : 1;
     int64_t allowed = INT32_MAX;
     for (size_t i = 0; i < n; i++) {
         const kp_budget *b = &budgets[i];
-        if (b->has_reasons && !(b->reasons & reason_bit(reason)))
+        if (b->has_reasons && !(b->reasons & kp_budget_reason_bit(reason)))
             continue;
         bool invalid;
         if (!budget_active(b, now, &invalid))

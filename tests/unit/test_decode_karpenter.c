@@ -291,3 +291,17 @@ Test(decode_nodeclaim, errors)
 {
     RUN_ERROR_CASES("karpenter.sh/v1", "NodeClaim", nodeclaim_errors);
 }
+
+/* The planner names budget reasons and policies with the decoder's tables. */
+Test(decode_nodepool, budget_reasons_and_policies_by_the_crds_names)
+{
+    cr_expect_eq(kp_budget_reason_bit("Drifted"), KP_REASON_DRIFTED);
+    cr_expect_eq(kp_budget_reason_bit("Empty"), KP_REASON_EMPTY);
+    cr_expect_eq(kp_budget_reason_bit("Underutilized"), KP_REASON_UNDERUTILIZED);
+    cr_expect_eq(kp_budget_reason_bit("drifted"), 0u, "names are case-sensitive");
+    cr_expect_eq(kp_budget_reason_bit(NULL), 0u);
+    cr_expect_str_eq(kp_consolidation_policy_name(KP_CONSOLIDATION_BALANCED), "Balanced");
+    cr_expect_str_eq(kp_consolidation_policy_name(KP_CONSOLIDATION_WHEN_EMPTY), "WhenEmpty");
+    cr_expect_str_eq(kp_consolidation_policy_name(KP_CONSOLIDATION_UNSET),
+                     "WhenEmptyOrUnderutilized");
+}

@@ -1,5 +1,6 @@
 /* Capacity reservations: listing and availability (see capacityreservation.h). */
 #include "cloud/aws/capacityreservation.h"
+#include "api/crd_tables.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -215,13 +216,12 @@ static bool listed(const cJSON *all, const char *id)
 /* The status entry of a raw one, NULL when Karpenter would leave it out. */
 static cJSON *status_entry(const cJSON *raw, int64_t now)
 {
-    static const char *const criteria[] = {"open", "targeted", NULL};
     static const char *const types[] = {"default", "capacity-block", NULL};
     const char *imc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(raw, "instanceMatchCriteria"));
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(raw, "reservationType"));
     const cJSON *end = cJSON_GetObjectItemCaseSensitive(raw, "endNs");
     int64_t end_ns = cJSON_IsNumber(end) ? (int64_t)end->valuedouble : 0;
-    if (!known(imc, criteria) || !known(type, types) || (end_ns && end_ns <= now)) return NULL;
+    if (!known(imc, kp_crd_instance_match_criteria_names) || !known(type, types) || (end_ns && end_ns <= now)) return NULL;
     cJSON *o = cJSON_Duplicate(raw, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(o, "endNs");
     cJSON_DeleteItemFromObjectCaseSensitive(o, "available");
