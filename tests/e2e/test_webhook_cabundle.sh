@@ -41,6 +41,7 @@ stop_all() {
 # start_webhook NAME: a replica on a free loopback port; sets PORT_<NAME> and PID_<NAME>.
 start_webhook() {
   local name="$1" log="$WORK/$1.log" port="" pid
+  : >"$log" # before the webhook opens it: under pipefail, sed on a missing log fails the script
   "$BIN" --self-signed --kubeconfig "$KUBECONFIG" --address 127.0.0.1 --port 0 \
     --service-name karpenter --namespace karpenter --ca-bundle-file "$WORK/$name.ca.pem" \
     --ca-bundle-resync 2 --reload-interval 200 --threads 1 >"$log" 2>&1 &

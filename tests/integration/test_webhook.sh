@@ -51,6 +51,7 @@ check() { # check DESCRIPTION COMMAND...
 start_server() {
   local log=$1
   shift
+  : >"$log" # before the server opens it: under pipefail, sed on a missing log fails the script
   "$bin" --address 127.0.0.1 --port 0 --threads 2 --reload-interval 200 "$@" >"$log" 2>&1 &
   server_pid=$!
   pids+=("$server_pid")
