@@ -54,6 +54,7 @@ cat >"$tmp/pod.json" <<'JSON'
 {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"b1c2d3e4-0000-4000-8000-000000000002","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","userInfo":{"username":"system:serviceaccount:kube-system:replicaset-controller"},"object":{"apiVersion":"v1","kind":"Pod","metadata":{"generateName":"web-7d4b9c8f6-","namespace":"default","labels":{"app":"web","pod-template-hash":"7d4b9c8f6"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d4b9c8f6","uid":"0d1e2f3a-0000-4000-8000-000000000003","controller":true,"blockOwnerDeletion":true}]},"spec":{"containers":[{"name":"web","image":"nginx:1.25","ports":[{"containerPort":80,"protocol":"TCP"}],"resources":{}},{"name":"sidecar","image":"envoy:1.29","resources":{"requests":{"cpu":"50m"}}}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","serviceAccountName":"default","schedulerName":"default-scheduler","tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]}},"oldObject":null,"dryRun":false}}
 JSON
 
+: >"$tmp/webhook.log" # before the server opens it: sed on a missing log fails under pipefail
 "$bin" --address 127.0.0.1 --port 0 --threads "$threads" --policy "$tmp/policy.yaml" \
   --tls-cert-file "$tmp/tls.crt" --tls-key-file "$tmp/tls.key" \
   >"$tmp/webhook.log" 2>&1 &
