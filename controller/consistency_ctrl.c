@@ -46,19 +46,10 @@ kp_consistency *kp_consistency_free(kp_consistency *s)
 
 /* ------------------------------------------------------------- scan times */
 
-typedef struct sweep_ctx {
-    int64_t now;
-    char **old;
-    size_t n, cap;
-} sweep_ctx;
-
-static void find_expired(void *ctx, const char *key, void *value)
+static bool scan_expired(void *ctx, const char *key, void *value)
 {
-    sweep_ctx *x = ctx;
-    if (x->now - *(int64_t *)value >= SCAN_NS) {
-        x->old = kp_xgrow(x->old, &x->cap, x->n + 1, sizeof(char *));
-        x->old[x->n++] = kp_xstrdup(key);
-    }
+    (void)key;
+    return *(const int64_t *)ctx - *(int64_t *)value >= SCAN_NS;
 }
 
 /* Under s->mu: forget the scans older than the period (deleted claims). */
@@ -66,13 +57,7 @@ static void sweep(kp_consistency *s, int64_t now)
 {
     if (now - s->last_sweep < SWEEP_NS) return;
     s->last_sweep = now;
-    sweep_ctx x = {now, NULL, 0, 0};
-    kp_strmap_foreach(&s->scanned, find_expired, &x);
-    for (size_t i = 0; i < x.n; i++) {
-        free(kp_strmap_remove(&s->scanned, x.old[i]));
-        free(x.old[i]);
-    }
-    free(x.old);
+    kp_strmap_remove_if(&s->scanned, scan_expired, &now, free);
 }
 
 /* 0 and the scan recorded when `uid` is due a check now; otherwise the

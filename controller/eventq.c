@@ -200,30 +200,17 @@ static int64_t deadline_of(void *value)
     return (int64_t)(intptr_t)value;
 }
 
-typedef struct expired {
-    const char **keys;
-    size_t n, cap;
-    int64_t now;
-} expired;
-
-static void collect_expired(void *ctx, const char *key, void *value)
+static bool expired(void *ctx, const char *key, void *value)
 {
-    expired *x = ctx;
-    if (deadline_of(value) > x->now)
-        return;
-    x->keys = kp_xgrow(x->keys, &x->cap, x->n + 1, sizeof(*x->keys));
-    x->keys[x->n++] = key;
+    (void)key;
+    return deadline_of(value) <= *(const int64_t *)ctx;
 }
 
 /* Forget the keys whose window has passed; next time at twice what is left.
  * With the lock held. */
 static void prune(kp_eventq *q, int64_t now)
 {
-    expired x = {NULL, 0, 0, now};
-    kp_strmap_foreach(&q->recent, collect_expired, &x);
-    for (size_t i = 0; i < x.n; i++)
-        kp_strmap_remove(&q->recent, x.keys[i]);
-    free(x.keys);
+    kp_strmap_remove_if(&q->recent, expired, &now, NULL);
     q->prune_at = q->recent.count * 2 > PRUNE_MIN ? q->recent.count * 2 : PRUNE_MIN;
 }
 

@@ -93,6 +93,29 @@ void kp_strmap_foreach(const kp_strmap *map, void (*fn)(void *ctx, const char *k
             fn(ctx, e->key, e->value);
 }
 
+size_t kp_strmap_remove_if(kp_strmap *map, bool (*drop)(void *ctx, const char *key, void *value),
+                           void *ctx, void (*free_value)(void *value))
+{
+    size_t gone = 0;
+    for (size_t i = 0; i < map->nbuckets; i++) {
+        kp_strmap_entry **link = &map->buckets[i];
+        while (*link) {
+            kp_strmap_entry *e = *link;
+            if (!drop(ctx, e->key, e->value)) {
+                link = &e->next;
+                continue;
+            }
+            *link = e->next;
+            if (free_value) free_value(e->value);
+            free(e->key);
+            free(e);
+            gone++;
+        }
+    }
+    map->count -= gone;
+    return gone;
+}
+
 void kp_strmap_clear(kp_strmap *map, void (*free_value)(void *value))
 {
     for (size_t i = 0; i < map->nbuckets; i++) {

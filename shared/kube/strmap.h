@@ -39,6 +39,10 @@ void *kp_strmap_remove(kp_strmap *map, const char *key);
 /* Call fn on each entry in no particular order; the map must not change meanwhile. */
 void kp_strmap_foreach(const kp_strmap *map, void (*fn)(void *ctx, const char *key, void *value),
                        void *ctx);
+/* Remove every entry `drop` says to (calling free_value, may be NULL, on its
+ * value); returns how many went. `drop` must not change the map. */
+size_t kp_strmap_remove_if(kp_strmap *map, bool (*drop)(void *ctx, const char *key, void *value),
+                           void *ctx, void (*free_value)(void *value));
 /* Drop every entry, calling free_value (may be NULL) on each value. */
 void kp_strmap_clear(kp_strmap *map, void (*free_value)(void *value));
 
