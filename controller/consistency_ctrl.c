@@ -104,9 +104,7 @@ static double approx(kp_quantity q)
  * malloc'd) and returns how many. */
 static size_t node_shape(const cJSON *node, const cJSON *claim, char **issues)
 {
-    if (kp_obj_str(claim, "metadata.deletionTimestamp") ||
-        !kp_obj_condition_is_true(claim, "Initialized"))
-        return 0;
+    if (!kp_obj_condition_is_true(claim, "Initialized")) return 0;
     size_t n = 0;
     const cJSON *req;
     cJSON_ArrayForEach(req, kp_obj_get(claim, "spec.resources.requests"))
@@ -182,7 +180,9 @@ int kp_consistency_reconcile(kp_ctrl *c, void *state, const char *key, int64_t *
     cJSON *claim = kp_ctrl_get(c, KP_CK_NODECLAIM, key);
     const char *pid = claim ? kp_obj_str(claim, "status.providerID") : NULL;
     int err = 0;
-    if (claim && pid && *pid && kp_ctrl_owns_claim(c, claim))
+    /* A claim being deleted is left alone: the checks assume it is not going. */
+    if (claim && pid && *pid && !kp_obj_str(claim, "metadata.deletionTimestamp") &&
+        kp_ctrl_owns_claim(c, claim))
         err = check_claim(c, state, claim, requeue_ms);
     cJSON_Delete(claim);
     return err;

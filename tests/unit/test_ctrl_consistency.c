@@ -144,6 +144,8 @@ Test(consistency, uninitialized_or_deleting_claims_are_not_checked)
     char buf[128];
     cr_expect_str_eq(condition_of("young", "status", buf, sizeof(buf)), "True",
                      "no issue found: consistent");
+    cr_expect_str_eq(condition_of("going", "status", buf, sizeof(buf)), "",
+                     "a claim being deleted is not written (Karpenter returns before any check)");
     state = kp_consistency_free(state);
 }
 
