@@ -89,6 +89,18 @@ wait_for() {
   done
 }
 
+# check_soon MSG TIMEOUT CMD: like check, for an effect that follows the one the
+# test waited on by an API write or two (the second of a pair of events): CMD (a
+# shell string, as for wait_for) may take up to TIMEOUT seconds to succeed.
+check_soon() {
+  if wait_for "$3" "$2"; then
+    pass "$1"
+  else
+    E2E_FAILED=$((E2E_FAILED + 1))
+    e2e_say "FAIL  $1 (not within $2s)"
+  fi
+}
+
 # ---------------------------------------------------------------- cluster access
 
 # kubectl with a bound on every request, so a wedged server fails a test instead of

@@ -3,7 +3,7 @@
 # - NodePool `keep`: a node kept for a karpenter.sh/do-not-disrupt pod gets
 #   DisruptionBlocked on its Node and NodeClaim, naming the pod (Karpenter's message);
 # - NodePool `frozen` (budget nodes "0"): DisruptionBlocked on the NodePool for a
-#   blocking budget; its claim turns Consolidatable only once consolidateAfter (40s)
+#   blocking budget; its claim turns Consolidatable only once consolidateAfter (60s)
 #   has passed since its last pod event;
 # - NodePool `balanced` (consolidationPolicy Balanced): a node left with a 250m pod
 #   on 4 CPUs is scored: a ConsolidationApproved event, or a rejection counted in
@@ -77,7 +77,7 @@ setup() {
   e2e_namespace $NS
   e2e_karpenter_rbac
   pool keep '{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "100%"}]}'
-  pool frozen '{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 40s, budgets: [{nodes: "0"}]}'
+  pool frozen '{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 60s, budgets: [{nodes: "0"}]}'
   pool balanced '{consolidationPolicy: Balanced, consolidateAfter: 0s, budgets: [{nodes: "100%"}]}'
   pool mover '{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "100%"}]}'
   METRICS=$(e2e_free_port)
@@ -105,7 +105,7 @@ do_not_disrupt() {
   wait_for "grep -qF '$want' <<<\"\$(events Node $node)\"" 60 ||
     fail "no DisruptionBlocked event naming the pod on node $node: $(events Node "$node")"
   pass "node $node: $(grep -F "$want" <<<"$(events Node "$node")" | head -n 1)"
-  check "and the same on its NodeClaim $claim" grep -qF "$want" <<<"$(events NodeClaim "$claim")"
+  check_soon "and the same on its NodeClaim $claim" 15 "grep -qF '$want' <<<\"\$(events NodeClaim $claim)\""
   k -n $NS set resources deployment keeper --requests=cpu=250m >/dev/null
   wait_for "running keeper && [ \"\$(k -n $NS get pods -l app=keeper -o name | grep -c .)\" -eq 1 ]" 90 ||
     fail "the keeper did not shrink"
@@ -118,11 +118,19 @@ do_not_disrupt() {
   check "nothing was launched to replace it" test -z "$(k get nodeclaims -l karpenter.sh/nodepool=keep -o name | grep -v "/$claim\$" || true)"
 }
 
-budget_zero_and_consolidatable() {
+# Right after setup, well inside consolidateAfter (60 s from the frozen pod's
+# binding), its claim must not say Consolidatable yet; checked before the other
+# steps, which take half a minute and more on a loaded machine.
+frozen_not_yet_consolidatable() {
   local claim
   claim=$(claim_of_node "$(pod_node frozen)")
   wait_for "[ \"\$(cond $claim Initialized)\" = True ]" 60 || fail "claim $claim not initialized"
-  check "claim $claim is not Consolidatable yet (consolidateAfter 40s)" test "$(cond "$claim" Consolidatable)" != True
+  check "claim $claim is not Consolidatable yet (consolidateAfter 60s)" test "$(cond "$claim" Consolidatable)" != True
+}
+
+budget_zero_and_consolidatable() {
+  local claim
+  claim=$(claim_of_node "$(pod_node frozen)")
   wait_for "grep -q 'DisruptionBlocked: No allowed disruptions for disruption reason .* due to blocking budget' <<<\"\$(events NodePool frozen)\"" 60 ||
     fail "no DisruptionBlocked event on NodePool frozen: $(events NodePool frozen)"
   pass "NodePool frozen: $(events NodePool frozen | awk '/^DisruptionBlocked/' | head -n 1)"
@@ -133,7 +141,7 @@ budget_zero_and_consolidatable() {
   [ -n "$last" ] || last=$(k get nodeclaim "$claim" -o jsonpath='{.status.conditions[?(@.type=="Initialized")].lastTransitionTime}')
   pass "claim $claim turned Consolidatable at $since (last pod event $last)"
   check "not before consolidateAfter had passed" \
-    test $(($(date -d "$since" +%s) - $(date -d "$last" +%s))) -ge 40
+    test $(($(date -d "$since" +%s) - $(date -d "$last" +%s))) -ge 60
   check "and the budget kept its node" k get nodeclaim "$claim"
 }
 
@@ -151,7 +159,7 @@ balanced() {
   wait_for scored 120 || fail "node $node was never scored: $(events NodeClaim "$claim")"
   if grep -Eq '^ConsolidationApproved: score' <<<"$(events NodeClaim "$claim")"; then
     pass "Balanced: $(events NodeClaim "$claim" | awk '/^ConsolidationApproved/' | head -n 1)"
-    check "on the Node too" grep -Eq '^ConsolidationApproved: score' <<<"$(events Node "$node")"
+    check_soon "on the Node too" 15 "grep -Eq '^ConsolidationApproved: score' <<<\"\$(events Node $node)\""
   else
     pass "Balanced rejected the move: $(metric 'karpenter_consolidation_moves_total{' | grep balanced | head -n 1)"
     check "and wrote no ConsolidationRejected event" \
@@ -171,7 +179,7 @@ consolidation_candidate() {
   wait_for "grep -qF '$want' <<<\"\$(events Node $node)\"" 120 ||
     fail "no ConsolidationCandidate event on node $node: $(events Node "$node")"
   pass "node $node: $(grep -F "$want" <<<"$(events Node "$node")" | head -n 1)"
-  check "and the same on its NodeClaim $claim" grep -qF "$want" <<<"$(events NodeClaim "$claim")"
+  check_soon "and the same on its NodeClaim $claim" 15 "grep -qF '$want' <<<\"\$(events NodeClaim $claim)\""
 }
 
 metrics() {
@@ -186,6 +194,7 @@ metrics() {
 }
 
 setup
+frozen_not_yet_consolidatable
 do_not_disrupt
 budget_zero_and_consolidatable
 balanced

@@ -30,8 +30,9 @@
 # 8 s boots even a roll with no overhead at all would take 0.51 of the serial
 # time; with 15 s boots, 0.45.
 #
-# Sampled every 0.5 s from one NodeClaim list (a consistent snapshot): commands
-# in flight (claims marked DisruptionReason and not yet deleted), and the nodes
+# Sampled every 0.5 s from one NodeClaim list (a consistent snapshot, but for
+# the Nodes' initialized label, read just before it): commands in flight
+# (claims marked DisruptionReason and not yet deleted), and the nodes
 # disrupting against the budget (Karpenter's count: initialized nodes whose
 # instance is not terminating; disrupting among them: marked or deleting).
 set -euo pipefail
@@ -50,10 +51,12 @@ AGENT_PID=""
 running() { [ "$(k -n $NS get pods -l app=inflate --field-selector=status.phase=Running -o name | grep -c .)" -eq "$1" ]; }
 now_ms() { date +%s%3N; }
 
-# One line per NodeClaim: name|deletionTimestamp|Initialized|InstanceTerminating|DisruptionReason|Drifted reason|team
+# One line per NodeClaim: name|deletionTimestamp|Initialized|InstanceTerminating|DisruptionReason|Drifted reason|team|nodeName
 claim_rows() {
-  k get nodeclaims -o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.metadata.deletionTimestamp}{"|"}{.status.conditions[?(@.type=="Initialized")].status}{"|"}{.status.conditions[?(@.type=="InstanceTerminating")].status}{"|"}{.status.conditions[?(@.type=="DisruptionReason")].status}{"|"}{.status.conditions[?(@.type=="Drifted")].reason}{"|"}{.metadata.labels.team}{"\n"}{end}'
+  k get nodeclaims -o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.metadata.deletionTimestamp}{"|"}{.status.conditions[?(@.type=="Initialized")].status}{"|"}{.status.conditions[?(@.type=="InstanceTerminating")].status}{"|"}{.status.conditions[?(@.type=="DisruptionReason")].status}{"|"}{.status.conditions[?(@.type=="Drifted")].reason}{"|"}{.metadata.labels.team}{"|"}{.status.nodeName}{"\n"}{end}'
 }
+# The Nodes labelled karpenter.sh/initialized, one name per line.
+initialized_nodes() { k get nodes -l karpenter.sh/initialized=true -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'; }
 
 # In the background, every 0.5 s: "in_flight disrupting budget" to $1, and the
 # claims seen with Drifted=NodePoolDrifted to $1.drifted.
@@ -63,12 +66,17 @@ start_sampler() {
   : >"$out.drifted"
   (
     while true; do
+      # The controller counts a node as initialized from its Node's label,
+      # which is written just before the claim's condition: either will do.
+      inited=$(initialized_nodes 2>/dev/null) || inited=""
       rows=$(claim_rows 2>/dev/null) || rows=""
       if [ -n "$rows" ]; then
-        awk -F'|' '
+        awk -F'|' -v inited="$inited" '
+          BEGIN { n = split(inited, names, "\n"); for (i = 1; i <= n; i++) labelled[names[i]] = 1 }
           { marked = $5 == "True"; deleting = $2 != ""
+            initialized = $3 == "True" || ($8 != "" && ($8 in labelled))
             if (marked && !deleting) inflight++
-            if ($3 == "True" && $4 != "True") { counted++; if (marked || deleting) disrupting++ } }
+            if (initialized && $4 != "True") { counted++; if (marked || deleting) disrupting++ } }
           END { printf "%d %d %d\n", inflight, disrupting, int((counted + 1) / 2) }' <<<"$rows" >>"$out"
         awk -F'|' '$6 == "NodePoolDrifted" { print $1 }' <<<"$rows" >>"$out.drifted"
       fi

@@ -22,7 +22,7 @@ claims_of() { k get nodeclaims -l "karpenter.sh/nodepool=$1" -o jsonpath='{range
 claim_of_node() { k get nodeclaims -o jsonpath="{.items[?(@.status.nodeName==\"$1\")].metadata.name}"; }
 cond() { k get nodeclaim "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status}"; }
 tainted() {
-  k get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.taints[*].key}{"\n"}{end}' |
+  k get nodes "${@:2}" -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.taints[*].key}{"\n"}{end}' |
     awk -v key="$1" '{ for (i = 2; i <= NF; i++) if ($i == key) print $1 }'
 }
 
@@ -118,13 +118,14 @@ consolidation_waits() {
   check "the candidate's claim says DisruptionReason" test "$(cond "$(claim_of_node "$CANDIDATE")" DisruptionReason)" = True
 }
 
-# The consolidation command is still waiting: its candidate tainted, its claim not
-# deleted, its replacement there and uninitialized.
+# The consolidation command is still waiting: its candidate tainted (the only
+# node of NodePool steady to be; one of NodePool short may be, while it expires),
+# its claim not deleted, its replacement there and uninitialized.
 still_waiting() {
   local claim
   claim=$(claim_of_node "$CANDIDATE")
   [ -n "$claim" ] && [ -z "$(k get nodeclaim "$claim" -o jsonpath='{.metadata.deletionTimestamp}')" ] &&
-    [ "$(tainted karpenter.sh/disrupted)" = "$CANDIDATE" ] &&
+    [ "$(tainted karpenter.sh/disrupted -l karpenter.sh/nodepool=steady)" = "$CANDIDATE" ] &&
     k get nodeclaim "$REPLACEMENT" >/dev/null 2>&1 && [ "$(cond "$REPLACEMENT" Initialized)" != True ]
 }
 

@@ -63,7 +63,7 @@ spot() {
   wait_for "grep -q SpotInterrupted <<<\"\$(events_for $claim)\"" 30 ||
     fail "no SpotInterrupted event on nodeclaim $claim: $(events_for "$claim")"
   pass "a spot interruption warning is an event on NodeClaim $claim"
-  check "and TerminatingOnInterruption" grep -q TerminatingOnInterruption <<<"$(events_for "$claim")"
+  check_soon "and TerminatingOnInterruption" 15 "grep -q TerminatingOnInterruption <<<\"\$(events_for $claim)\""
   wait_for "! k get node $node" 90 || fail "interrupted node $node not drained and removed"
   pass "the interrupted node is drained and removed"
   check "the notice was consumed" test ! -e "$INBOX/spot-1.json"

@@ -28,9 +28,11 @@ run_for() {
   "$BIN" run --kubeconfig "$KUBECONFIG" "$@" >"$log" 2>&1 &
   pid=$!
   sleep "$secs"
+  SIGNAL_MS=$(date +%s%3N)
   kill -TERM "$pid" 2>/dev/null || true
   RC=0
   wait "$pid" || RC=$?
+  EXIT_MS=$(($(date +%s%3N) - SIGNAL_MS))
 }
 
 check_refusals() {
@@ -85,14 +87,16 @@ check_start_and_stop() {
   check "no ERROR line from a clean stop" bash -c "! grep -q '\"level\":\"ERROR\"' '$WORK/file.log'"
 }
 
+# Set by run_for: when it sent SIGTERM, and how long the process took to exit
+# after it (sanitizer builds scan for leaks at exit, slower on a busy machine).
+SIGNAL_MS=""
+EXIT_MS=""
+
 check_signal_during_start() {
-  local start_ms
   k delete crd kwoknodeclasses.karpenter.kwok.sh >/dev/null
-  start_ms=$(date +%s%3N)
   run_for 3 "$WORK/early.log" --cloud-provider kwok --disable-leader-election --metrics-port 0 --health-probe-port 0
   check "SIGTERM while the caches cannot fill: exit 0 ($RC)" [ "$RC" = 0 ]
-  check "... within a second of the signal ($(($(date +%s%3N) - start_ms - 3000)) ms)" \
-    [ "$(($(date +%s%3N) - start_ms))" -lt 4500 ]
+  check "... promptly, not after waiting for the caches ($EXIT_MS ms after the signal)" [ "$EXIT_MS" -lt 3000 ]
   check "... saying so" grep -q '"message":"stopping on signal during start-up"' "$WORK/early.log"
   check "... with no ERROR line" bash -c "! grep -q '\"level\":\"ERROR\"' '$WORK/early.log'"
 }

@@ -233,6 +233,9 @@ EOF
 # Figures that must be right, read back through Prometheus.
 figures() {
   local created launched registered
+  # A replacement launched but not yet registered makes them differ for a moment.
+  wait_for "[ \"\$(promql_value 'sum(karpenter_nodeclaims_launched_total)')\" = \"\$(promql_value 'sum(karpenter_nodes_created_total)')\" ] &&
+    [ \"\$(promql_value 'sum(karpenter_nodeclaims_registered_total)')\" = \"\$(promql_value 'sum(karpenter_nodes_created_total)')\" ]" 30 || true
   created=$(promql_value 'sum(karpenter_nodes_created_total)')
   launched=$(promql_value 'sum(karpenter_nodeclaims_launched_total)')
   registered=$(promql_value 'sum(karpenter_nodeclaims_registered_total)')

@@ -124,7 +124,8 @@ both_trusted() {
 
 check_first_replica() {
   start_webhook a
-  sleep 2
+  # Ready once its first look finds no configuration; they are created after this.
+  wait_for "[ \"\$(readyz $PORT_a)\" = 200 ]" 30 || true
   local code
   code=$(readyz "$PORT_a")
   check "ready while the configurations do not exist yet, so a rollout can finish first ($code)" [ "$code" = 200 ]
