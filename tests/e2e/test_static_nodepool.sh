@@ -191,8 +191,8 @@ limit() {
 # already terminating (Karpenter's count), which only wait for their finalizer.
 budget_claims() {
   local rows
-  rows=$(k get nodeclaims -l karpenter.sh/nodepool=$POOL -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="InstanceTerminating")].status}{"\n"}{end}') || return 1
-  awk '$1 != "True" { n++ } END { print n + 0 }' <<<"$rows"
+  rows=$(k get nodeclaims -l karpenter.sh/nodepool=$POOL -o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.status.conditions[?(@.type=="InstanceTerminating")].status}{"\n"}{end}') || return 1
+  awk -F'|' '$1 != "" && $2 != "True" { n++ } END { print n + 0 }' <<<"$rows"
 }
 
 start_sampler() {
