@@ -130,6 +130,17 @@ static const kp_cloud_provider_ops fake_ops = {
 
 /* --------------------------------------------------------------- harness */
 
+/* An informer is synced once it has listed; its watch request follows on its
+ * own thread. Tests that count the requests a reconcile makes need every
+ * watch open before they start counting, or a late watch counts as theirs. */
+static void await_watches(harness *h)
+{
+    int n = 0;
+    for (int k = 0; k < KP_CK_COUNT; k++)
+        n += h->c.informers[k] != NULL;
+    cr_assert(fake_api_wait_watches(h->fa, n, 10000), "the %d informers watch", n);
+}
+
 static void informers(harness *h)
 {
     kp_ctrl *c = &h->c;
@@ -147,6 +158,7 @@ static void informers(harness *h)
             KP_ASSERT_OK(kp_informer_start(c->informers[k]));
             KP_ASSERT_OK(kp_informer_wait_synced(c->informers[k], 10000));
         }
+    await_watches(h);
 }
 
 void harness_add_informer(harness *h, enum kp_ctrl_kind kind, enum kp_kube_res res)
@@ -156,6 +168,7 @@ void harness_add_informer(harness *h, enum kp_ctrl_kind kind, enum kp_kube_res r
     c->informers[kind] = kp_informer_new(c->kube, res, NULL);
     KP_ASSERT_OK(kp_informer_start(c->informers[kind]));
     KP_ASSERT_OK(kp_informer_wait_synced(c->informers[kind], 10000));
+    await_watches(h);
 }
 
 void harness_start(harness *h, int64_t now_ns)
