@@ -401,6 +401,25 @@ static int catalog(kp_ctrl *c, const kp_catalog **out)
     return c->cloud->ops->instance_types(c->cloud, NULL, out);
 }
 
+/* Karpenter's provisioner, with pods to place, names each NodePool it skips
+ * for not being Ready (at error level, every pass, as it does), and places
+ * nothing at all when no dynamic NodePool is left: it does not nominate or
+ * report the pods then, it says so once. True when some NodePool can launch. */
+static bool dynamic_pools(const kp_ctrl_view *v)
+{
+    const kp_cluster *cl = &v->cluster;
+    for (size_t i = 0; i < cl->n_nodepools; i++) {
+        const kp_nodepool *np = cl->nodepools[i];
+        if (!np->has_replicas && !np->meta.deletion_timestamp.set && !kp_snapshot_nodepool_provisions(cl, np))
+            KP_LOG(KP_LOG_ERROR, LOGGER, "ignoring nodepool, not ready", "NodePool", np->meta.name);
+    }
+    for (uint32_t t = 0; t < v->snap->n_templates; t++)
+        if (!v->snap->templates[t].is_static)
+            return true;
+    KP_LOG(KP_LOG_INFO, LOGGER, "no dynamic nodepools found");
+    return false;
+}
+
 int kp_provisioner_run_once(kp_provisioner *p, kp_provision_result *out)
 {
     batch b = {p, NULL, NULL, NULL, out};
@@ -413,7 +432,7 @@ int kp_provisioner_run_once(kp_provisioner *p, kp_provision_result *out)
         return err;
     uint32_t *pending;
     out->pending = kp_ctrl_view_provisionable(b.view, &pending);
-    if (out->pending && !(err = solve(&b, pending, out->pending))) {
+    if (out->pending && dynamic_pools(b.view) && !(err = solve(&b, pending, out->pending))) {
         char n[16];
         snprintf(n, sizeof(n), "%u", out->pending);
         KP_LOG(KP_LOG_INFO, LOGGER, "found provisionable pod(s)", "pods", n);

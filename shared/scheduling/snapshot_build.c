@@ -343,7 +343,7 @@ static int add_nodes(kp_snapshot *snap, const kp_cluster *c)
  * status is not written yet waits for it. Static NodePools (spec.replicas)
  * are templates too, flagged: their nodes need a NodePool for budgets and
  * drift, but the solver launches nothing from them. */
-static bool provisions(const kp_cluster *c, const kp_nodepool *np)
+bool kp_snapshot_nodepool_provisions(const kp_cluster *c, const kp_nodepool *np)
 {
     const kp_condition *ready = kp_conditions_get(&np->conditions, "Ready");
     if (!ready)
@@ -387,7 +387,7 @@ int kp_snapshot_build(const kp_cluster *c, kp_snapshot **out)
     if (c->catalog && (first = kp_snapshot_add_catalog(snap, c->catalog)) < 0)
         err = first;
     for (size_t i = 0; i < c->n_nodepools && !err; i++)
-        if (provisions(c, c->nodepools[i]))
+        if (kp_snapshot_nodepool_provisions(c, c->nodepools[i]))
             err = add_template(snap, c->nodepools[i]);
     if (!err)
         err = add_nodes(snap, c);

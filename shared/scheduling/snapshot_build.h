@@ -58,6 +58,10 @@ typedef struct kp_cluster {
 
 int kp_snapshot_build(const kp_cluster *cluster, kp_snapshot **out);
 
+/* Whether NodePool `np` of `cluster` becomes a template of the snapshot: not
+ * being deleted, and Ready (see ready_pools_only for a NodePool without status). */
+bool kp_snapshot_nodepool_provisions(const kp_cluster *cluster, const kp_nodepool *np);
+
 /* Add cluster->pods to a snapshot built earlier (volumes and namespaces they
  * name come from the rest of `cluster`): one solve for a few pods against
  * NodePools and instance types compiled once. Setting snapshot->n_pods back

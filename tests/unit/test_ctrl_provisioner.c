@@ -11,6 +11,7 @@
 #include "api/nodepool_hash.h"
 #include "api/wellknown.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "kube/objutil.h"
 #include "controller/provisioner.h"
 #include "helpers/ctrl_harness.h"
@@ -89,6 +90,20 @@ static kp_provision_result run(void)
 {
     kp_provision_result r;
     KP_ASSERT_OK(kp_provisioner_run_once(prov, &r));
+    return r;
+}
+
+/* run(), with what it logged at info and above in *log (free it). */
+static kp_provision_result run_logged(char **log)
+{
+    size_t len = 0;
+    FILE *out = open_memstream(log, &len);
+    cr_assert_not_null(out);
+    kp_log_set_output(out);
+    kp_log_set_level(KP_LOG_INFO);
+    kp_provision_result r = run();
+    kp_log_set_output(stderr);
+    fclose(out);
     return r;
 }
 
@@ -274,7 +289,9 @@ Test(provisioner, another_providers_nodepool_is_not_provisioned_for)
     size_t patches = fake_api_count(h.fa, "PATCH", NULL);
     kp_provision_result r = run();
     cr_expect_eq(r.claims_created, 0);
-    cr_expect_eq(r.unschedulable, 1, "no NodePool of ours: the pod stays pending");
+    cr_expect_eq(r.unschedulable, 0,
+                 "no NodePool of ours: nothing is placed, the pod stays pending");
+    cr_expect_eq(harness_events(&h, "FailedScheduling", NULL), 0, "and it is not ours to report");
     cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
     cr_expect_eq(fake_api_count(h.fa, "PATCH", NULL), patches, "their NodePool is not written");
 }
@@ -288,7 +305,7 @@ Test(provisioner, a_nodepool_that_is_not_ready_provisions_nothing)
     put_pending("web", "1");
     kp_provision_result r = run();
     cr_expect_eq(r.claims_created, 0);
-    cr_expect_eq(r.unschedulable, 1);
+    cr_expect_eq(r.unschedulable, 0, "no dynamic NodePool: nothing is placed");
     cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
 }
 
@@ -300,10 +317,37 @@ Test(provisioner, a_nodepool_without_status_yet_provisions_nothing)
 {
     put_pool("default", NULL, "\"nodes\":0");
     put_pending("web", "1");
-    kp_provision_result r = run();
+    char *log = NULL;
+    kp_provision_result r = run_logged(&log);
     cr_expect_eq(r.claims_created, 0);
-    cr_expect_eq(r.unschedulable, 1);
     cr_expect_eq(fake_api_count(h.fa, "POST", CLAIMS), 0);
+    /* As Karpenter: with no dynamic NodePool left it places nothing, so it
+     * neither reports the pod unschedulable nor writes it an event. */
+    cr_expect_eq(r.unschedulable, 0);
+    cr_expect_eq(harness_events(&h, "FailedScheduling", NULL), 0);
+    cr_expect(strstr(log, "\"level\":\"ERROR\"") &&
+                  strstr(log, "\"message\":\"ignoring nodepool, not ready\"") &&
+                  strstr(log, "\"NodePool\":\"default\""),
+              "the NodePool is named at error level: %s", log);
+    cr_expect(strstr(log, "\"message\":\"no dynamic nodepools found\"") != NULL, "%s", log);
+    free(log);
+}
+
+/* The NodePools that are Ready still provision; the others are named. */
+Test(provisioner, a_nodepool_not_ready_is_named_while_the_others_provision)
+{
+    put_pool("default", NULL, NULL);
+    put_pool("young", NULL, "\"nodes\":0");
+    put_pending("web", "1");
+    char *log = NULL;
+    kp_provision_result r = run_logged(&log);
+    cr_expect_eq(r.claims_created, 1);
+    const char *line = strstr(log, "ignoring nodepool, not ready");
+    cr_assert_not_null(line, "%s", log);
+    cr_expect(strncmp(strstr(line, "\"NodePool\":"), "\"NodePool\":\"young\"", 18) == 0, "%s", log);
+    cr_expect_null(strstr(line + 1, "ignoring nodepool"), "only the NodePool not Ready: %s", log);
+    cr_expect(strstr(log, "no dynamic nodepools found") == NULL, "%s", log);
+    free(log);
 }
 
 static void refuse_claims(void *ctx, const fake_req *req, fake_resp *resp)
