@@ -404,8 +404,9 @@ static int catalog(kp_ctrl *c, const kp_catalog **out)
 /* Karpenter's provisioner, with pods to place, names each NodePool it skips
  * for not being Ready (at error level, every pass, as it does), and places
  * nothing at all when no dynamic NodePool is left: it does not nominate or
- * report the pods then, it says so once. True when some NodePool can launch. */
-static bool dynamic_pools(const kp_ctrl_view *v)
+ * report the pods then, it says so once and counts them decided. True when
+ * some NodePool can launch. */
+static bool dynamic_pools(kp_ctrl *c, const kp_ctrl_view *v, const uint32_t *pending, uint32_t n)
 {
     const kp_cluster *cl = &v->cluster;
     for (size_t i = 0; i < cl->n_nodepools; i++) {
@@ -417,6 +418,7 @@ static bool dynamic_pools(const kp_ctrl_view *v)
         if (!v->snap->templates[t].is_static)
             return true;
     KP_LOG(KP_LOG_INFO, LOGGER, "no dynamic nodepools found");
+    kp_sched_metrics_no_pools(c, v->snap, pending, n);
     return false;
 }
 
@@ -432,7 +434,7 @@ int kp_provisioner_run_once(kp_provisioner *p, kp_provision_result *out)
         return err;
     uint32_t *pending;
     out->pending = kp_ctrl_view_provisionable(b.view, &pending);
-    if (out->pending && dynamic_pools(b.view) && !(err = solve(&b, pending, out->pending))) {
+    if (out->pending && dynamic_pools(p->c, b.view, pending, out->pending) && !(err = solve(&b, pending, out->pending))) {
         char n[16];
         snprintf(n, sizeof(n), "%u", out->pending);
         KP_LOG(KP_LOG_INFO, LOGGER, "found provisionable pod(s)", "pods", n);

@@ -137,6 +137,16 @@ static void decided(kp_ctrl *c, const kp_snapshot *snap, const uint32_t *pods, u
         kp_pod_metrics_decided(c->m->pods, snap->pods[pods[i]].ns_name, placed, now);
 }
 
+void kp_sched_metrics_no_pools(kp_ctrl *c, const kp_snapshot *snap, const uint32_t *pending, uint32_t n)
+{
+    if (!c->m)
+        return;
+    int64_t now = c->clock->now(c->clock);
+    for (uint32_t i = 0; i < n; i++)
+        kp_pod_metrics_seen(c->m->pods, snap->pods[pending[i]].ns_name, now);
+    decided(c, snap, pending, n, false, now);
+}
+
 void kp_sched_metrics_end(kp_sched_run *run, kp_ctrl *c, const kp_snapshot *snap, const kp_plan *plan)
 {
     kp_ctrl_metrics *m = c->m;

@@ -34,6 +34,9 @@ void kp_sched_metrics_begin(kp_sched_run *run, kp_ctrl *c, const char *controlle
 /* ... and ended with `plan` (NULL when the solve failed): its duration, the
  * pods it could not place (ignored ones aside), and each pod's decision. */
 void kp_sched_metrics_end(kp_sched_run *run, kp_ctrl *c, const kp_snapshot *snap, const kp_plan *plan);
+/* No dynamic NodePool to schedule with, so no simulation: as Karpenter, each
+ * of the `pending` pods is still seen and decided (not placed). */
+void kp_sched_metrics_no_pools(kp_ctrl *c, const kp_snapshot *snap, const uint32_t *pending, uint32_t n);
 
 /* Karpenter's effective zone of a pending pod: the one zone its strict node
  * requirements and volumes leave it, "flexible" when they leave several or

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "kube/objutil.h"
+#include "controller/metrics_ctrl.h"
 #include "controller/provisioner.h"
 #include "helpers/ctrl_harness.h"
 #include "helpers/assert.h"
@@ -331,6 +332,9 @@ Test(provisioner, a_nodepool_without_status_yet_provisions_nothing)
               "the NodePool is named at error level: %s", log);
     cr_expect(strstr(log, "\"message\":\"no dynamic nodepools found\"") != NULL, "%s", log);
     free(log);
+    /* ... and counts the pod decided (Karpenter's MarkPodSchedulingDecisions). */
+    cr_expect_eq(
+        kp_metric_series_value(kp_metric_with(h.m.pods_scheduling_decision_duration, NULL)), 1);
 }
 
 /* The NodePools that are Ready still provision; the others are named. */
