@@ -1,10 +1,11 @@
 /* The controller's allocator settings and trimmer (see memory.h). */
 #include "controller/memory.h"
 #include "base/xalloc.h"
+#include "kube/rest.h"
 
 #include <malloc.h>
-#include <time.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,34 +39,18 @@ bool kp_memory_tune(void)
 
 struct kp_memory_trimmer {
     pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    kp_kube_cancel *stop; /* the project's stoppable sleep */
     int64_t period_ms;
-    bool stopping;
-    unsigned long runs;
+    atomic_ulong runs;
 };
 
 static void *trim_loop(void *arg)
 {
     kp_memory_trimmer *t = arg;
-    pthread_mutex_lock(&t->mu);
-    while (!t->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += (time_t)(t->period_ms / 1000);
-        until.tv_nsec += (long)(t->period_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L)
-            until.tv_sec++, until.tv_nsec -= 1000000000L;
-        while (!t->stopping && pthread_cond_timedwait(&t->cv, &t->mu, &until) == 0)
-            ;
-        if (t->stopping)
-            break;
-        pthread_mutex_unlock(&t->mu);
+    while (!kp_kube_cancel_sleep(t->stop, t->period_ms)) {
         malloc_trim(0);
-        pthread_mutex_lock(&t->mu);
-        t->runs++;
+        atomic_fetch_add(&t->runs, 1);
     }
-    pthread_mutex_unlock(&t->mu);
     return NULL;
 }
 
@@ -73,15 +58,9 @@ kp_memory_trimmer *kp_memory_trimmer_start(int64_t period_ms)
 {
     kp_memory_trimmer *t = kp_xcalloc(1, sizeof(*t));
     t->period_ms = period_ms > 0 ? period_ms : 1000;
-    pthread_mutex_init(&t->mu, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&t->cv, &attr);
-    pthread_condattr_destroy(&attr);
-    if (pthread_create(&t->thread, NULL, trim_loop, t) != 0) {
-        pthread_cond_destroy(&t->cv);
-        pthread_mutex_destroy(&t->mu);
+    t->stop = kp_kube_cancel_new();
+    if (!t->stop || pthread_create(&t->thread, NULL, trim_loop, t) != 0) {
+        kp_kube_cancel_free(t->stop);
         free(t);
         return NULL;
     }
@@ -92,21 +71,14 @@ kp_memory_trimmer *kp_memory_trimmer_stop(kp_memory_trimmer *t)
 {
     if (!t)
         return NULL;
-    pthread_mutex_lock(&t->mu);
-    t->stopping = true;
-    pthread_cond_signal(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    kp_kube_cancel_fire(t->stop);
     pthread_join(t->thread, NULL);
-    pthread_cond_destroy(&t->cv);
-    pthread_mutex_destroy(&t->mu);
+    kp_kube_cancel_free(t->stop);
     free(t);
     return NULL;
 }
 
 unsigned long kp_memory_trimmer_runs(kp_memory_trimmer *t)
 {
-    pthread_mutex_lock(&t->mu);
-    unsigned long n = t->runs;
-    pthread_mutex_unlock(&t->mu);
-    return n;
+    return atomic_load(&t->runs);
 }
